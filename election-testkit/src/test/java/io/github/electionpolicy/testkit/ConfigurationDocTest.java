@@ -1,0 +1,31 @@
+package io.github.electionpolicy.testkit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+
+/** The table in the documentation is the one in {@link TruthTable}, character for character. */
+class ConfigurationDocTest {
+
+  private static final String START = "<!-- truth-table:start -->\n";
+  private static final String END = "<!-- truth-table:end -->";
+
+  @Test
+  void configurationDocEmbedsTheGeneratedTruthTable() throws IOException {
+    // Surefire runs in the module's directory and also says so in the basedir property.
+    Path doc = Path.of(System.getProperty("basedir", ".")).resolve("../docs/configuration.md").normalize();
+    String text = Files.readString(doc, StandardCharsets.UTF_8);
+
+    int start = text.indexOf(START);
+    int end = text.indexOf(END);
+    assertThat(start).as("marker %s in %s", START.strip(), doc).isNotNegative();
+    assertThat(end).as("marker %s in %s after the start marker", END, doc).isGreaterThan(start);
+    assertThat(text.substring(start + START.length(), end))
+        .as("the table between the markers in %s; regenerate it with TruthTable.toMarkdown()", doc)
+        .isEqualTo(TruthTable.toMarkdown());
+  }
+}
