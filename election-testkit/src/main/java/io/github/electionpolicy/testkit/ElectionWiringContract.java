@@ -87,6 +87,7 @@ public interface ElectionWiringContract {
    *
    * @param scenario a generated scenario, read with {@link #killSwitchVariable()}
    */
+  // 200 tries keep a slow start-up path affordable.
   @Property(tries = 200)
   default void wiringFollowsTheTruthTableInEverySpelling(@ForAll("electionWiringScenarios") Scenario scenario) {
     ElectionWiringCheck.verify(scenario, this);

@@ -124,7 +124,7 @@ class DecisionProperties {
             .map(noise -> {
               Map<String, String> unrelated = new TreeMap<>(noise);
               unrelated.keySet().removeAll(scenario.variables().keySet());
-              return Tuple.of(scenario, (Map<String, String>) unrelated);
+              return Tuple.of(scenario, unrelated);
             }));
   }
 }

@@ -14,10 +14,12 @@ import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
 import net.jqwik.api.statistics.Statistics;
+import net.jqwik.api.statistics.StatisticsReport;
 
 /**
  * The generators spell what they promise, judged without the library, and cover every spelling they
- * promise (the coverage checks fail the property when a kind of spelling never shows up).
+ * promise (the coverage checks fail the property when a kind of spelling never shows up). The statistics
+ * only feed the coverage checks, so their reports are off.
  */
 class ElectionArbitrariesProperties {
 
@@ -25,6 +27,7 @@ class ElectionArbitrariesProperties {
   private static final Set<String> OFF_WORDS = Set.of("false", "0", "no", "off");
 
   @Property
+  @StatisticsReport(StatisticsReport.StatisticsReportMode.OFF)
   void electionOnIsSpelledUnsetEmptyBlankOrAsAnOnWordInAnyCaseWithBlanks(
       @ForAll("electionOnValues") Optional<String> value) {
     String shape = shape(value);
@@ -40,6 +43,7 @@ class ElectionArbitrariesProperties {
   }
 
   @Property
+  @StatisticsReport(StatisticsReport.StatisticsReportMode.OFF)
   void electionOffIsSpelledAsAnOffWordInAnyCaseWithBlanks(@ForAll("electionOffValues") Optional<String> value) {
     assertThat(value).isPresent();
     String word = value.get().trim();
@@ -55,6 +59,7 @@ class ElectionArbitrariesProperties {
   }
 
   @Property
+  @StatisticsReport(StatisticsReport.StatisticsReportMode.OFF)
   void podVariablesAreBothUsable(@ForAll("podVariables") Map<String, String> variables) {
     assertThat(state(variables, ProcessHost.SERVICE_HOST_VARIABLE)).isEqualTo("usable");
     assertThat(state(variables, ProcessHost.SERVICE_PORT_VARIABLE)).isEqualTo("usable");
@@ -68,6 +73,7 @@ class ElectionArbitrariesProperties {
   }
 
   @Property
+  @StatisticsReport(StatisticsReport.StatisticsReportMode.OFF)
   void outsidePodVariablesAreNeverBothUsableAndCoverEveryHalfSetShape(
       @ForAll("outsidePodVariables") Map<String, String> variables) {
     String host = state(variables, ProcessHost.SERVICE_HOST_VARIABLE);
@@ -87,6 +93,7 @@ class ElectionArbitrariesProperties {
   }
 
   @Property
+  @StatisticsReport(StatisticsReport.StatisticsReportMode.OFF)
   void invalidKillSwitchValuesAreNeitherBlankNorAccepted(@ForAll("invalidValues") String value) {
     assertThat(value).isNotBlank();
     assertThat(ON_WORDS).doesNotContain(value.trim().toLowerCase(Locale.ROOT));
@@ -95,6 +102,7 @@ class ElectionArbitrariesProperties {
   }
 
   @Property
+  @StatisticsReport(StatisticsReport.StatisticsReportMode.OFF)
   void scenariosUseTheDefaultAndCustomKillSwitchVariablesAndAddNoise(@ForAll Scenario scenario) {
     assertThat(scenario.substrate().usesKubernetesApi()).isEqualTo(scenario.row().substrateUsesKubernetesApi());
 

@@ -253,6 +253,10 @@ class ElectionWiringContractTest {
         .selectors(selectClass(wiring))
         .configurationParameter("jqwik.database", "target/jqwik-database-contract")
         .configurationParameter("jqwik.reporting.onlyfailures", "true")
+        // Expected failures go to the platform's report entries, not to the build log.
+        .configurationParameter("jqwik.reporting.usejunitplatform", "true")
+        // Shrinking makes a user's failure short, but only slows down these checks of the first failure.
+        .configurationParameter("jqwik.shrinking.default", "OFF")
         .execute();
   }
 
