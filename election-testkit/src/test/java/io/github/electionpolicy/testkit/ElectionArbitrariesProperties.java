@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.github.electionpolicy.ElectionPolicy;
 import io.github.electionpolicy.KillSwitch;
 import io.github.electionpolicy.ProcessHost;
+import io.github.electionpolicy.Substrate;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
@@ -122,6 +123,17 @@ class ElectionArbitrariesProperties {
       for (TruthTable.Row row : TruthTable.rows()) {
         coverage.check(row.number()).count((Integer n) -> n > 0);
       }
+    });
+  }
+
+  @Property
+  @StatisticsReport(StatisticsReport.StatisticsReportMode.OFF)
+  void substratesHaveNonBlankNamesAndBothCapabilities(@ForAll Substrate substrate) {
+    assertThat(substrate.name()).isNotBlank().doesNotContain("\"", "\\");
+
+    Statistics.label("uses the Kubernetes API").collect(substrate.usesKubernetesApi()).coverage(coverage -> {
+      coverage.check(true).count((Integer n) -> n > 0);
+      coverage.check(false).count((Integer n) -> n > 0);
     });
   }
 
