@@ -89,8 +89,7 @@ class ElectionWiringContractTest {
       return actOn(decision).withLoggedSummary(decision.summary());
     };
 
-    AssertionError failure = catchThrowableOfType(AssertionError.class,
-        () -> ElectionWiringCheck.verify(Scenario.canonical(ROW_1), loggingTheWrongDecision));
+    AssertionError failure = failureOf(Scenario.canonical(ROW_1), loggingTheWrongDecision);
 
     assertThat(failure).hasMessageStartingWith(
         "election wiring follows row 1 of the truth table but logged a summary that is not the library's");
@@ -151,8 +150,7 @@ class ElectionWiringContractTest {
     Scenario scenario = new Scenario(
         ROW_3, "LEADER_ELECTION_ENABLED", Map.of("LEADER_ELECTION_ENABLED", " yEs\t"), Substrate.of("jobs", true));
 
-    AssertionError failure = catchThrowableOfType(
-        AssertionError.class, () -> ElectionWiringCheck.verify(scenario, new SubstrateFlagHardCoded()));
+    AssertionError failure = failureOf(scenario, new SubstrateFlagHardCoded());
 
     assertThat(failure.getMessage()).startsWith("election wiring does not follow row 3 of the truth table\n")
         .contains("  expected:    CONTEND [SUBSTRATE_USES_KUBERNETES_API]: contend for the leader Lease")
@@ -165,8 +163,7 @@ class ElectionWiringContractTest {
 
   @Test
   void aReconcilerStartedBeforeTheDecisionIsCaughtOnAContendRow() {
-    AssertionError failure = catchThrowableOfType(AssertionError.class,
-        () -> ElectionWiringCheck.verify(Scenario.canonical(ROW_1), (env, substrate) -> ObservedStartup.of(true, true)));
+    AssertionError failure = failureOf(Scenario.canonical(ROW_1), (env, substrate) -> ObservedStartup.of(true, true));
 
     assertThat(failure).hasMessageContaining("row 1")
         .hasMessageContaining("observed:    contended for the Lease AND started reconcilers without the Lease");
@@ -174,8 +171,7 @@ class ElectionWiringContractTest {
 
   @Test
   void aStartUpThatStartsNothingIsCaught() {
-    AssertionError failure = catchThrowableOfType(AssertionError.class,
-        () -> ElectionWiringCheck.verify(Scenario.canonical(ROW_4), (env, substrate) -> ObservedStartup.of(false, false)));
+    AssertionError failure = failureOf(Scenario.canonical(ROW_4), (env, substrate) -> ObservedStartup.of(false, false));
 
     assertThat(failure).hasMessageContaining("row 4")
         .hasMessageContaining("expected:    RUN_UNELECTED [OUTSIDE_POD_WITHOUT_KUBERNETES_API]")
@@ -186,19 +182,17 @@ class ElectionWiringContractTest {
   void aStartUpThatThrowsOnAValidRowIsCaughtWithItsException() {
     IllegalStateException crash = new IllegalStateException("no API server");
 
-    AssertionError failure = catchThrowableOfType(AssertionError.class,
-        () -> ElectionWiringCheck.verify(Scenario.canonical(ROW_1), (env, substrate) -> {
+    AssertionError failure = failureOf(Scenario.canonical(ROW_1), (env, substrate) -> {
           throw crash;
-        }));
+        });
 
     assertThat(failure).hasMessageContaining("observed:    start-up failed with " + crash).hasCause(crash);
   }
 
   @Test
   void aLoggedSummaryOfAnotherDecisionIsCaught() {
-    AssertionError failure = catchThrowableOfType(AssertionError.class,
-        () -> ElectionWiringCheck.verify(Scenario.canonical(ROW_1),
-            (env, substrate) -> ObservedStartup.contended().withLoggedSummary("Contending, trust me")));
+    AssertionError failure = failureOf(Scenario.canonical(ROW_1),
+            (env, substrate) -> ObservedStartup.contended().withLoggedSummary("Contending, trust me"));
 
     assertThat(failure).hasMessageContaining("follows row 1 of the truth table but logged a summary")
         .hasMessageContaining("observed:    \"Contending, trust me\"");
@@ -206,8 +200,6 @@ class ElectionWiringContractTest {
 
   @Test
   void aStartUpThatSwallowsAnInvalidKillSwitchIsCaught() {
-    InvalidKillSwitchScenario scenario = new InvalidKillSwitchScenario(
-        "LEADER_ELECTION_ENABLED", "ture", Map.of("LEADER_ELECTION_ENABLED", "ture"), Substrate.of("direct", false));
     ElectionWiringContract swallowing = (env, substrate) -> {
       try {
         return wellWiredStartUp(ElectionPolicy.defaults(), env, substrate);
@@ -216,8 +208,7 @@ class ElectionWiringContractTest {
       }
     };
 
-    AssertionError failure = catchThrowableOfType(
-        AssertionError.class, () -> ElectionWiringCheck.verify(scenario, swallowing));
+    AssertionError failure = failureOf(killSwitchSetTo("ture"), swallowing);
 
     assertThat(failure).hasMessageContaining("election wiring did not stop on an invalid kill switch")
         .hasMessageContaining("expected:    start-up fails with an InvalidElectionSettingException naming "
@@ -227,25 +218,36 @@ class ElectionWiringContractTest {
 
   @Test
   void aWrappedInvalidSettingExceptionCountsAsStoppingOnAnInvalidKillSwitch() {
-    InvalidKillSwitchScenario scenario = new InvalidKillSwitchScenario(
-        "LEADER_ELECTION_ENABLED", "flase", Map.of("LEADER_ELECTION_ENABLED", "flase"), Substrate.of("direct", false));
     ElectionWiringContract wrapping = (env, substrate) -> {
       try {
-        return wellWiredStartUp(ElectionPolicy.defaults(), env, substrate);
+        return ElectionPolicy.defaults().decide(env, substrate).contends()
+            ? ObservedStartup.contended() : ObservedStartup.ranUnelected();
       } catch (IllegalArgumentException e) {
         throw new IllegalStateException("controller failed to start", e);
       }
     };
 
-    assertThatCode(() -> ElectionWiringCheck.verify(scenario, wrapping)).doesNotThrowAnyException();
+    assertThatCode(() -> ElectionWiringCheck.verify(killSwitchSetTo("flase"), wrapping)).doesNotThrowAnyException();
   }
 
   @Test
   void aStartUpThatReturnsNothingIsToldWhatToReturn() {
-    AssertionError failure = catchThrowableOfType(AssertionError.class,
-        () -> ElectionWiringCheck.verify(Scenario.canonical(ROW_1), (env, substrate) -> null));
+    AssertionError failure = failureOf(Scenario.canonical(ROW_1), (env, substrate) -> null);
 
     assertThat(failure).hasMessageContaining("startUp returned null");
+  }
+
+  private static AssertionError failureOf(Scenario scenario, ElectionWiringContract wiring) {
+    return catchThrowableOfType(AssertionError.class, () -> ElectionWiringCheck.verify(scenario, wiring));
+  }
+
+  private static AssertionError failureOf(InvalidKillSwitchScenario scenario, ElectionWiringContract wiring) {
+    return catchThrowableOfType(AssertionError.class, () -> ElectionWiringCheck.verify(scenario, wiring));
+  }
+
+  private static InvalidKillSwitchScenario killSwitchSetTo(String invalidValue) {
+    return new InvalidKillSwitchScenario(ElectionPolicy.DEFAULT_KILL_SWITCH_VARIABLE, invalidValue,
+        Map.of(ElectionPolicy.DEFAULT_KILL_SWITCH_VARIABLE, invalidValue), Substrate.of("direct", false));
   }
 
   private static EngineExecutionResults runContract(Class<? extends ElectionWiringContract> wiring) {
