@@ -32,10 +32,10 @@ import net.jqwik.api.Provide;
  * <ul>
  *   <li>{@link #wiringFollowsEveryRowOfTheTruthTable} runs the eight rows exhaustively, each in its
  *       {@linkplain Scenario#canonical(TruthTable.Row, String) plainest spelling};
- *   <li>{@link #wiringFollowsTheTruthTableInEverySpelling} runs generated spellings of every row (kill
+ *   <li>{@link #wiringFollowsTheTruthTableInEverySpelling} runs 200 generated spellings of the rows (kill
  *       switch case and blanks, half-set pod variables, IPv6 hosts, noise variables, random substrate names);
- *   <li>{@link #wiringStopsOnAnInvalidKillSwitch} expects start-up to fail on a kill switch the library
- *       rejects.
+ *   <li>{@link #wiringStopsOnAnInvalidKillSwitch} expects start-up to fail on 100 kill-switch values the
+ *       library rejects.
  * </ul>
  *
  * <p>Each failure names the row, the environment with quoted values and what was expected; see {@link
