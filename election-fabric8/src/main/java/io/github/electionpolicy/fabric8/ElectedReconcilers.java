@@ -63,6 +63,7 @@ public final class ElectedReconcilers implements AutoCloseable {
   private final String namespace;
   private final LeaseRequests requests;
   private final LeaseElector elector;
+  private final KubernetesClient client;
   private final Thread electorThread;
   // Guarded by lock.
   private boolean closing;
@@ -83,9 +84,11 @@ public final class ElectedReconcilers implements AutoCloseable {
       this.requests = null;
       this.elector = null;
       this.electorThread = null;
+      this.client = null;
       return;
     }
     this.unelectedTerm = null;
+    this.client = b.client;
     this.namespace = Namespaces.resolve(settings, b.client.getNamespace());
     this.requests = new LeaseRequests(b.client, namespace, settings.leaseName(), settings.requestTimeout());
     this.elector = new LeaseElector(requests, namespace, settings, new ElectorEvents(), ticker, b.clock);
@@ -120,7 +123,7 @@ public final class ElectedReconcilers implements AutoCloseable {
         settings.lossPolicy());
     try {
       if (rbacPreflight) {
-        RbacPreflight.check(requests, namespace, settings.leaseName());
+        RbacPreflight.check(requests, client, namespace, settings.leaseName());
       }
     } catch (RuntimeException e) {
       requests.close();

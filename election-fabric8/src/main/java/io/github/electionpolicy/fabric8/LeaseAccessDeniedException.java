@@ -24,8 +24,11 @@ public class LeaseAccessDeniedException extends IllegalStateException {
   /** The verbs leader election needs on {@code leases}: read, create when missing, renew. */
   public static final List<String> REQUIRED_VERBS = List.of("get", "create", "update");
 
+  /** The namespace of the Lease. */
   private final String namespace;
+  /** The name of the Lease. */
   private final String leaseName;
+  /** The verbs the review denied. */
   private final List<String> missingVerbs;
 
   /**

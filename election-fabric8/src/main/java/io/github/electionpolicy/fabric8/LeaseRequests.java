@@ -67,22 +67,27 @@ final class LeaseRequests implements AutoCloseable {
 
   /** Reads the Lease; null when it does not exist. */
   Lease get(long waitNanos) throws LeaseCallFailed {
-    return call("get Lease", () -> client.leases().inNamespace(namespace).withName(name).get(), waitNanos);
+    return leaseCall("get Lease", () -> client.leases().inNamespace(namespace).withName(name).get(), waitNanos);
   }
 
   Lease create(Lease lease, long waitNanos) throws LeaseCallFailed {
-    return call("create Lease", () -> client.leases().inNamespace(namespace).resource(lease).create(),
+    return leaseCall("create Lease", () -> client.leases().inNamespace(namespace).resource(lease).create(),
         waitNanos);
   }
 
   /** Replaces the Lease, conditional on the resourceVersion it carries: a concurrent change fails with 409. */
   Lease update(Lease lease, long waitNanos) throws LeaseCallFailed {
-    return call("update Lease", () -> client.leases().inNamespace(namespace).resource(lease).update(),
+    return leaseCall("update Lease", () -> client.leases().inNamespace(namespace).resource(lease).update(),
         waitNanos);
   }
 
+  private <T> T leaseCall(String what, Callable<T> request, long waitNanos) throws LeaseCallFailed {
+    return call(what, request, Math.min(waitNanos, requestTimeoutNanos));
+  }
+
+  /** Runs {@code request} on a worker and waits at most {@code waitNanos} for it. */
   <T> T call(String what, Callable<T> request, long waitNanos) throws LeaseCallFailed {
-    long wait = Math.max(1, Math.min(waitNanos, requestTimeoutNanos));
+    long wait = Math.max(1, waitNanos);
     Future<T> future;
     try {
       future = workers.submit(request);

@@ -2,6 +2,7 @@ package io.github.electionpolicy.fabric8;
 
 import io.fabric8.kubernetes.api.model.authorization.v1.SelfSubjectAccessReview;
 import io.fabric8.kubernetes.api.model.authorization.v1.SelfSubjectAccessReviewBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
 import java.util.ArrayList;
 import java.util.List;
 import org.slf4j.Logger;
@@ -17,10 +18,13 @@ final class RbacPreflight {
 
   private RbacPreflight() {}
 
-  static void check(LeaseRequests requests, String namespace, String leaseName) {
+  /** A one-off at start, not on the renew path: it may take the time a cold client needs to connect. */
+  private static final long REVIEW_WAIT_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+
+  static void check(LeaseRequests requests, KubernetesClient userClient, String namespace, String leaseName) {
     List<String> missing = new ArrayList<>();
     for (String verb : LeaseAccessDeniedException.REQUIRED_VERBS) {
-      Boolean allowed = review(requests, namespace, leaseName, verb);
+      Boolean allowed = review(requests, userClient, namespace, leaseName, verb);
       if (allowed == null) {
         return;
       }
@@ -31,7 +35,7 @@ final class RbacPreflight {
     if (!missing.isEmpty()) {
       throw new LeaseAccessDeniedException(namespace, leaseName, missing);
     }
-    Boolean watch = review(requests, namespace, leaseName, "watch");
+    Boolean watch = review(requests, userClient, namespace, leaseName, "watch");
     if (Boolean.FALSE.equals(watch)) {
       LOG.warn("Leader election may not watch leases in namespace \"{}\": followers will notice a released "
           + "Lease only at their next poll. To fix, add \"watch\" to the Role's verbs:\n{}", namespace,
@@ -40,7 +44,8 @@ final class RbacPreflight {
   }
 
   /** True or false as the server answers; null (after a warning) when the review API gave no verdict. */
-  private static Boolean review(LeaseRequests requests, String namespace, String leaseName, String verb) {
+  private static Boolean review(LeaseRequests requests, KubernetesClient userClient, String namespace,
+      String leaseName, String verb) {
     // RBAC cannot restrict create by name, so create is asked without one.
     SelfSubjectAccessReview review = new SelfSubjectAccessReviewBuilder()
         .withNewSpec()
@@ -55,8 +60,7 @@ final class RbacPreflight {
         .build();
     try {
       SelfSubjectAccessReview answer = requests.call("SelfSubjectAccessReview",
-          () -> requests.client().authorization().v1().selfSubjectAccessReview().create(review),
-          requests.requestTimeoutNanos());
+          () -> userClient.authorization().v1().selfSubjectAccessReview().create(review), REVIEW_WAIT_NANOS);
       if (answer == null || answer.getStatus() == null || answer.getStatus().getAllowed() == null) {
         LOG.warn("The SelfSubjectAccessReview for \"{}\" on leases gave no verdict; skipping the RBAC "
             + "preflight and contending anyway", verb);
