@@ -114,7 +114,6 @@ public final class ElectedReconcilers implements AutoCloseable {
   }
 
   private void begin(boolean rbacPreflight) {
-    DecisionLog.log(decision);
     if (!decision.contends()) {
       LOG.info("Starting reconcilers unelected as {}", identity);
       try {
@@ -515,6 +514,7 @@ public final class ElectedReconcilers implements AutoCloseable {
         throw new IllegalStateException("the decision is to contend but no client was given: call "
             + "client(kubernetesClient)");
       }
+      DecisionLog.log(decision);
       ElectedReconcilers runner = new ElectedReconcilers(this);
       runner.begin(rbacPreflight);
       return runner;

@@ -207,15 +207,16 @@ final class LeaseElector implements Runnable {
       events.following(Optional.of(holder));
       return null;
     }
-    boolean ours = identity.equals(holder);
+    // Every new term counts as a transition, even one taken back from this process's own earlier term
+    // (after RECONTEND): leaseTransitions then tells any two terms apart, which fencing relies on.
     ZonedDateTime wallNow = wallNow();
     int transitions = spec.getLeaseTransitions() == null ? 0 : spec.getLeaseTransitions();
     LeaseSpec taken = new LeaseSpecBuilder(spec)
         .withHolderIdentity(identity)
         .withLeaseDurationSeconds(leaseDurationSeconds)
-        .withAcquireTime(ours && spec.getAcquireTime() != null ? spec.getAcquireTime() : wallNow)
+        .withAcquireTime(wallNow)
         .withRenewTime(wallNow)
-        .withLeaseTransitions(ours ? transitions : transitions + 1)
+        .withLeaseTransitions(transitions + 1)
         .build();
     Lease desired = new LeaseBuilder(current).withSpec(taken).build();
     long sent = ticker.read();
@@ -312,6 +313,9 @@ final class LeaseElector implements Runnable {
         giveUp = relinquish;
       }
       if (how == Finish.RELEASE || giveUp) {
+        // The watch goes first: closing it while the server still sends it the release's own event is
+        // pointless, and stalls fabric8's mock API server.
+        stopWatching();
         release();
         return giveUp && how == Finish.NONE;
       }
