@@ -347,7 +347,8 @@ public final class ElectedReconcilers implements AutoCloseable {
       synchronized (lock) {
         closingNow = closing;
         currentTerm = null;
-        if (!closingNow) {
+        // The loop may already have said who holds the Lease now; otherwise the holder is unknown.
+        if (!closingNow && publisher.current().kind() == ElectionState.Kind.LEADING) {
           publisher.publish(new ElectionState.Following(Optional.empty()));
         }
       }

@@ -348,8 +348,10 @@ final class LeaseElector implements Runnable {
           succeeded();
           Optional<String> otherHolder = reread(deadline);
           if (otherHolder.isPresent()) {
-            LOG.warn("Lost Lease {}/{}: it is now held by {}", namespace, leaseName, otherHolder.get());
-            events.following(otherHolder);
+            String holder = otherHolder.get();
+            LOG.warn("Lost Lease {}/{}: it is now held by {}", namespace, leaseName,
+                holder.isEmpty() ? "nobody" : holder);
+            events.following(holder.isEmpty() ? Optional.empty() : Optional.of(holder));
             return true;
           }
           lastAttempt = ticker.read() - retryPeriodNanos;
@@ -362,7 +364,10 @@ final class LeaseElector implements Runnable {
     }
   }
 
-  /** After a conflict: the holder if it is someone else; empty if still ours (then {@link #mine} is fresh). */
+  /**
+   * After a conflict: the holder if it is no longer this process ({@code ""} for none); empty if still ours,
+   * and then {@link #mine} is fresh.
+   */
   private Optional<String> reread(long deadline) {
     try {
       Lease current = requests.get(deadline - ticker.read());
@@ -371,7 +376,7 @@ final class LeaseElector implements Runnable {
       String holder = current == null || current.getSpec() == null
           ? null : blankToNull(current.getSpec().getHolderIdentity());
       if (!identity.equals(holder)) {
-        return Optional.of(holder == null ? "nobody" : holder);
+        return Optional.of(holder == null ? "" : holder);
       }
       mine = current;
       return Optional.empty();
