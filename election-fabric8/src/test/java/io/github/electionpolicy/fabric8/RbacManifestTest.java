@@ -1,0 +1,146 @@
+package io.github.electionpolicy.fabric8;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.authorization.v1.SelfSubjectAccessReview;
+import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReviewStatus;
+import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
+import io.fabric8.kubernetes.api.model.rbac.Role;
+import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import io.fabric8.mockwebserver.http.RecordedRequest;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * {@code docs/rbac.yaml} grants exactly what the adapter uses and what its preflight checks: no verb more,
+ * none less, and every verb that RBAC can scope to a name is scoped to the Lease.
+ */
+class RbacManifestTest {
+
+  @RegisterExtension
+  final MockApi api = new MockApi();
+
+  private static final Path MANIFEST =
+      Path.of(System.getProperty("basedir", ".")).resolve("../docs/rbac.yaml").normalize();
+
+  private List<HasMetadata> manifest() throws Exception {
+    try (InputStream in = Files.newInputStream(MANIFEST)) {
+      return api.client().load(in).items();
+    }
+  }
+
+  private Role role() throws Exception {
+    return manifest().stream().filter(Role.class::isInstance).map(Role.class::cast).findFirst().orElseThrow();
+  }
+
+  private static Set<String> verbs(List<PolicyRule> rules) {
+    return rules.stream().flatMap(rule -> rule.getVerbs().stream()).collect(Collectors.toCollection(TreeSet::new));
+  }
+
+  @Test
+  void manifestHoldsARoleOnLeasesOnlyAndABindingToIt() throws Exception {
+    Role role = role();
+    RoleBinding binding = manifest().stream().filter(RoleBinding.class::isInstance)
+        .map(RoleBinding.class::cast).findFirst().orElseThrow();
+
+    assertThat(role.getRules()).allSatisfy(rule -> {
+      assertThat(rule.getApiGroups()).containsExactly("coordination.k8s.io");
+      assertThat(rule.getResources()).containsExactly("leases");
+    });
+    assertThat(binding.getRoleRef().getName()).isEqualTo(role.getMetadata().getName());
+    assertThat(binding.getMetadata().getNamespace()).isEqualTo(role.getMetadata().getNamespace());
+  }
+
+  @Test
+  void everyVerbButCreateIsScopedToTheLeaseName() throws Exception {
+    assertThat(role().getRules()).allSatisfy(rule -> {
+      if (rule.getVerbs().contains("create")) {
+        assertThat(rule.getVerbs()).as("create cannot be restricted by name, so it stands alone")
+            .containsExactly("create");
+        assertThat(rule.getResourceNames()).isNullOrEmpty();
+      } else {
+        assertThat(rule.getResourceNames()).containsExactly(MockApi.LEASE);
+      }
+    });
+  }
+
+  @Test
+  void manifestGrantsExactlyTheVerbsThePreflightChecks() throws Exception {
+    Set<String> reviewed = ConcurrentHashMap.newKeySet();
+    api.server.expect().post().withPath("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews")
+        .andReply(201, request -> {
+          SelfSubjectAccessReview review =
+              Serialization.unmarshal(request.getUtf8Body(), SelfSubjectAccessReview.class);
+          reviewed.add(review.getSpec().getResourceAttributes().getVerb());
+          review.setStatus(new SubjectAccessReviewStatus(true, false, null, null));
+          return review;
+        }).always();
+
+    try (Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), new ReconcilerLog())) {
+      assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(10))).isTrue();
+    }
+
+    assertThat(verbs(role().getRules())).isEqualTo(new TreeSet<>(reviewed));
+  }
+
+  @Test
+  void manifestGrantsExactlyTheVerbsTheAdapterSendsOverAWholeTerm() throws Exception {
+    api.server.expect().post().withPath("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews")
+        .andReply(201, request -> {
+          SelfSubjectAccessReview review =
+              Serialization.unmarshal(request.getUtf8Body(), SelfSubjectAccessReview.class);
+          review.setStatus(new SubjectAccessReviewStatus(true, false, null, null));
+          return review;
+        }).always();
+
+    // A whole term: create the Lease, renew it, watch it, and release it on close.
+    try (Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), new ReconcilerLog())) {
+      assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(10))).isTrue();
+      Thread.sleep(MockApi.RETRY_PERIOD.multipliedBy(3).toMillis());
+    }
+
+    Set<String> used = new TreeSet<>();
+    RecordedRequest request;
+    while ((request = api.server.takeRequest(100, TimeUnit.MILLISECONDS)) != null) {
+      if (request.getPath().contains("/leases")) {
+        used.add(verb(request));
+      }
+    }
+    assertThat(used).as("verbs sent on leases").isEqualTo(verbs(role().getRules()));
+  }
+
+  /** The RBAC verb of a request, as the API server's request-info resolver names it. */
+  private static String verb(RecordedRequest request) {
+    String path = request.getPath();
+    switch (request.getMethod()) {
+      case "GET":
+        if (path.contains("watch=true") || path.contains("watch=1")) {
+          return "watch";
+        }
+        return path.matches(".*/leases/[^/?]+(\\?.*)?") ? "get" : "list";
+      case "POST":
+        return "create";
+      case "PUT":
+        return "update";
+      case "PATCH":
+        return "patch";
+      case "DELETE":
+        return "delete";
+      default:
+        return request.getMethod();
+    }
+  }
+
+}
