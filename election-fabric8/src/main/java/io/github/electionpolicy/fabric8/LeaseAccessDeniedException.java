@@ -1,7 +1,6 @@
 package io.github.electionpolicy.fabric8;
 
 import java.util.List;
-import java.util.stream.Collectors;
 
 /**
  * Thrown at start when the RBAC preflight finds that this process may not use the Lease: the message names
@@ -53,10 +52,12 @@ public class LeaseAccessDeniedException extends IllegalStateException {
   }
 
   /**
-   * The Role that grants what leader election needs, as YAML.
+   * The least-privilege Role that grants what leader election needs, as YAML: {@code create} on leases (RBAC
+   * cannot scope create to a name), and {@code get}, {@code update}, {@code watch} on this Lease only. The
+   * same rules as {@code docs/rbac.yaml}.
    *
    * @param namespace the namespace of the Lease
-   * @param leaseName the name of the Lease, used in the Role's name
+   * @param leaseName the name of the Lease, used in the Role's name and its resourceNames
    * @return a Role manifest
    */
   public static String roleYaml(String namespace, String leaseName) {
@@ -68,8 +69,11 @@ public class LeaseAccessDeniedException extends IllegalStateException {
         + "rules:\n"
         + "  - apiGroups: [\"coordination.k8s.io\"]\n"
         + "    resources: [\"leases\"]\n"
-        + "    verbs: [" + List.of("get", "create", "update", "watch").stream()
-            .map(v -> "\"" + v + "\"").collect(Collectors.joining(", ")) + "]\n";
+        + "    verbs: [\"create\"]\n"
+        + "  - apiGroups: [\"coordination.k8s.io\"]\n"
+        + "    resources: [\"leases\"]\n"
+        + "    resourceNames: [\"" + leaseName + "\"]\n"
+        + "    verbs: [\"get\", \"update\", \"watch\"]\n";
   }
 
   /**

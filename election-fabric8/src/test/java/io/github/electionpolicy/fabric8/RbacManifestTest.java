@@ -10,6 +10,7 @@ import io.fabric8.kubernetes.api.model.rbac.Role;
 import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -74,6 +75,18 @@ class RbacManifestTest {
         assertThat(rule.getResourceNames()).containsExactly(MockApi.LEASE);
       }
     });
+  }
+
+  @Test
+  void roleShownInTheAccessDeniedErrorHasTheManifestsRules() throws Exception {
+    String shown = LeaseAccessDeniedException.roleYaml(MockApi.NAMESPACE, MockApi.LEASE);
+    Role role;
+    try (InputStream in = new java.io.ByteArrayInputStream(shown.getBytes(StandardCharsets.UTF_8))) {
+      role = Serialization.unmarshal(in, Role.class);
+    }
+
+    assertThat(role.getRules()).isEqualTo(role().getRules());
+    assertThat(role.getMetadata().getNamespace()).isEqualTo(MockApi.NAMESPACE);
   }
 
   @Test
