@@ -37,9 +37,9 @@ final class ClusterConnection {
   /**
    * A connection configured from command-line options.
    *
-   * @param master the {@code --master} URL, which overrides the server of the kubeconfig (as kubectl's
-   *     {@code --server} does)
-   * @param kubeconfig the {@code --kubeconfig} file; else fabric8's discovery
+   * @param master the {@code --master} URL; with fabric8's discovery, its credentials (if any) still apply,
+   *     as with kubectl's {@code --server}
+   * @param kubeconfig the {@code --kubeconfig} file; without either, fabric8's discovery
    */
   static ClusterConnection of(Optional<String> master, Optional<Path> kubeconfig) {
     kubeconfig.ifPresent(file -> {

@@ -80,8 +80,11 @@ public final class Demo {
         out.println(DemoOptions.USAGE);
         return EXIT_OK;
       }
-      // Checked before anything starts, by the adapter's own rules.
+      // Checked before anything starts, the timings by the adapter's own rules.
       FailoverScenario.settings(options).identity("check").build();
+      if (!options.embedded()) {
+        ClusterConnection.of(options.master(), options.kubeconfig());
+      }
     } catch (InvalidOptionException e) {
       err.println("demo: " + e.getMessage());
       err.println(DemoOptions.USAGE);
