@@ -3,6 +3,8 @@ package io.github.electionpolicy.examples;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.VersionInfo;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * Whether the API server answers: one {@code GET /version}, bounded by the client's timeouts. Any HTTP
@@ -37,11 +39,15 @@ record ApiServerCheck(boolean answers, String verdict) {
       String message = e.getStatus() == null ? null : e.getStatus().getMessage();
       return "HTTP " + e.getCode() + (message == null || message.isBlank() ? "" : " (" + message + ")");
     }
-    Throwable root = e;
-    while (root.getCause() != null && root.getCause() != root) {
-      root = root.getCause();
+    // The client's own message says only that something failed; the causes say what (refused, timed out).
+    List<String> causes = new ArrayList<>();
+    String previous = null;
+    for (Throwable cause = e.getCause(); cause != null && causes.size() < 4; cause = cause.getCause()) {
+      String message = cause.getMessage();
+      boolean news = message != null && !message.isBlank() && !message.equals(previous);
+      causes.add(cause.getClass().getSimpleName() + (news ? ": " + message : ""));
+      previous = message;
     }
-    String message = root.getMessage();
-    return root.getClass().getSimpleName() + (message == null || message.isBlank() ? "" : ": " + message);
+    return causes.isEmpty() ? String.valueOf(e.getMessage()) : String.join(", caused by ", causes);
   }
 }

@@ -14,7 +14,7 @@ import java.util.Objects;
  *
  * <pre>{@code
  * mvn -B -q install -DskipTests && mvn -B -q -pl election-examples exec:exec
- * mvn -B -q -pl election-examples exec:exec -Ddemo.args="--kill-switch off"
+ * mvn -B -q -pl election-examples exec:exec -Dexample.args="--kill-switch off"
  * }</pre>
  *
  * <p>Options: {@code --replicas N}, {@code --lease-duration D}, {@code --renew-deadline D}, {@code
