@@ -13,8 +13,8 @@ import java.util.Objects;
  * then kills the new leader without release and measures the crash take-over, then shuts everything down.
  *
  * <pre>{@code
- * mvn -B -q install -DskipTests && mvn -B -q -pl election-examples exec:exec
- * mvn -B -q -pl election-examples exec:exec -Dexample.args="--kill-switch off"
+ * mvn -B -q install -DskipTests && mvn -B -q -pl election-examples exec:java
+ * mvn -B -q -pl election-examples exec:java -Dexample.args="--kill-switch off"
  * }</pre>
  *
  * <p>Options: {@code --replicas N}, {@code --lease-duration D}, {@code --renew-deadline D}, {@code

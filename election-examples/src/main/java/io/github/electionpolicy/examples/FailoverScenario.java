@@ -55,8 +55,8 @@ final class FailoverScenario {
   }
 
   void run() throws DemoFailedException, InterruptedException {
-    out.println("election-policy demo: " + options.replicas() + " replicas, lease " + millis(options.leaseDuration())
-        + ", renew deadline " + millis(options.renewDeadline()) + ", retry period "
+    out.println("election-policy demo: " + count(options.replicas()) + ", lease "
+        + millis(options.leaseDuration()) + ", renew deadline " + millis(options.renewDeadline()) + ", retry period "
         + millis(options.retryPeriod()));
     EmbeddedApiServer server = options.embedded() ? EmbeddedApiServer.start() : null;
     try {
@@ -178,8 +178,11 @@ final class FailoverScenario {
   }
 
   private void runUnelected() throws InterruptedException {
-    out.println("WARN: RUN_UNELECTED: all " + replicas.size() + " replicas run their reconcilers at the same "
-        + "time, with no Lease; this is only safe with one replica");
+    out.println(replicas.size() == 1
+        ? "WARN: RUN_UNELECTED: " + replicas.get(0).name() + " runs its reconciler with no Lease; this is safe "
+            + "only while it is the only replica"
+        : "WARN: RUN_UNELECTED: all " + replicas.size() + " replicas run their reconcilers at the same time, "
+            + "with no Lease; this is only safe with one replica");
     Thread.sleep(PAUSE.multipliedBy(2).toMillis());
   }
 
@@ -191,14 +194,14 @@ final class FailoverScenario {
     if (server != null) {
       try {
         server.close();
-        out.println("stopped " + replicas.size() + " replicas and the embedded API server");
+        out.println("stopped " + count(replicas.size()) + " and the embedded API server");
       } catch (IllegalStateException notClosed) {
         // The mock server waits for open connections; a killed replica's client may leave one behind.
-        out.println("stopped " + replicas.size() + " replicas; the embedded API server did not close in time ("
+        out.println("stopped " + count(replicas.size()) + "; the embedded API server did not close in time ("
             + notClosed.getMessage() + "); the JVM ends it on exit");
       }
     } else {
-      out.println("stopped " + replicas.size() + " replicas; the released Lease " + LEASE_NAME
+      out.println("stopped " + count(replicas.size()) + "; the released Lease " + LEASE_NAME
           + " stays in the cluster (kubectl delete lease " + LEASE_NAME + " removes it)");
     }
   }
@@ -206,6 +209,10 @@ final class FailoverScenario {
   private DemoReplica replica(LeadershipTimeline.Elected elected) {
     return replicas.stream().filter(r -> r.name().equals(elected.replica())).findFirst()
         .orElseThrow(() -> new IllegalStateException("unknown replica " + elected.replica()));
+  }
+
+  private static String count(int replicas) {
+    return replicas == 1 ? "1 replica" : replicas + " replicas";
   }
 
   private static String replicaName(int index) {
