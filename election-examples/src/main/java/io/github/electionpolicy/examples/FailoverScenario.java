@@ -200,9 +200,11 @@ final class FailoverScenario {
         out.println("stopped " + count(replicas.size()) + "; the embedded API server did not close in time ("
             + notClosed.getMessage() + "); the JVM ends it on exit");
       }
-    } else {
+    } else if (timeline.anyElection()) {
       out.println("stopped " + count(replicas.size()) + "; the released Lease " + LEASE_NAME
           + " stays in the cluster (kubectl delete lease " + LEASE_NAME + " removes it)");
+    } else {
+      out.println("stopped " + count(replicas.size()));
     }
   }
 

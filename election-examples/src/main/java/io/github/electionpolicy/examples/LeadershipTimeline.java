@@ -38,6 +38,11 @@ final class LeadershipTimeline {
     notifyAll();
   }
 
+  /** Whether any replica was elected, so the Lease exists. */
+  synchronized boolean anyElection() {
+    return !elections.isEmpty();
+  }
+
   /**
    * Waits for a replica other than {@code notThis} to be elected at or after {@code sinceNanos}.
    *

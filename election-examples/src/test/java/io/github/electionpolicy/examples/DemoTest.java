@@ -3,6 +3,7 @@ package io.github.electionpolicy.examples;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.List;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -79,6 +80,24 @@ class DemoTest {
 
     assertThat(status).isEqualTo(Demo.EXIT_OK);
     assertThat(out.text()).contains("replica-1  decided RUN_UNELECTED [OUTSIDE_POD_WITHOUT_KUBERNETES_API]");
+  }
+
+  @Test
+  void runsTheReplicasAgainstAnotherApiServerAndFailsWithTheRoleToApplyWhenRbacDeniesALeaseVerb() {
+    try (MockCluster cluster = MockCluster.answeringReviews(Set.of("update"))) {
+      Printed out = new Printed();
+      Printed err = new Printed();
+
+      int status = Demo.run(new String[] {"--master", cluster.url(), "--namespace", "elections"}, out.stream,
+          err.stream);
+
+      assertThat(status).isEqualTo(Demo.EXIT_FAILED);
+      assertThat(out.text()).contains("API server: " + cluster.url() + " (a real cluster: the Lease is really "
+          + "written)").contains("stopped 0 replicas").doesNotContain("LEADS").doesNotContain("stays in the cluster");
+      assertThat(err.text()).contains("demo: FAILED: leader election may not update leases (coordination.k8s.io) "
+          + "in namespace \"elections\"").contains("kind: Role");
+      assertThat(cluster.lease()).as("no replica got past the preflight").isNull();
+    }
   }
 
   private static int indexOf(List<String> lines, String fragment) {
