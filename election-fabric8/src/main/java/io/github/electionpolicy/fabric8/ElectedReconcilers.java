@@ -114,7 +114,6 @@ public final class ElectedReconcilers implements AutoCloseable {
   }
 
   private void begin(boolean rbacPreflight) {
-    DecisionLog.log(decision);
     if (!decision.contends()) {
       LOG.info("Starting reconcilers unelected as {}", identity);
       try {
@@ -348,7 +347,8 @@ public final class ElectedReconcilers implements AutoCloseable {
       synchronized (lock) {
         closingNow = closing;
         currentTerm = null;
-        if (!closingNow) {
+        // The loop may already have said who holds the Lease now; otherwise the holder is unknown.
+        if (!closingNow && publisher.current().kind() == ElectionState.Kind.LEADING) {
           publisher.publish(new ElectionState.Following(Optional.empty()));
         }
       }
@@ -515,6 +515,7 @@ public final class ElectedReconcilers implements AutoCloseable {
         throw new IllegalStateException("the decision is to contend but no client was given: call "
             + "client(kubernetesClient)");
       }
+      DecisionLog.log(decision);
       ElectedReconcilers runner = new ElectedReconcilers(this);
       runner.begin(rbacPreflight);
       return runner;

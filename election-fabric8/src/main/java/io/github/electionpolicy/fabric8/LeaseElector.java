@@ -207,15 +207,16 @@ final class LeaseElector implements Runnable {
       events.following(Optional.of(holder));
       return null;
     }
-    boolean ours = identity.equals(holder);
+    // Every new term counts as a transition, even one taken back from this process's own earlier term
+    // (after RECONTEND): leaseTransitions then tells any two terms apart, which fencing relies on.
     ZonedDateTime wallNow = wallNow();
     int transitions = spec.getLeaseTransitions() == null ? 0 : spec.getLeaseTransitions();
     LeaseSpec taken = new LeaseSpecBuilder(spec)
         .withHolderIdentity(identity)
         .withLeaseDurationSeconds(leaseDurationSeconds)
-        .withAcquireTime(ours && spec.getAcquireTime() != null ? spec.getAcquireTime() : wallNow)
+        .withAcquireTime(wallNow)
         .withRenewTime(wallNow)
-        .withLeaseTransitions(ours ? transitions : transitions + 1)
+        .withLeaseTransitions(transitions + 1)
         .build();
     Lease desired = new LeaseBuilder(current).withSpec(taken).build();
     long sent = ticker.read();
@@ -312,6 +313,9 @@ final class LeaseElector implements Runnable {
         giveUp = relinquish;
       }
       if (how == Finish.RELEASE || giveUp) {
+        // The watch goes first: closing it while the server still sends it the release's own event is
+        // pointless, and stalls fabric8's mock API server.
+        stopWatching();
         release();
         return giveUp && how == Finish.NONE;
       }
@@ -344,8 +348,10 @@ final class LeaseElector implements Runnable {
           succeeded();
           Optional<String> otherHolder = reread(deadline);
           if (otherHolder.isPresent()) {
-            LOG.warn("Lost Lease {}/{}: it is now held by {}", namespace, leaseName, otherHolder.get());
-            events.following(otherHolder);
+            String holder = otherHolder.get();
+            LOG.warn("Lost Lease {}/{}: it is now held by {}", namespace, leaseName,
+                holder.isEmpty() ? "nobody" : holder);
+            events.following(holder.isEmpty() ? Optional.empty() : Optional.of(holder));
             return true;
           }
           lastAttempt = ticker.read() - retryPeriodNanos;
@@ -358,7 +364,10 @@ final class LeaseElector implements Runnable {
     }
   }
 
-  /** After a conflict: the holder if it is someone else; empty if still ours (then {@link #mine} is fresh). */
+  /**
+   * After a conflict: the holder if it is no longer this process ({@code ""} for none); empty if still ours,
+   * and then {@link #mine} is fresh.
+   */
   private Optional<String> reread(long deadline) {
     try {
       Lease current = requests.get(deadline - ticker.read());
@@ -367,7 +376,7 @@ final class LeaseElector implements Runnable {
       String holder = current == null || current.getSpec() == null
           ? null : blankToNull(current.getSpec().getHolderIdentity());
       if (!identity.equals(holder)) {
-        return Optional.of(holder == null ? "nobody" : holder);
+        return Optional.of(holder == null ? "" : holder);
       }
       mine = current;
       return Optional.empty();

@@ -78,6 +78,7 @@ class ApiServerOutageTest {
 
       assertThat(restarted).isPresent();
       assertThat(restarted.get().term()).isNotSameAs(first);
+      assertThat(restarted.get().term().leaseTransitions()).isGreaterThan(first.leaseTransitions());
       assertThat(restarted.get().term().isValid()).isTrue();
       assertThat(a.leads()).isTrue();
       assertThat(a.runner.isReady()).isTrue();

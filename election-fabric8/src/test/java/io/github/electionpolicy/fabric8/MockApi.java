@@ -69,6 +69,7 @@ final class MockApi implements AutoCloseable {
   }
 
   MockApi() {
+    MockServerWatchdog.ensureRunning();
     Map<ServerRequest, Queue<ServerResponse>> responses = new HashMap<>();
     server = new KubernetesMockServer(new Context(), new MockWebServer(), responses,
         new KubernetesMixedDispatcher(responses), false);
