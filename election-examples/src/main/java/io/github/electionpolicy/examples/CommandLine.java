@@ -1,5 +1,6 @@
 package io.github.electionpolicy.examples;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -31,6 +32,12 @@ final class CommandLine {
       throw new InvalidOptionException(option, null, accepted, "write " + option + " followed by a value");
     }
     return args[next++];
+  }
+
+  /** A file path; a leading {@code ~/} means the home directory, since no shell expands it inside -D options. */
+  Path path(String option, String accepted) {
+    String text = value(option, accepted);
+    return text.startsWith("~/") ? Path.of(System.getProperty("user.home"), text.substring(2)) : Path.of(text);
   }
 
   Duration duration(String option) {

@@ -71,7 +71,7 @@ record DemoOptions(int replicas, Duration leaseDuration, Duration renewDeadline,
         case "--substrate" -> substrate = substrate(line.value(option, "kubernetes or direct"));
         case "--kill-switch" -> killSwitch = Optional.of(killSwitch(line.value(option, "on or off")));
         case "--master" -> master = Optional.of(line.value(option, "an http:// or https:// URL"));
-        case "--kubeconfig" -> kubeconfig = Optional.of(Path.of(line.value(option, "a kubeconfig file")));
+        case "--kubeconfig" -> kubeconfig = Optional.of(line.path(option, "a kubeconfig file"));
         case "--namespace" -> namespace = Optional.of(line.value(option, "a namespace"));
         case "--help", "-h" -> {
           return new DemoOptions(replicas, leaseDuration, renewDeadline, retryPeriod, substrate, killSwitch,

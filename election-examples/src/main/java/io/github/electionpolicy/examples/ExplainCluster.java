@@ -196,7 +196,7 @@ public final class ExplainCluster {
           case "--lease-name" -> options.leaseName = Optional.of(line.value(option, "a Lease name"));
           case "--namespace" -> options.namespace = Optional.of(line.value(option, "a namespace"));
           case "--master" -> options.master = Optional.of(line.value(option, "an http:// or https:// URL"));
-          case "--kubeconfig" -> options.kubeconfig = Optional.of(Path.of(line.value(option, "a kubeconfig file")));
+          case "--kubeconfig" -> options.kubeconfig = Optional.of(line.path(option, "a kubeconfig file"));
           case "--substrate" -> {
             options.substrateName = line.value(option, "a substrate name");
             options.explainArgs.add(option);

@@ -2,6 +2,7 @@ package io.github.electionpolicy.examples;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 
 /** Invalid options end the demo with status 2 and a message naming the option, the value and what is accepted. */
@@ -77,6 +78,15 @@ class DemoOptionsTest {
   void masterAndKubeconfigTogetherAreRejected() {
     assertThat(demo("--master", "https://127.0.0.1:6443", "--kubeconfig", "kubeconfig")).isEqualTo(Demo.EXIT_INVALID);
     assertThat(err.text()).contains("either --master or --kubeconfig, not both");
+  }
+
+  @Test
+  void aKubeconfigUnderTheHomeDirectoryIsFoundWithoutAShellAndAMissingOneIsNamed() {
+    Path expanded = Path.of(System.getProperty("user.home"), "no-such-dir", "kubeconfig");
+
+    assertThat(demo("--kubeconfig", "~/no-such-dir/kubeconfig")).isEqualTo(Demo.EXIT_INVALID);
+    assertThat(err.text()).contains("--kubeconfig=\"" + expanded + "\" is not valid: accepted values are a "
+        + "readable kubeconfig file");
   }
 
   @Test
