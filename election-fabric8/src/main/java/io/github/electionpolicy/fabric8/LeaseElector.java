@@ -219,20 +219,7 @@ final class LeaseElector implements Runnable {
         .withLeaseTransitions(transitions + 1)
         .build();
     Lease desired = new LeaseBuilder(current).withSpec(taken).build();
-    long sent = ticker.read();
-    try {
-      Lease updated = requests.update(desired, requestTimeoutNanos);
-      succeeded();
-      return elected(updated, sent, holder);
-    } catch (LeaseCallFailed e) {
-      if (e.isConflict()) {
-        succeeded();
-        requestWake();
-        return null;
-      }
-      followerFailed(e);
-      return null;
-    }
+    return claim(() -> requests.update(desired, requestTimeoutNanos), holder);
   }
 
   private LeadershipTerm create() {
@@ -247,11 +234,25 @@ final class LeaseElector implements Runnable {
             .withLeaseTransitions(0)
             .build())
         .build();
+    return claim(() -> requests.create(fresh, requestTimeoutNanos), null);
+  }
+
+  /** A write that makes this process the holder of the Lease. */
+  @FunctionalInterface
+  private interface Claim {
+    Lease write() throws LeaseCallFailed;
+  }
+
+  /**
+   * Writes the claim: the new term on success; null when another replica wrote first (409, and the next
+   * round re-reads at once) or the call failed.
+   */
+  private LeadershipTerm claim(Claim claim, String previousHolder) {
     long sent = ticker.read();
     try {
-      Lease created = requests.create(fresh, requestTimeoutNanos);
+      Lease written = claim.write();
       succeeded();
-      return elected(created, sent, null);
+      return elected(written, sent, previousHolder);
     } catch (LeaseCallFailed e) {
       if (e.isConflict()) {
         succeeded();

@@ -6,25 +6,15 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Observable state, health for probes, and listener hooks. */
 class HealthAndListenerTest {
 
-  private MockApi api;
+  @RegisterExtension
+  final MockApi api = new MockApi().answeringAccessReviews();
   private final ReconcilerLog log = new ReconcilerLog();
-
-  @BeforeEach
-  void startServer() {
-    api = new MockApi().answeringAccessReviews();
-  }
-
-  @AfterEach
-  void stopServer() throws Exception {
-    api.close();
-  }
 
   @Test
   void listenerSeesEveryStateChangeInOrder() throws Exception {

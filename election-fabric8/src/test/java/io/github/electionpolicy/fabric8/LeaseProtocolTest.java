@@ -7,25 +7,15 @@ import io.fabric8.kubernetes.api.model.coordination.v1.LeaseBuilder;
 import java.time.Duration;
 import java.time.ZonedDateTime;
 import java.util.Optional;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The rules of the Lease protocol that client-go's tests pin down, against the mock API server. */
 class LeaseProtocolTest {
 
-  private MockApi api;
+  @RegisterExtension
+  final MockApi api = new MockApi().answeringAccessReviews();
   private final ReconcilerLog log = new ReconcilerLog();
-
-  @BeforeEach
-  void startServer() {
-    api = new MockApi().answeringAccessReviews();
-  }
-
-  @AfterEach
-  void stopServer() throws Exception {
-    api.close();
-  }
 
   private void createLeaseHeldBy(String holder, ZonedDateTime renewTime) {
     api.client().leases().inNamespace(MockApi.NAMESPACE).resource(new LeaseBuilder()
