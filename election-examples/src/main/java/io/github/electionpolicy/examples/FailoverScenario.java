@@ -17,6 +17,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.stream.Collectors;
 
 /**
  * The demo's story, step by step: decide, start the replicas, find the leader, close it gracefully and time
@@ -188,7 +189,13 @@ final class FailoverScenario {
 
   private void shutDown(EmbeddedApiServer server) {
     out.println("-- shutting down: closing every replica (a leader releases the Lease)");
-    for (DemoReplica replica : replicas) {
+    // The leader first: once it has released, no Lease event is in flight while the followers close their
+    // watches, which is when fabric8's mock server can stall (see docs/fabric8.md).
+    Map<Boolean, List<DemoReplica>> byLeading = replicas.stream()
+        .collect(Collectors.partitioningBy(DemoReplica::leads));
+    List<DemoReplica> leadersFirst = new ArrayList<>(byLeading.get(true));
+    leadersFirst.addAll(byLeading.get(false));
+    for (DemoReplica replica : leadersFirst) {
       replica.close();
     }
     if (server != null) {
