@@ -1,0 +1,92 @@
+package io.github.electionpolicy.examples;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.github.electionpolicy.ElectionDecision;
+import io.github.electionpolicy.fabric8.ElectedReconcilers;
+import io.github.electionpolicy.fabric8.ElectionState;
+import io.github.electionpolicy.fabric8.LeaseSettings;
+import io.github.electionpolicy.fabric8.LossHandler;
+import io.github.electionpolicy.fabric8.LossPolicy;
+import java.io.PrintStream;
+
+/**
+ * One controller replica of the demo, as one pod would run it: its own client, the real {@link
+ * ElectedReconcilers} and a {@link ToyReconciler}.
+ *
+ * <p>Used from the demo's main thread only; the adapter's threads print through the shared stream.
+ */
+final class DemoReplica implements AutoCloseable {
+
+  private final String name;
+  private final KubernetesClient client;
+  private final ElectedReconcilers runner;
+  private boolean closed;
+
+  private DemoReplica(String name, KubernetesClient client, ElectedReconcilers runner) {
+    this.name = name;
+    this.client = client;
+    this.runner = runner;
+  }
+
+  /**
+   * Starts a replica: the RBAC preflight, then contention (or, unelected, the reconciler at once).
+   *
+   * @param settings the Lease settings, without a loss policy: a lost replica stops contending and says so
+   */
+  static DemoReplica start(String name, ElectionDecision decision, LeaseSettings.Builder settings,
+      ClusterConnection connection, LeadershipTimeline timeline, PrintStream out) {
+    KubernetesClient client = connection.newClient();
+    try {
+      // A real controller would exit on loss (LossPolicy.exit()) and be restarted; the demo keeps its JVM.
+      LossPolicy stopOnLoss = LossPolicy.custom(lostTerm -> {
+        out.println(Demo.line(name, "lost the Lease; stops contending (a controller would exit and restart)"));
+        return LossHandler.AfterLoss.STOP;
+      });
+      ElectedReconcilers runner = ElectedReconcilers.builder()
+          .client(client)
+          .decision(decision)
+          .settings(settings.identity(name).lossPolicy(stopOnLoss).build())
+          .reconciler(new ToyReconciler(name, out))
+          .listener(timeline.listenerFor(name))
+          .listener(new RenewalFailures(name, out))
+          .rbacPreflight(true)
+          .start();
+      return new DemoReplica(name, client, runner);
+    } catch (RuntimeException e) {
+      client.close();
+      throw e;
+    }
+  }
+
+  String name() {
+    return name;
+  }
+
+  boolean leads() {
+    return runner.state().kind() == ElectionState.Kind.LEADING;
+  }
+
+  /** Where the Lease lives, as the adapter resolved it. */
+  String namespace() {
+    return runner.namespace().orElse("-");
+  }
+
+  /**
+   * Simulates a crash: the replica's connection to the API server is cut, so it can neither renew nor
+   * release the Lease. Its own loop notices at the renew deadline and stops its reconciler, as a replica
+   * cut off by a network partition would; the others must wait for the Lease to expire.
+   */
+  void kill() {
+    client.close();
+  }
+
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    runner.close();
+    client.close();
+  }
+}
