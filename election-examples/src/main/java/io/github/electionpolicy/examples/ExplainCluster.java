@@ -9,6 +9,9 @@ import io.github.electionpolicy.Environment;
 import io.github.electionpolicy.Explain;
 import io.github.electionpolicy.InvalidElectionSettingException;
 import io.github.electionpolicy.Substrate;
+import io.github.electionpolicy.fabric8.LeaseAccess;
+import io.github.electionpolicy.fabric8.LeaseAccessDeniedException;
+import io.github.electionpolicy.fabric8.LeaseNamespace;
 import io.github.electionpolicy.fabric8.LeaseSettings;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -131,31 +134,57 @@ public final class ExplainCluster {
           "pass --lease-name NAME so the Lease, its namespace and the RBAC for it can be checked");
     }
     // The adapter's own checks of the name and the namespace, so the tool rejects what the adapter would.
-    LeaseSettings.Builder settings = LeaseSettings.builder().leaseName(options.leaseName.get()).identity("explain");
-    options.namespace.ifPresent(settings::namespace);
-    settings.build();
+    LeaseSettings.Builder builder = LeaseSettings.builder().leaseName(options.leaseName.get()).identity("explain")
+        .serviceAccountNamespaceFile(serviceAccountFile);
+    options.namespace.ifPresent(builder::namespace);
+    LeaseSettings settings = builder.build();
+    String leaseName = settings.leaseName();
     try (KubernetesClient client = connection.newClient()) {
-      LeaseNamespace namespace = LeaseNamespace.resolve(options.namespace, serviceAccountFile,
-          client.getNamespace());
-      String leaseName = options.leaseName.get();
-      out.println("lease:       " + namespace.namespace().map(ns -> ns + "/" + leaseName + " (" + namespace.source()
-          + ")").orElse("NO NAMESPACE: " + namespace.source() + "; the adapter would refuse to start: set "
-              + "LeaseSettings.namespace(...) or the client's namespace"));
-      ApiServerCheck server = ApiServerCheck.check(client);
-      out.println("api server:  " + server.verdict());
-      if (namespace.namespace().isEmpty()) {
+      LeaseNamespace namespace;
+      try {
+        namespace = LeaseNamespace.resolve(settings, client.getNamespace());
+      } catch (InvalidElectionSettingException none) {
+        out.println("lease:       NO NAMESPACE; the adapter would refuse to start: " + none.getMessage());
+        out.println("api server:  " + ApiServerCheck.check(client).verdict());
         out.println("rbac:        not checked: no namespace");
         return;
       }
+      out.println("lease:       " + namespace.name() + "/" + leaseName + " (" + source(namespace, serviceAccountFile)
+          + ")");
+      ApiServerCheck server = ApiServerCheck.check(client);
+      out.println("api server:  " + server.verdict());
       if (!server.answers()) {
         out.println("rbac:        not checked: the API server does not answer");
         return;
       }
-      LeaseAccessReview.Verdict rbac = LeaseAccessReview.review(client, namespace.namespace().get(), leaseName);
-      out.println("rbac:        " + rbac.verdict());
-      rbac.roleYaml().ifPresent(yaml -> out.print(yaml.indent(13)));
-      out.println("holder:      " + holder(client, namespace.namespace().get(), leaseName));
+      LeaseAccess access = LeaseAccess.review(client, namespace.name(), leaseName);
+      out.println("rbac:        " + verdict(access, namespace.name()));
+      if (access.verdict() == LeaseAccess.Verdict.DENIED) {
+        out.print(LeaseAccessDeniedException.roleYaml(namespace.name(), leaseName).indent(13));
+      }
+      out.println("holder:      " + holder(client, namespace.name(), leaseName));
     }
+  }
+
+  private static String source(LeaseNamespace namespace, Path serviceAccountFile) {
+    return switch (namespace.source()) {
+      case EXPLICIT -> "from --namespace";
+      case SERVICE_ACCOUNT_FILE -> "from the pod's service account, " + serviceAccountFile;
+      case CLIENT_CONFIGURATION -> "from " + namespace.source().description();
+    };
+  }
+
+  private static String verdict(LeaseAccess access, String namespace) {
+    String where = "leases (coordination.k8s.io) in namespace \"" + namespace + "\"";
+    return switch (access.verdict()) {
+      case GRANTED -> "granted: " + String.join(", ", LeaseAccessDeniedException.REQUIRED_VERBS) + " on " + where
+          + (access.watchDenied() ? "; watch is not, so followers notice a released Lease only at their next poll"
+              : "");
+      case DENIED -> "DENIED: may not " + String.join(", ", access.deniedVerbs()) + " " + where
+          + "; the adapter would refuse to start. A Role that grants what it needs:";
+      case UNKNOWN -> "could not be checked: " + access.unknownReason().orElseThrow()
+          + "; the adapter would warn and contend anyway";
+    };
   }
 
   private static String holder(KubernetesClient client, String namespace, String leaseName) {

@@ -73,7 +73,8 @@ class ExplainClusterTest {
           .contains("rbac:        DENIED: may not update leases (coordination.k8s.io) in namespace \"elections\"; "
               + "the adapter would refuse to start")
           .contains("             kind: Role")
-          .contains("verbs: [\"get\", \"create\", \"update\", \"watch\"]");
+          .contains("resourceNames: [\"orders-controller\"]")
+          .contains("verbs: [\"get\", \"update\", \"watch\"]");
     }
   }
 

@@ -90,7 +90,7 @@ public final class ElectedReconcilers implements AutoCloseable {
     }
     this.unelectedTerm = null;
     this.client = b.client;
-    this.namespace = Namespaces.resolve(settings, b.client.getNamespace());
+    this.namespace = LeaseNamespace.resolve(settings, b.client.getNamespace()).name();
     this.requests = new LeaseRequests(b.client, namespace, settings.leaseName(), settings.requestTimeout());
     this.lossReaction = new LossReaction(settings.lossPolicy(), control, settings.stopTimeout(),
         this::isClosing, this::stopAfterLoss, namespace + "/" + settings.leaseName());

@@ -9,7 +9,7 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-class NamespacesTest {
+class LeaseNamespaceTest {
 
   @TempDir
   Path dir;
@@ -23,24 +23,27 @@ class NamespacesTest {
   void explicitNamespaceWins() throws Exception {
     Files.writeString(dir.resolve("namespace"), "from-file\n");
 
-    assertThat(Namespaces.resolve(settings().namespace("explicit").build(), "from-client")).isEqualTo("explicit");
+    assertThat(LeaseNamespace.resolve(settings().namespace("explicit").build(), "from-client"))
+        .isEqualTo(new LeaseNamespace("explicit", LeaseNamespace.Source.EXPLICIT));
   }
 
   @Test
   void serviceAccountFileComesNext() throws Exception {
     Files.writeString(dir.resolve("namespace"), "from-file\n");
 
-    assertThat(Namespaces.resolve(settings().build(), "from-client")).isEqualTo("from-file");
+    assertThat(LeaseNamespace.resolve(settings().build(), "from-client"))
+        .isEqualTo(new LeaseNamespace("from-file", LeaseNamespace.Source.SERVICE_ACCOUNT_FILE));
   }
 
   @Test
   void clientNamespaceIsTheLastResort() {
-    assertThat(Namespaces.resolve(settings().build(), "from-client")).isEqualTo("from-client");
+    assertThat(LeaseNamespace.resolve(settings().build(), " from-client "))
+        .isEqualTo(new LeaseNamespace("from-client", LeaseNamespace.Source.CLIENT_CONFIGURATION));
   }
 
   @Test
   void noNamespaceAnywhereIsAClearError() {
-    assertThatThrownBy(() -> Namespaces.resolve(settings().build(), null))
+    assertThatThrownBy(() -> LeaseNamespace.resolve(settings().build(), null))
         .isInstanceOfSatisfying(InvalidElectionSettingException.class,
             e -> assertThat(e.setting()).isEqualTo("namespace"))
         .hasMessageContaining(dir.resolve("namespace").toString())

@@ -1,0 +1,163 @@
+package io.github.electionpolicy.fabric8;
+
+import io.fabric8.kubernetes.api.model.authorization.v1.SelfSubjectAccessReview;
+import io.fabric8.kubernetes.api.model.authorization.v1.SelfSubjectAccessReviewBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * What RBAC lets this process do with its Lease, as the API server answers {@code SelfSubjectAccessReview}s:
+ * one per verb in {@link LeaseAccessDeniedException#REQUIRED_VERBS} on {@code coordination.k8s.io} leases in
+ * the namespace (by name, except {@code create}, which RBAC cannot restrict by name), then one for {@code
+ * watch}, which is advice only. A review changes nothing on the server.
+ *
+ * <p>{@link ElectedReconcilers} runs this review before it contends (its RBAC preflight): {@link
+ * Verdict#DENIED} fails the start with a {@link LeaseAccessDeniedException}, {@link Verdict#UNKNOWN} warns and
+ * contends anyway. Operator tools call {@link #review(KubernetesClient, String, String)} to show the same
+ * verdict without starting anything:
+ *
+ * <pre>{@code
+ * LeaseAccess access = LeaseAccess.review(client, "shop", "orders-controller");
+ * if (access.verdict() == LeaseAccess.Verdict.DENIED) {
+ *   System.err.println(LeaseAccessDeniedException.roleYaml("shop", "orders-controller"));
+ * }
+ * }</pre>
+ *
+ * <p>Instances are immutable values and thread-safe.
+ *
+ * @param verdict granted, denied or unknown
+ * @param deniedVerbs the required verbs the server denied; non-empty exactly when the verdict is {@link
+ *     Verdict#DENIED}
+ * @param watchDenied whether the server denied {@code watch} (followers then notice a released Lease only at
+ *     their next poll); {@code false} unless the verdict is {@link Verdict#GRANTED}
+ * @param unknownReason why there is no verdict; present exactly when the verdict is {@link Verdict#UNKNOWN}
+ */
+public record LeaseAccess(
+    Verdict verdict, List<String> deniedVerbs, boolean watchDenied, Optional<String> unknownReason) {
+
+  /** The verdict of the reviews. */
+  public enum Verdict {
+    /** Every required verb is allowed. */
+    GRANTED,
+    /** At least one required verb is denied: the adapter refuses to start. */
+    DENIED,
+    /** The review API refused, failed or gave no verdict: the adapter warns and contends anyway. */
+    UNKNOWN
+  }
+
+  /**
+   * Validates that the components agree with the verdict.
+   *
+   * @param verdict granted, denied or unknown
+   * @param deniedVerbs the denied required verbs
+   * @param watchDenied whether watch was denied
+   * @param unknownReason why there is no verdict
+   * @throws NullPointerException if a component is {@code null}
+   * @throws IllegalArgumentException if the components disagree with the verdict
+   */
+  public LeaseAccess {
+    Objects.requireNonNull(verdict, "verdict");
+    deniedVerbs = List.copyOf(deniedVerbs);
+    Objects.requireNonNull(unknownReason, "unknownReason");
+    if ((verdict == Verdict.DENIED) == deniedVerbs.isEmpty()
+        || (verdict == Verdict.UNKNOWN) != unknownReason.isPresent()
+        || (watchDenied && verdict != Verdict.GRANTED)) {
+      throw new IllegalArgumentException("a " + verdict + " LeaseAccess cannot have deniedVerbs="
+          + deniedVerbs + ", watchDenied=" + watchDenied + ", unknownReason=" + unknownReason);
+    }
+  }
+
+  /** Asks the server one review; returns its verdict, empty when it gave none; throws when it failed. */
+  @FunctionalInterface
+  interface Reviewer {
+    Optional<Boolean> allowed(SelfSubjectAccessReview review) throws Exception;
+  }
+
+  /**
+   * Reviews what the client's identity may do with the Lease.
+   *
+   * @param client the client whose credentials are reviewed; its own timeouts and retries apply
+   * @param namespace the namespace of the Lease
+   * @param leaseName the name of the Lease
+   * @return the verdict; failures of the review API give {@link Verdict#UNKNOWN}, never an exception
+   */
+  public static LeaseAccess review(KubernetesClient client, String namespace, String leaseName) {
+    Objects.requireNonNull(client, "client");
+    return review(namespace, leaseName, review -> {
+      SelfSubjectAccessReview answer = client.authorization().v1().selfSubjectAccessReview().create(review);
+      return answer == null || answer.getStatus() == null
+          ? Optional.empty() : Optional.ofNullable(answer.getStatus().getAllowed());
+    });
+  }
+
+  static LeaseAccess review(String namespace, String leaseName, Reviewer reviewer) {
+    Objects.requireNonNull(namespace, "namespace");
+    Objects.requireNonNull(leaseName, "leaseName");
+    List<String> denied = new ArrayList<>();
+    for (String verb : LeaseAccessDeniedException.REQUIRED_VERBS) {
+      Optional<Boolean> allowed;
+      try {
+        allowed = reviewer.allowed(question(namespace, leaseName, verb));
+      } catch (Exception e) {
+        if (e instanceof InterruptedException) {
+          Thread.currentThread().interrupt();
+        }
+        return unknown("the SelfSubjectAccessReview for \"" + verb + "\" failed: " + describe(e));
+      }
+      if (allowed.isEmpty()) {
+        return unknown("the SelfSubjectAccessReview for \"" + verb + "\" gave no verdict");
+      }
+      if (!allowed.get()) {
+        denied.add(verb);
+      }
+    }
+    if (!denied.isEmpty()) {
+      return new LeaseAccess(Verdict.DENIED, denied, false, Optional.empty());
+    }
+    boolean watchDenied;
+    try {
+      watchDenied = reviewer.allowed(question(namespace, leaseName, "watch")).map(allowed -> !allowed)
+          .orElse(false);
+    } catch (Exception e) {
+      if (e instanceof InterruptedException) {
+        Thread.currentThread().interrupt();
+      }
+      watchDenied = false;
+    }
+    return new LeaseAccess(Verdict.GRANTED, List.of(), watchDenied, Optional.empty());
+  }
+
+  /** The status line of an API error, not fabric8's whole request dump. */
+  private static String describe(Exception e) {
+    if (e instanceof KubernetesClientException && ((KubernetesClientException) e).getCode() > 0) {
+      KubernetesClientException failure = (KubernetesClientException) e;
+      String message = failure.getStatus() != null && failure.getStatus().getMessage() != null
+          ? failure.getStatus().getMessage() : failure.getMessage();
+      return "HTTP " + failure.getCode() + " (" + message + ")";
+    }
+    return e.getMessage();
+  }
+
+  private static LeaseAccess unknown(String reason) {
+    return new LeaseAccess(Verdict.UNKNOWN, List.of(), false, Optional.of(reason));
+  }
+
+  private static SelfSubjectAccessReview question(String namespace, String leaseName, String verb) {
+    return new SelfSubjectAccessReviewBuilder()
+        .withNewSpec()
+        .withNewResourceAttributes()
+        .withGroup("coordination.k8s.io")
+        .withResource("leases")
+        .withVerb(verb)
+        .withNamespace(namespace)
+        // RBAC cannot restrict create by name: the object does not exist yet.
+        .withName("create".equals(verb) ? null : leaseName)
+        .endResourceAttributes()
+        .endSpec()
+        .build();
+  }
+}
