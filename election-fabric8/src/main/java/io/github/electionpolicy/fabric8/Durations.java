@@ -1,0 +1,37 @@
+package io.github.electionpolicy.fabric8;
+
+import java.time.Duration;
+
+/** Formats durations the way settings messages and logs show them: {@code 15s}, {@code 1.5s}, {@code 200ms}. */
+final class Durations {
+
+  private Durations() {}
+
+  static String format(Duration duration) {
+    if (duration == null) {
+      return "<missing>";
+    }
+    if (duration.isNegative() || duration.isZero()) {
+      return duration.toString();
+    }
+    if (duration.getSeconds() > 1_000_000_000L) {
+      return duration.toString();
+    }
+    long millis = duration.toMillis();
+    if (duration.getNano() % 1_000_000 != 0 || millis == 0) {
+      return duration.toString();
+    }
+    if (millis < 1000) {
+      return millis + "ms";
+    }
+    if (millis % 1000 == 0) {
+      return millis / 1000 + "s";
+    }
+    return String.format(java.util.Locale.ROOT, "%.3f", millis / 1000.0).replaceAll("0+$", "") + "s";
+  }
+
+  /** True when {@code a} is longer than {@code factor} times {@code b}, with the factor given in tenths. */
+  static boolean longerThanTenthsOf(Duration a, Duration b, int tenths) {
+    return a.multipliedBy(10).compareTo(b.multipliedBy(tenths)) > 0;
+  }
+}

@@ -1,0 +1,545 @@
+package io.github.electionpolicy.fabric8;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.github.electionpolicy.DecisionLog;
+import io.github.electionpolicy.ElectionDecision;
+import io.github.electionpolicy.ElectionPolicy;
+import io.github.electionpolicy.Environment;
+import io.github.electionpolicy.Substrate;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The entry point: acts on the core's {@link ElectionDecision}. When the decision is
+ * {@link ElectionDecision.Outcome#RUN_UNELECTED RUN_UNELECTED} it starts the reconcilers at once and makes no
+ * Kubernetes API call at all; when it is {@link ElectionDecision.Outcome#CONTEND CONTEND} it contends for a
+ * {@code coordination.k8s.io/v1} Lease and runs the reconcilers only while it leads. Either way it logs the
+ * decision first, through {@link DecisionLog}.
+ *
+ * <pre>{@code
+ * public static void main(String[] args) throws InterruptedException {
+ *   KubernetesClient client = new KubernetesClientBuilder().build();
+ *   ElectedReconcilers runner = ElectedReconcilers.builder()
+ *       .client(client)
+ *       .decide(ElectionPolicy.defaults(), Environment.system(), Substrate.of("kubernetes", true))
+ *       .settings(LeaseSettings.builder().leaseName("orders-controller").build())
+ *       .reconciler(new OrdersReconciler(client))
+ *       .start();
+ *   Runtime.getRuntime().addShutdownHook(new Thread(runner::close));
+ *   runner.awaitStopped();
+ * }
+ * }</pre>
+ *
+ * <p>Every policy is explicit: on loss, {@link LeaseSettings#lossPolicy()}; on shutdown, {@link #close()}
+ * stops the reconcilers (waiting at most {@link LeaseSettings#stopTimeout()}) and then releases the Lease
+ * so another replica takes over at once; with the API server unreachable, the leader stops its reconcilers
+ * within {@link LeaseSettings#renewDeadline()} and {@link #health()} turns not ready, then not live.
+ *
+ * <p>Thread-safe. Reconcilers run on a thread of the runner's, listeners on another, and the Lease loop on a
+ * third; none of them runs user code on the Lease loop's thread.
+ */
+public final class ElectedReconcilers implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ElectedReconcilers.class);
+
+  private final ElectionDecision decision;
+  private final String identity;
+  private final LeaseSettings settings;
+  private final Ticker ticker;
+  private final long startNanos;
+  private final ReconcilerControl control;
+  private final StatePublisher publisher;
+  private final Object lock = new Object();
+  private final CountDownLatch stopped = new CountDownLatch(1);
+  private final LeadershipTerm unelectedTerm;
+  private final String namespace;
+  private final LeaseRequests requests;
+  private final LeaseElector elector;
+  private final KubernetesClient client;
+  private final Thread electorThread;
+  // Guarded by lock.
+  private boolean closing;
+  private LeadershipTerm currentTerm;
+  private boolean exited;
+
+  private ElectedReconcilers(Builder b) {
+    this.decision = b.decision;
+    this.settings = b.settings;
+    this.identity = b.settings == null ? "unelected" : b.settings.identity();
+    this.ticker = b.ticker;
+    this.startNanos = ticker.read();
+    this.publisher = new StatePublisher(List.copyOf(b.listeners), initialState(b));
+    this.control = new ReconcilerControl(List.copyOf(b.reconcilers));
+    if (!decision.contends()) {
+      this.unelectedTerm = LeadershipTerm.unelected(identity, b.clock.instant(), ticker);
+      this.namespace = null;
+      this.requests = null;
+      this.elector = null;
+      this.electorThread = null;
+      this.client = null;
+      return;
+    }
+    this.unelectedTerm = null;
+    this.client = b.client;
+    this.namespace = Namespaces.resolve(settings, b.client.getNamespace());
+    this.requests = new LeaseRequests(b.client, namespace, settings.leaseName(), settings.requestTimeout());
+    this.elector = new LeaseElector(requests, namespace, settings, new ElectorEvents(), ticker, b.clock);
+    this.electorThread = new Thread(elector, "election-lease-" + settings.leaseName());
+    this.electorThread.setDaemon(true);
+  }
+
+  private ElectionState initialState(Builder b) {
+    return b.decision.contends() ? new ElectionState.Following(Optional.empty())
+        : new ElectionState.NotContending(b.settings == null ? "unelected" : b.settings.identity());
+  }
+
+  /**
+   * Starts a builder.
+   *
+   * @return a new builder
+   */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  private void begin(boolean rbacPreflight) {
+    DecisionLog.log(decision);
+    if (!decision.contends()) {
+      LOG.info("Starting reconcilers unelected as {}", identity);
+      control.startNow(unelectedTerm);
+      return;
+    }
+    LOG.info("Contending for Lease {}/{} as {} (lease {}, renew deadline {}, retry {}, on loss {})", namespace,
+        settings.leaseName(), identity, Durations.format(settings.leaseDuration()),
+        Durations.format(settings.renewDeadline()), Durations.format(settings.retryPeriod()),
+        settings.lossPolicy());
+    try {
+      if (rbacPreflight) {
+        RbacPreflight.check(requests, client, namespace, settings.leaseName());
+      }
+    } catch (RuntimeException e) {
+      requests.close();
+      control.shutdown();
+      publisher.publish(new ElectionState.Stopped());
+      publisher.shutdown();
+      throw e;
+    }
+    electorThread.start();
+  }
+
+  /**
+   * The decision this runner acts on.
+   *
+   * @return the decision
+   */
+  public ElectionDecision decision() {
+    return decision;
+  }
+
+  /**
+   * The identity of this process, written as holder when it leads.
+   *
+   * @return the identity, or {@code "unelected"} when running unelected without settings
+   */
+  public String identity() {
+    return identity;
+  }
+
+  /**
+   * The namespace of the Lease.
+   *
+   * @return the resolved namespace; empty when running unelected
+   */
+  public Optional<String> namespace() {
+    return Optional.ofNullable(namespace);
+  }
+
+  /**
+   * Where the runner stands now.
+   *
+   * @return the current state
+   */
+  public ElectionState state() {
+    return publisher.current();
+  }
+
+  /**
+   * The term the reconcilers run under, if they run.
+   *
+   * @return the current term while leading (or running unelected), else empty
+   */
+  public Optional<LeadershipTerm> currentTerm() {
+    ElectionState state = publisher.current();
+    if (state instanceof ElectionState.Leading) {
+      return Optional.of(((ElectionState.Leading) state).term());
+    }
+    return state instanceof ElectionState.NotContending ? Optional.of(unelectedTerm) : Optional.empty();
+  }
+
+  /**
+   * A health snapshot for probes; see {@link ElectionHealth} for the rules.
+   *
+   * @return the snapshot
+   */
+  public ElectionHealth health() {
+    ElectionState state = publisher.current();
+    long now = ticker.read();
+    if (!decision.contends()) {
+      return new ElectionHealth(state.kind() == ElectionState.Kind.NOT_CONTENDING && control.started(), true,
+          state, Optional.empty());
+    }
+    Optional<Duration> since = elector.lastSuccessNanos().map(last -> Duration.ofNanos(now - last));
+    boolean ready = state.kind() != ElectionState.Kind.STOPPED
+        && since.map(s -> s.compareTo(settings.renewDeadline()) <= 0).orElse(false);
+    Duration silent = since.orElse(Duration.ofNanos(now - startNanos));
+    boolean live = silent.compareTo(settings.healthBudget()) <= 0;
+    return new ElectionHealth(ready, live, state, since);
+  }
+
+  /**
+   * Readiness, as in {@link #health()}.
+   *
+   * @return whether the process should receive traffic
+   */
+  public boolean isReady() {
+    return health().ready();
+  }
+
+  /**
+   * Liveness, as in {@link #health()}.
+   *
+   * @return whether the process is healthy enough not to be restarted
+   */
+  public boolean isLive() {
+    return health().live();
+  }
+
+  /**
+   * Waits until the runner has stopped: closed, or stopped contending after a loss.
+   *
+   * @throws InterruptedException if interrupted while waiting
+   */
+  public void awaitStopped() throws InterruptedException {
+    stopped.await();
+  }
+
+  /**
+   * Waits at most {@code timeout} until the runner has stopped.
+   *
+   * @param timeout the longest wait
+   * @return true if stopped, false if the wait timed out
+   * @throws InterruptedException if interrupted while waiting
+   */
+  public boolean awaitStopped(Duration timeout) throws InterruptedException {
+    return stopped.await(timeout.toNanos(), TimeUnit.NANOSECONDS);
+  }
+
+  /**
+   * Stops the reconcilers first, waiting at most {@link LeaseSettings#stopTimeout()}, then releases the
+   * Lease by writing an empty holder with {@code leaseDurationSeconds = 1}, so a follower takes over at
+   * once. If the reconcilers did not stop in time, the Lease is not released but left to expire, so no other
+   * replica starts while they may still run. Idempotent; never triggers the loss policy; safe to call from a
+   * shutdown hook.
+   */
+  @Override
+  public void close() {
+    LeadershipTerm term;
+    synchronized (lock) {
+      if (closing) {
+        return;
+      }
+      closing = true;
+      term = currentTerm;
+      if (elector != null) {
+        elector.beginClose();
+      }
+    }
+    if (term != null) {
+      term.end();
+    }
+    if (unelectedTerm != null) {
+      unelectedTerm.end();
+    }
+    boolean reconcilersStopped = control.stopAndWait(settings == null ? Duration.ofSeconds(10)
+        : settings.stopTimeout());
+    if (!reconcilersStopped) {
+      LOG.warn("Reconcilers did not stop within {}{}", Durations.format(settings == null
+          ? Duration.ofSeconds(10) : settings.stopTimeout()),
+          elector == null ? "" : "; leaving the Lease to expire instead of releasing it");
+    }
+    if (elector != null) {
+      elector.finish(reconcilersStopped ? LeaseElector.Finish.RELEASE : LeaseElector.Finish.ABANDON);
+      if (electorThread.isAlive()) {
+        joinQuietly(electorThread, settings.requestTimeout().multipliedBy(3).plusSeconds(1));
+      }
+      requests.close();
+    }
+    control.shutdown();
+    publisher.publish(new ElectionState.Stopped());
+    publisher.shutdown();
+    stopped.countDown();
+    LOG.info("Stopped {}", identity);
+  }
+
+  private static void joinQuietly(Thread thread, Duration timeout) {
+    try {
+      thread.join(Math.max(1, timeout.toMillis()));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "ElectedReconcilers{" + identity + ", " + publisher.current() + "}";
+  }
+
+  /** Connects the Lease loop to the reconcilers and the state, off the loop's thread. */
+  private final class ElectorEvents implements LeaseElector.Events {
+
+    @Override
+    public void following(Optional<String> leader) {
+      synchronized (lock) {
+        if (!closing) {
+          publisher.publish(new ElectionState.Following(leader));
+        }
+      }
+    }
+
+    @Override
+    public void elected(LeadershipTerm term) {
+      synchronized (lock) {
+        if (closing) {
+          return;
+        }
+        currentTerm = term;
+        publisher.publish(new ElectionState.Leading(term));
+        control.startLater(term, elector::relinquish);
+      }
+    }
+
+    @Override
+    public LossHandler.AfterLoss lost(LeadershipTerm term) {
+      boolean closingNow;
+      synchronized (lock) {
+        closingNow = closing;
+        currentTerm = null;
+        if (!closingNow) {
+          publisher.publish(new ElectionState.Following(Optional.empty()));
+        }
+      }
+      if (closingNow) {
+        return LossHandler.AfterLoss.STOP;
+      }
+      LossPolicy policy = settings.lossPolicy();
+      switch (policy.kind()) {
+        case EXIT:
+          if (!control.stopAndWait(settings.stopTimeout())) {
+            LOG.warn("Reconcilers did not stop within {}; exiting anyway", Durations.format(settings.stopTimeout()));
+          }
+          stopAfterLoss();
+          boolean first;
+          synchronized (lock) {
+            first = !exited;
+            exited = true;
+          }
+          if (first) {
+            LOG.error("Lost leadership of Lease {}/{}; exiting with status {} (loss policy EXIT)", namespace,
+                settings.leaseName(), LossPolicy.LOSS_EXIT_STATUS);
+            policy.exiter().exit(LossPolicy.LOSS_EXIT_STATUS);
+          }
+          return LossHandler.AfterLoss.STOP;
+        case RECONTEND:
+          return control.stopAndWaitUntilStoppedOr(ElectedReconcilers.this::isClosing)
+              ? LossHandler.AfterLoss.RECONTEND : LossHandler.AfterLoss.STOP;
+        case CUSTOM:
+          if (!control.stopAndWaitUntilStoppedOr(ElectedReconcilers.this::isClosing)) {
+            return LossHandler.AfterLoss.STOP;
+          }
+          LossHandler.AfterLoss next;
+          try {
+            next = Objects.requireNonNull(policy.handler().onLoss(term), "LossHandler returned null");
+          } catch (RuntimeException e) {
+            LOG.error("Loss handler failed; stopping contention", e);
+            next = LossHandler.AfterLoss.STOP;
+          }
+          if (next == LossHandler.AfterLoss.STOP) {
+            stopAfterLoss();
+          }
+          return next;
+        default:
+          throw new IllegalStateException("unknown loss policy " + policy);
+      }
+    }
+
+    @Override
+    public void renewFailed(Throwable cause, Duration sinceLastRenewal) {
+      publisher.renewFailed(cause, sinceLastRenewal);
+    }
+  }
+
+  private boolean isClosing() {
+    synchronized (lock) {
+      return closing;
+    }
+  }
+
+  private void stopAfterLoss() {
+    publisher.publish(new ElectionState.Stopped());
+    stopped.countDown();
+  }
+
+  /**
+   * Builds and starts an {@link ElectedReconcilers}. Not thread-safe: use one builder from one thread.
+   *
+   * <pre>{@code
+   * ElectedReconcilers runner = ElectedReconcilers.builder()
+   *     .client(client)
+   *     .decision(decision)
+   *     .settings(settings)
+   *     .reconciler(Reconciler.of(term -> informers.start(), informers::stop))
+   *     .listener(metricsListener)
+   *     .start();
+   * }</pre>
+   */
+  public static final class Builder {
+    private KubernetesClient client;
+    private ElectionDecision decision;
+    private LeaseSettings settings;
+    private final List<Reconciler> reconcilers = new ArrayList<>();
+    private final List<ElectionListener> listeners = new ArrayList<>();
+    private boolean rbacPreflight = true;
+    private Ticker ticker = Ticker.system();
+    private Clock clock = Clock.systemUTC();
+
+    private Builder() {}
+
+    /**
+     * Sets the client used for Lease calls. Required when the decision is to contend; never called when
+     * running unelected. Its own timeout and retry settings do not apply to Lease calls.
+     *
+     * @param client the client
+     * @return this builder
+     */
+    public Builder client(KubernetesClient client) {
+      this.client = Objects.requireNonNull(client, "client");
+      return this;
+    }
+
+    /**
+     * Sets the decision to act on. Required (or {@link #decide(ElectionPolicy, Environment, Substrate)}).
+     *
+     * @param decision the core's decision
+     * @return this builder
+     */
+    public Builder decision(ElectionDecision decision) {
+      this.decision = Objects.requireNonNull(decision, "decision");
+      return this;
+    }
+
+    /**
+     * Computes the decision to act on from a policy, an environment and a substrate.
+     *
+     * @param policy the policy, e.g. {@link ElectionPolicy#defaults()}
+     * @param environment the environment, e.g. {@link Environment#system()}
+     * @param substrate what the controller works on
+     * @return this builder
+     */
+    public Builder decide(ElectionPolicy policy, Environment environment, Substrate substrate) {
+      return decision(Objects.requireNonNull(policy, "policy").decide(environment, substrate));
+    }
+
+    /**
+     * Sets the Lease settings. Required when the decision is to contend; when running unelected only the
+     * identity is used, for logs.
+     *
+     * @param settings the settings
+     * @return this builder
+     */
+    public Builder settings(LeaseSettings settings) {
+      this.settings = Objects.requireNonNull(settings, "settings");
+      return this;
+    }
+
+    /**
+     * Adds a reconciler; reconcilers start in the order added and stop in reverse order.
+     *
+     * @param reconciler the reconciler
+     * @return this builder
+     */
+    public Builder reconciler(Reconciler reconciler) {
+      reconcilers.add(Objects.requireNonNull(reconciler, "reconciler"));
+      return this;
+    }
+
+    /**
+     * Adds a listener.
+     *
+     * @param listener the listener
+     * @return this builder
+     */
+    public Builder listener(ElectionListener listener) {
+      listeners.add(Objects.requireNonNull(listener, "listener"));
+      return this;
+    }
+
+    /**
+     * Turns the RBAC preflight on (the default) or off.
+     *
+     * @param enabled whether to check with SelfSubjectAccessReviews before contending
+     * @return this builder
+     */
+    public Builder rbacPreflight(boolean enabled) {
+      this.rbacPreflight = enabled;
+      return this;
+    }
+
+    Builder ticker(Ticker ticker) {
+      this.ticker = Objects.requireNonNull(ticker, "ticker");
+      return this;
+    }
+
+    Builder clock(Clock clock) {
+      this.clock = Objects.requireNonNull(clock, "clock");
+      return this;
+    }
+
+    /**
+     * Logs the decision and starts: the reconcilers at once when unelected (this call returns once they
+     * started), or the RBAC preflight and then contention for the Lease.
+     *
+     * @return the running runner; close it to stop
+     * @throws IllegalStateException if a required input is missing
+     * @throws io.github.electionpolicy.InvalidElectionSettingException if no namespace can be found
+     * @throws LeaseAccessDeniedException if the preflight finds a missing verb
+     */
+    public ElectedReconcilers start() {
+      if (decision == null) {
+        throw new IllegalStateException("no decision: call decision(...) or decide(policy, environment, "
+            + "substrate)");
+      }
+      if (reconcilers.isEmpty()) {
+        throw new IllegalStateException("no reconciler: add the work to run with reconciler(...)");
+      }
+      if (decision.contends() && settings == null) {
+        throw new IllegalStateException("the decision is to contend but no settings were given: call "
+            + "settings(LeaseSettings.builder().leaseName(...).build())");
+      }
+      if (decision.contends() && client == null) {
+        throw new IllegalStateException("the decision is to contend but no client was given: call "
+            + "client(kubernetesClient)");
+      }
+      ElectedReconcilers runner = new ElectedReconcilers(this);
+      runner.begin(rbacPreflight);
+      return runner;
+    }
+  }
+}

@@ -1,0 +1,46 @@
+package io.github.electionpolicy.fabric8;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * A snapshot of a runner's health, for Kubernetes readiness and liveness probes.
+ *
+ * <ul>
+ *   <li><b>ready</b>: running unelected and started; or contending and the last successful Lease call was
+ *       within the renew deadline. False once stopped.
+ *   <li><b>live</b>: true when running unelected; when contending, false once no Lease call has succeeded
+ *       for longer than {@link LeaseSettings#healthBudget()} (counted from start before the first success),
+ *       so the kubelet restarts a process that is cut off from the API server for good.
+ * </ul>
+ *
+ * <pre>{@code
+ * server.createContext("/readyz", exchange -> respond(exchange, runner.health().ready()));
+ * server.createContext("/livez", exchange -> respond(exchange, runner.health().live()));
+ * }</pre>
+ *
+ * <p>An immutable record; thread-safe.
+ *
+ * @param ready whether the process should receive traffic
+ * @param live whether the process is healthy enough not to be restarted
+ * @param state the state when the snapshot was taken
+ * @param sinceLastLeaseSuccess time since the last successful Lease call; empty when unelected or before the
+ *     first success
+ */
+public record ElectionHealth(
+    boolean ready, boolean live, ElectionState state, Optional<Duration> sinceLastLeaseSuccess) {
+
+  /**
+   * Checks the components are present.
+   *
+   * @param ready whether the process should receive traffic
+   * @param live whether the process is healthy enough not to be restarted
+   * @param state the state when the snapshot was taken
+   * @param sinceLastLeaseSuccess time since the last successful Lease call
+   */
+  public ElectionHealth {
+    Objects.requireNonNull(state, "state");
+    Objects.requireNonNull(sinceLastLeaseSuccess, "sinceLastLeaseSuccess");
+  }
+}

@@ -1,0 +1,519 @@
+package io.github.electionpolicy.fabric8;
+
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
+import io.fabric8.kubernetes.api.model.coordination.v1.LeaseBuilder;
+import io.fabric8.kubernetes.api.model.coordination.v1.LeaseSpec;
+import io.fabric8.kubernetes.api.model.coordination.v1.LeaseSpecBuilder;
+import io.fabric8.kubernetes.client.Watch;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.ZoneOffset;
+import java.time.ZonedDateTime;
+import java.time.temporal.ChronoUnit;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The acquire / renew / release loop for one Lease, after client-go's {@code tools/leaderelection}, run on
+ * one thread of its own.
+ *
+ * <ul>
+ *   <li>Every write is conditional on the resourceVersion last read; a conflict means re-read.
+ *   <li>A follower judges expiry by the monotonic time at which it last saw the Lease record change, never by
+ *       the remote renewTime, so clock skew between nodes does not matter.
+ *   <li>The leader renews every retry period and gives up once the renew deadline has passed since it sent
+ *       its last successful renewal, even while a request hangs: each wait is bounded by that deadline.
+ *   <li>Followers also watch the Lease and try at once on any change, so a released Lease is taken over in
+ *       milliseconds rather than one retry period.
+ *   <li>Release writes an empty holder and leaseDurationSeconds = 1 with a full update, never a merge patch
+ *       (which would drop an empty holder).
+ * </ul>
+ *
+ * <p>Reconcilers never run here: {@link Events} hands leadership changes to the runner, which runs them on
+ * its own thread.
+ */
+final class LeaseElector implements Runnable {
+
+  /** What the runner does with the elector's findings. */
+  interface Events {
+    /** The Lease is held by someone else, or free, as far as this follower saw. */
+    void following(Optional<String> leader);
+
+    /** This process acquired the Lease; called on the elector thread, must not block. */
+    void elected(LeadershipTerm term);
+
+    /** This process lost the Lease; may block until reconcilers stopped; says whether to contend again. */
+    LossHandler.AfterLoss lost(LeadershipTerm term);
+
+    /** A renewal failed; the leader keeps trying until its deadline. */
+    void renewFailed(Throwable cause, Duration sinceLastRenewal);
+  }
+
+  /** How the loop ends when the runner closes. */
+  enum Finish {
+    NONE, RELEASE, ABANDON
+  }
+
+  private static final Logger LOG = LoggerFactory.getLogger(LeaseElector.class);
+
+  private final LeaseRequests requests;
+  private final String namespace;
+  private final String leaseName;
+  private final String identity;
+  private final long leaseDurationNanos;
+  private final int leaseDurationSeconds;
+  private final long renewDeadlineNanos;
+  private final long retryPeriodNanos;
+  private final long requestTimeoutNanos;
+  private final Events events;
+  private final Ticker ticker;
+  private final Clock clock;
+
+  private final Object lock = new Object();
+  // Guarded by lock.
+  private boolean wakeRequested;
+  private boolean closing;
+  private Finish finish = Finish.NONE;
+  private boolean relinquish;
+  private Future<Watch> watch;
+
+  // Confined to the elector thread.
+  private LeaseSpec observedSpec;
+  private long observedNanos;
+  private Lease mine;
+  private long lastRenewSentNanos;
+  private int failuresInARow;
+
+  private volatile long lastSuccessNanos;
+  private volatile boolean succeededOnce;
+
+  LeaseElector(LeaseRequests requests, String namespace, LeaseSettings settings, Events events,
+      Ticker ticker, Clock clock) {
+    this.requests = requests;
+    this.namespace = namespace;
+    this.leaseName = settings.leaseName();
+    this.identity = settings.identity();
+    this.leaseDurationNanos = settings.leaseDuration().toNanos();
+    this.leaseDurationSeconds = (int) settings.leaseDuration().getSeconds();
+    this.renewDeadlineNanos = settings.renewDeadline().toNanos();
+    this.retryPeriodNanos = settings.retryPeriod().toNanos();
+    this.requestTimeoutNanos = settings.requestTimeout().toNanos();
+    this.events = events;
+    this.ticker = ticker;
+    this.clock = clock;
+  }
+
+  /** The monotonic time of the last successful Lease call, if any. */
+  Optional<Long> lastSuccessNanos() {
+    return succeededOnce ? Optional.of(lastSuccessNanos) : Optional.empty();
+  }
+
+  /** Stops acquiring; a leader keeps renewing until {@link #finish(Finish)}. */
+  void beginClose() {
+    synchronized (lock) {
+      closing = true;
+      lock.notifyAll();
+    }
+  }
+
+  /** Ends the loop: a leader releases the Lease ({@code RELEASE}) or leaves it to expire. */
+  void finish(Finish how) {
+    synchronized (lock) {
+      closing = true;
+      finish = how;
+      lock.notifyAll();
+    }
+  }
+
+  /** Gives up leadership as if lost, after releasing the Lease: a reconciler could not start. */
+  void relinquish() {
+    synchronized (lock) {
+      relinquish = true;
+      lock.notifyAll();
+    }
+  }
+
+  @Override
+  public void run() {
+    try {
+      while (true) {
+        LeadershipTerm term = acquire();
+        if (term == null) {
+          return;
+        }
+        boolean lost = lead(term);
+        term.end();
+        if (!lost) {
+          return;
+        }
+        if (events.lost(term) == LossHandler.AfterLoss.STOP) {
+          return;
+        }
+        synchronized (lock) {
+          relinquish = false;
+        }
+        observedSpec = null;
+        mine = null;
+        LOG.info("Contending again for Lease {}/{} as {}", namespace, leaseName, identity);
+      }
+    } finally {
+      stopWatching();
+    }
+  }
+
+  // ---- following -------------------------------------------------------------------------------------
+
+  private LeadershipTerm acquire() {
+    while (true) {
+      synchronized (lock) {
+        if (closing) {
+          return null;
+        }
+        wakeRequested = false;
+      }
+      ensureWatching();
+      LeadershipTerm term = tryAcquire();
+      if (term != null) {
+        return term;
+      }
+      long jitter = (long) (retryPeriodNanos * 0.2 * ThreadLocalRandom.current().nextDouble());
+      awaitSignal(ticker.read() + retryPeriodNanos + jitter, true);
+    }
+  }
+
+  private LeadershipTerm tryAcquire() {
+    Lease current;
+    try {
+      current = requests.get(requestTimeoutNanos);
+      succeeded();
+    } catch (LeaseCallFailed e) {
+      followerFailed(e);
+      return null;
+    }
+    if (current == null) {
+      return create();
+    }
+    long now = ticker.read();
+    observe(current, now);
+    LeaseSpec spec = current.getSpec() == null ? new LeaseSpec() : current.getSpec();
+    String holder = blankToNull(spec.getHolderIdentity());
+    if (holder != null && !holder.equals(identity) && !expired(spec, now)) {
+      events.following(Optional.of(holder));
+      return null;
+    }
+    boolean ours = identity.equals(holder);
+    ZonedDateTime wallNow = wallNow();
+    int transitions = spec.getLeaseTransitions() == null ? 0 : spec.getLeaseTransitions();
+    LeaseSpec taken = new LeaseSpecBuilder(spec)
+        .withHolderIdentity(identity)
+        .withLeaseDurationSeconds(leaseDurationSeconds)
+        .withAcquireTime(ours && spec.getAcquireTime() != null ? spec.getAcquireTime() : wallNow)
+        .withRenewTime(wallNow)
+        .withLeaseTransitions(ours ? transitions : transitions + 1)
+        .build();
+    Lease desired = new LeaseBuilder(current).withSpec(taken).build();
+    long sent = ticker.read();
+    try {
+      Lease updated = requests.update(desired, requestTimeoutNanos);
+      succeeded();
+      return elected(updated, sent, holder);
+    } catch (LeaseCallFailed e) {
+      if (e.isConflict()) {
+        succeeded();
+        requestWake();
+        return null;
+      }
+      followerFailed(e);
+      return null;
+    }
+  }
+
+  private LeadershipTerm create() {
+    ZonedDateTime wallNow = wallNow();
+    Lease fresh = new LeaseBuilder()
+        .withMetadata(new ObjectMetaBuilder().withName(leaseName).withNamespace(namespace).build())
+        .withSpec(new LeaseSpecBuilder()
+            .withHolderIdentity(identity)
+            .withLeaseDurationSeconds(leaseDurationSeconds)
+            .withAcquireTime(wallNow)
+            .withRenewTime(wallNow)
+            .withLeaseTransitions(0)
+            .build())
+        .build();
+    long sent = ticker.read();
+    try {
+      Lease created = requests.create(fresh, requestTimeoutNanos);
+      succeeded();
+      return elected(created, sent, null);
+    } catch (LeaseCallFailed e) {
+      if (e.isConflict()) {
+        succeeded();
+        requestWake();
+        return null;
+      }
+      followerFailed(e);
+      return null;
+    }
+  }
+
+  private LeadershipTerm elected(Lease lease, long sentNanos, String previousHolder) {
+    observe(lease, ticker.read());
+    mine = lease;
+    lastRenewSentNanos = sentNanos;
+    LeaseSpec spec = lease.getSpec();
+    LeadershipTerm term = LeadershipTerm.elected(identity,
+        spec.getLeaseTransitions() == null ? 0 : spec.getLeaseTransitions(),
+        spec.getAcquireTime() == null ? clock.instant() : spec.getAcquireTime().toInstant(),
+        Objects.toString(lease.getMetadata().getResourceVersion(), ""), ticker, sentNanos + renewDeadlineNanos);
+    LOG.info("Acquired Lease {}/{} as {} (previous holder: {}, transitions: {})", namespace, leaseName,
+        identity, previousHolder == null ? "none" : previousHolder, term.leaseTransitions());
+    events.elected(term);
+    return term;
+  }
+
+  private boolean expired(LeaseSpec spec, long now) {
+    Integer seconds = spec.getLeaseDurationSeconds();
+    long duration = seconds == null || seconds <= 0 ? leaseDurationNanos : seconds * 1_000_000_000L;
+    return now - observedNanos >= duration;
+  }
+
+  private void observe(Lease lease, long now) {
+    LeaseSpec spec = lease == null ? null : lease.getSpec();
+    if (observedSpec == null || !observedSpec.equals(spec)) {
+      observedSpec = spec;
+      observedNanos = now;
+    }
+  }
+
+  private void followerFailed(LeaseCallFailed e) {
+    if (failuresInARow++ == 0) {
+      LOG.warn("Lease {}/{}: {}; retrying every {}", namespace, leaseName, e.getMessage(),
+          Durations.format(Duration.ofNanos(retryPeriodNanos)));
+    } else {
+      LOG.debug("Lease {}/{}: {}", namespace, leaseName, e.getMessage());
+    }
+  }
+
+  // ---- leading ---------------------------------------------------------------------------------------
+
+  /** Renews until lost (true) or until the runner finishes the loop (false). */
+  private boolean lead(LeadershipTerm term) {
+    long lastAttempt = lastRenewSentNanos;
+    while (true) {
+      Finish how = awaitSignal(lastAttempt + retryPeriodNanos, false);
+      boolean giveUp;
+      synchronized (lock) {
+        giveUp = relinquish;
+      }
+      if (how == Finish.RELEASE || giveUp) {
+        release();
+        return giveUp && how == Finish.NONE;
+      }
+      if (how == Finish.ABANDON) {
+        LOG.warn("Leaving Lease {}/{} to expire without releasing it", namespace, leaseName);
+        return false;
+      }
+      long now = ticker.read();
+      long deadline = lastRenewSentNanos + renewDeadlineNanos;
+      if (now - deadline >= 0) {
+        LOG.warn("Lost Lease {}/{}: not renewed within the renew deadline of {}", namespace, leaseName,
+            Durations.format(Duration.ofNanos(renewDeadlineNanos)));
+        return true;
+      }
+      lastAttempt = now;
+      ZonedDateTime wallNow = wallNow();
+      Lease desired = new LeaseBuilder(mine)
+          .editSpec().withRenewTime(wallNow).withLeaseDurationSeconds(leaseDurationSeconds).endSpec()
+          .build();
+      try {
+        Lease updated = requests.update(desired, deadline - now);
+        succeeded();
+        mine = updated;
+        lastRenewSentNanos = now;
+        term.extendUntil(now + renewDeadlineNanos);
+        observe(updated, ticker.read());
+      } catch (LeaseCallFailed e) {
+        events.renewFailed(e, Duration.ofNanos(ticker.read() - lastRenewSentNanos));
+        if (e.isConflict()) {
+          succeeded();
+          Optional<String> otherHolder = reread(deadline);
+          if (otherHolder.isPresent()) {
+            LOG.warn("Lost Lease {}/{}: it is now held by {}", namespace, leaseName, otherHolder.get());
+            events.following(otherHolder);
+            return true;
+          }
+          lastAttempt = ticker.read() - retryPeriodNanos;
+        } else {
+          LOG.warn("Lease {}/{}: renewal failed ({}), {} since the last renewal, deadline {}", namespace,
+              leaseName, e.getMessage(), Durations.format(Duration.ofNanos(ticker.read() - lastRenewSentNanos)
+                  .truncatedTo(ChronoUnit.MILLIS)),
+              Durations.format(Duration.ofNanos(renewDeadlineNanos)));
+        }
+      }
+    }
+  }
+
+  /** After a conflict: the holder if it is someone else; empty if still ours (then {@link #mine} is fresh). */
+  private Optional<String> reread(long deadline) {
+    try {
+      Lease current = requests.get(deadline - ticker.read());
+      succeeded();
+      observe(current, ticker.read());
+      String holder = current == null || current.getSpec() == null
+          ? null : blankToNull(current.getSpec().getHolderIdentity());
+      if (!identity.equals(holder)) {
+        return Optional.of(holder == null ? "nobody" : holder);
+      }
+      mine = current;
+      return Optional.empty();
+    } catch (LeaseCallFailed e) {
+      events.renewFailed(e, Duration.ofNanos(ticker.read() - lastRenewSentNanos));
+      return Optional.empty();
+    }
+  }
+
+  private void release() {
+    long now = ticker.read();
+    if (mine == null || now - (lastRenewSentNanos + renewDeadlineNanos) >= 0) {
+      return;
+    }
+    for (int attempt = 0; attempt < 2; attempt++) {
+      ZonedDateTime wallNow = wallNow();
+      Lease released = new LeaseBuilder(mine)
+          .editSpec()
+          .withHolderIdentity("")
+          .withLeaseDurationSeconds(1)
+          .withAcquireTime(wallNow)
+          .withRenewTime(wallNow)
+          .endSpec()
+          .build();
+      try {
+        requests.update(released, requestTimeoutNanos);
+        succeeded();
+        LOG.info("Released Lease {}/{}", namespace, leaseName);
+        return;
+      } catch (LeaseCallFailed e) {
+        if (!e.isConflict() || attempt > 0) {
+          LOG.warn("Could not release Lease {}/{} ({}); another replica takes over once it expires", namespace,
+              leaseName, e.getMessage());
+          return;
+        }
+        try {
+          Lease current = requests.get(requestTimeoutNanos);
+          if (current == null || current.getSpec() == null
+              || !identity.equals(current.getSpec().getHolderIdentity())) {
+            return;
+          }
+          mine = current;
+        } catch (LeaseCallFailed readFailed) {
+          LOG.warn("Could not release Lease {}/{} ({})", namespace, leaseName, readFailed.getMessage());
+          return;
+        }
+      }
+    }
+  }
+
+  // ---- signals and the watch -------------------------------------------------------------------------
+
+  /**
+   * Waits until {@code untilNanos}, or until the runner finishes the loop; a follower ({@code acquiring})
+   * also wakes on a watch event or on close.
+   */
+  private Finish awaitSignal(long untilNanos, boolean acquiring) {
+    synchronized (lock) {
+      while (true) {
+        if (finish != Finish.NONE || relinquish) {
+          return finish;
+        }
+        if (acquiring && (closing || wakeRequested)) {
+          return Finish.NONE;
+        }
+        long remaining = untilNanos - ticker.read();
+        if (remaining <= 0) {
+          return Finish.NONE;
+        }
+        try {
+          lock.wait(Math.max(1, remaining / 1_000_000), (int) Math.min(999_999, remaining % 1_000_000));
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          finish = Finish.ABANDON;
+          closing = true;
+        }
+      }
+    }
+  }
+
+  private void requestWake() {
+    synchronized (lock) {
+      wakeRequested = true;
+      lock.notifyAll();
+    }
+  }
+
+  private void ensureWatching() {
+    synchronized (lock) {
+      if (watch != null && watch.isDone()) {
+        try {
+          watch.get();
+        } catch (ExecutionException | java.util.concurrent.CancellationException failed) {
+          LOG.debug("Watch of Lease {}/{} could not start: {}", namespace, leaseName, failed.getMessage());
+          watch = null;
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+      if (watch == null && !closing) {
+        watch = requests.watch(this::requestWake, this::watchClosed);
+      }
+    }
+  }
+
+  private void watchClosed() {
+    synchronized (lock) {
+      watch = null;
+    }
+  }
+
+  private void stopWatching() {
+    Future<Watch> current;
+    synchronized (lock) {
+      current = watch;
+      watch = null;
+    }
+    if (current == null) {
+      return;
+    }
+    if (!current.cancel(true) && current.isDone()) {
+      try {
+        current.get().close();
+      } catch (ExecutionException | RuntimeException failed) {
+        LOG.debug("Watch of Lease {}/{} had failed: {}", namespace, leaseName, failed.getMessage());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  private void succeeded() {
+    lastSuccessNanos = ticker.read();
+    succeededOnce = true;
+    if (failuresInARow > 0) {
+      LOG.info("Lease {}/{} reachable again", namespace, leaseName);
+      failuresInARow = 0;
+    }
+  }
+
+  private ZonedDateTime wallNow() {
+    return ZonedDateTime.ofInstant(clock.instant().truncatedTo(ChronoUnit.MICROS), ZoneOffset.UTC);
+  }
+
+  private static String blankToNull(String value) {
+    return value == null || value.isBlank() ? null : value;
+  }
+}

@@ -1,0 +1,164 @@
+package io.github.electionpolicy.fabric8;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.BooleanSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Starts and stops the reconcilers on one thread of their own, one call at a time, so user code never runs
+ * on (or holds up) the Lease loop, and a start can never overtake the stop submitted before it.
+ */
+final class ReconcilerControl {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ElectedReconcilers.class);
+  private static final long POLL_MILLIS = 100;
+
+  private final List<Reconciler> reconcilers;
+  private final ExecutorService thread;
+  // Confined to the control thread.
+  private final List<Reconciler> running = new ArrayList<>();
+  private volatile boolean started;
+
+  ReconcilerControl(List<Reconciler> reconcilers) {
+    this.reconcilers = reconcilers;
+    this.thread = Executors.newSingleThreadExecutor(task -> {
+      Thread t = new Thread(task, "election-reconcilers");
+      t.setDaemon(true);
+      return t;
+    });
+  }
+
+  /** Starts the reconcilers and waits until they started; a failure stops those started and is thrown. */
+  void startNow(LeadershipTerm term) {
+    Future<Throwable> outcome = thread.submit(() -> startAll(term));
+    Throwable failure;
+    try {
+      failure = outcome.get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while starting reconcilers", e);
+    } catch (ExecutionException e) {
+      failure = e.getCause();
+    }
+    if (failure != null) {
+      throw new IllegalStateException("a reconciler failed to start: " + failure.getMessage(), failure);
+    }
+  }
+
+  /** Starts the reconcilers for {@code term} unless it ended first; runs {@code onFailure} if one fails. */
+  void startLater(LeadershipTerm term, Runnable onFailure) {
+    try {
+      thread.execute(() -> {
+        if (term.hasEnded()) {
+          return;
+        }
+        if (startAll(term) != null) {
+          onFailure.run();
+        }
+      });
+    } catch (RejectedExecutionException closed) {
+      LOG.debug("Not starting reconcilers: the runner is closed");
+    }
+  }
+
+  private Throwable startAll(LeadershipTerm term) {
+    for (Reconciler reconciler : reconcilers) {
+      try {
+        reconciler.start(term);
+        running.add(reconciler);
+      } catch (Exception | LinkageError e) {
+        LOG.error("Reconciler {} failed to start; stopping the others and giving up the term", reconciler, e);
+        stopAll();
+        return e;
+      }
+    }
+    started = true;
+    LOG.info("Started {} reconciler(s) for {}", running.size(), term);
+    return null;
+  }
+
+  private void stopAll() {
+    if (running.isEmpty()) {
+      return;
+    }
+    for (int i = running.size() - 1; i >= 0; i--) {
+      Reconciler reconciler = running.get(i);
+      try {
+        reconciler.stop();
+      } catch (Exception | LinkageError e) {
+        LOG.error("Reconciler {} failed to stop cleanly", reconciler, e);
+      }
+    }
+    LOG.info("Stopped {} reconciler(s)", running.size());
+    running.clear();
+    started = false;
+  }
+
+  /** Stops the reconcilers; true once they stopped within {@code timeout}. */
+  boolean stopAndWait(Duration timeout) {
+    Future<?> stop = submitStop();
+    if (stop == null) {
+      return true;
+    }
+    try {
+      stop.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+      return true;
+    } catch (TimeoutException e) {
+      return false;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    } catch (ExecutionException e) {
+      return true;
+    }
+  }
+
+  /** Stops the reconcilers and waits until they stopped (true) or {@code abandon} turns true (false). */
+  boolean stopAndWaitUntilStoppedOr(BooleanSupplier abandon) {
+    Future<?> stop = submitStop();
+    if (stop == null) {
+      return true;
+    }
+    while (true) {
+      try {
+        stop.get(POLL_MILLIS, TimeUnit.MILLISECONDS);
+        return true;
+      } catch (TimeoutException e) {
+        if (abandon.getAsBoolean()) {
+          return false;
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return false;
+      } catch (ExecutionException e) {
+        return true;
+      }
+    }
+  }
+
+  private Future<?> submitStop() {
+    try {
+      return thread.submit(this::stopAll);
+    } catch (RejectedExecutionException closed) {
+      return null;
+    }
+  }
+
+  boolean started() {
+    return started;
+  }
+
+  void shutdown() {
+    thread.shutdown();
+  }
+}

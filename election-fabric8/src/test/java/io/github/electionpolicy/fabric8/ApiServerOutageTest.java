@@ -1,0 +1,120 @@
+package io.github.electionpolicy.fabric8;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The API server goes away while a replica leads; the loss policy decides what follows. */
+class ApiServerOutageTest {
+
+  private static final Duration MARGIN = Duration.ofMillis(700);
+
+  private MockApi api;
+  private final ReconcilerLog log = new ReconcilerLog();
+
+  @BeforeEach
+  void startServer() {
+    api = new MockApi().answeringAccessReviews();
+  }
+
+  @AfterEach
+  void stopServer() throws Exception {
+    api.close();
+  }
+
+  @Test
+  void leaderStopsItsReconcilersWithinTheRenewDeadlineAndExitsOnce() throws Exception {
+    List<Integer> exits = new CopyOnWriteArrayList<>();
+    LeaseSettings settings = MockApi.fastSettings("a").lossPolicy(LossPolicy.exit(exits::add)).build();
+    try (Replica a = Replica.start("a", api.client(), settings, log)) {
+      assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(5))).isTrue();
+      assertThat(a.runner.health().ready()).isTrue();
+      assertThat(a.runner.health().live()).isTrue();
+
+      long down = System.nanoTime();
+      api.stopServer();
+      long notReady = awaitHealth(a, false, true, Duration.ofSeconds(5));
+      long notLive = awaitHealth(a, false, false, Duration.ofSeconds(6));
+      Optional<ReconcilerLog.Entry> stopped = log.await("a", ReconcilerLog.Kind.STOP, down, Duration.ZERO);
+
+      assertThat(stopped).isPresent();
+      assertThat(Duration.ofNanos(stopped.get().nanos() - down))
+          .isLessThan(MockApi.RENEW_DEADLINE.plus(MARGIN));
+      assertThat(notReady - down).isLessThan(notLive - down);
+      assertThat(Duration.ofNanos(notLive - down))
+          .isLessThan(settings.healthBudget().plus(MARGIN));
+      assertThat(a.runner.state()).isEqualTo(new ElectionState.Stopped());
+      assertThat(a.runner.awaitStopped(Duration.ZERO)).isTrue();
+      Thread.sleep(500);
+      assertThat(exits).containsExactly(LossPolicy.LOSS_EXIT_STATUS);
+    }
+  }
+
+  @Test
+  void recontendingLeaderLeadsAgainWhenTheServerReturns() throws Exception {
+    TcpProxy proxy = api.proxy();
+    try (Replica a = Replica.start("a", api.client(proxy.url()), MockApi.fastSettings("a").build(), log)) {
+      assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(5))).isTrue();
+      LeadershipTerm first = a.runner.currentTerm().orElseThrow();
+
+      long down = System.nanoTime();
+      proxy.refuse();
+      assertThat(log.await("a", ReconcilerLog.Kind.STOP, down, MockApi.RENEW_DEADLINE.plus(MARGIN)))
+          .isPresent();
+      assertThat(first.isValid()).isFalse();
+      assertThat(a.runner.state().kind()).isEqualTo(ElectionState.Kind.FOLLOWING);
+      assertThat(a.runner.isReady()).isFalse();
+
+      long back = System.nanoTime();
+      proxy.restore();
+      Optional<ReconcilerLog.Entry> restarted = log.await("a", ReconcilerLog.Kind.START, back,
+          MockApi.LEASE_DURATION.plus(Duration.ofSeconds(3)));
+
+      assertThat(restarted).isPresent();
+      assertThat(restarted.get().term()).isNotSameAs(first);
+      assertThat(restarted.get().term().isValid()).isTrue();
+      assertThat(a.leads()).isTrue();
+      assertThat(a.runner.isReady()).isTrue();
+    }
+  }
+
+  @Test
+  void customLossHandlerIsCalledAfterTheReconcilersStopped() throws Exception {
+    TcpProxy proxy = api.proxy();
+    List<String> calls = new CopyOnWriteArrayList<>();
+    LeaseSettings settings = MockApi.fastSettings("a").lossPolicy(LossPolicy.custom(lostTerm -> {
+      calls.add("handler saw " + log.of("a", ReconcilerLog.Kind.STOP).size() + " stop, term valid="
+          + lostTerm.isValid());
+      return LossHandler.AfterLoss.STOP;
+    })).build();
+    try (Replica a = Replica.start("a", api.client(proxy.url()), settings, log)) {
+      assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(5))).isTrue();
+
+      proxy.refuse();
+
+      assertThat(a.runner.awaitStopped(MockApi.RENEW_DEADLINE.plus(Duration.ofSeconds(2)))).isTrue();
+      assertThat(calls).containsExactly("handler saw 1 stop, term valid=false");
+      assertThat(a.runner.state()).isEqualTo(new ElectionState.Stopped());
+    }
+  }
+
+  /** Polls health until ready (or live) equals {@code expected}; returns the instant it did. */
+  private static long awaitHealth(Replica replica, boolean expected, boolean readiness, Duration timeout)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (System.nanoTime() < deadline) {
+      ElectionHealth health = replica.runner.health();
+      if ((readiness ? health.ready() : health.live()) == expected) {
+        return System.nanoTime();
+      }
+      Thread.sleep(10);
+    }
+    throw new AssertionError((readiness ? "readiness" : "liveness") + " never became " + expected);
+  }
+}

@@ -1,0 +1,144 @@
+package io.github.electionpolicy.fabric8;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Several replicas, each with its own client, contend for one Lease on one mock API server. */
+class LeaderElectionTest {
+
+  private MockApi api;
+  private final ReconcilerLog log = new ReconcilerLog();
+
+  @BeforeEach
+  void startServer() {
+    api = new MockApi().answeringAccessReviews();
+  }
+
+  @AfterEach
+  void stopServer() throws Exception {
+    api.close();
+  }
+
+  @Test
+  void ofThreeReplicasExactlyOneLeadsAndTheOthersFollowIt() throws Exception {
+    try (Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log);
+        Replica b = Replica.start("b", api.client(), MockApi.fastSettings("b").build(), log);
+        Replica c = Replica.start("c", api.client(), MockApi.fastSettings("c").build(), log)) {
+      List<Replica> replicas = List.of(a, b, c);
+      assertThat(Replica.awaitTrue(() -> replicas.stream().filter(Replica::leads).count() == 1
+          && replicas.stream().filter(r -> !r.leads()).allMatch(r -> r.runner.state()
+              instanceof ElectionState.Following f && f.leader().isPresent()), Duration.ofSeconds(5)))
+          .as("one leader, two followers that know it").isTrue();
+      Thread.sleep(MockApi.LEASE_DURATION.toMillis());
+
+      Replica leader = replicas.stream().filter(Replica::leads).findFirst().orElseThrow();
+      assertThat(replicas.stream().filter(Replica::leads)).containsExactly(leader);
+      assertThat(replicas.stream().filter(r -> r != leader).map(r -> r.runner.state()))
+          .allSatisfy(state -> assertThat(state)
+              .isEqualTo(new ElectionState.Following(Optional.of(leader.name))));
+      assertThat(log.running()).containsExactly(leader.name);
+      assertThat(api.lease().getSpec().getHolderIdentity()).isEqualTo(leader.name);
+    }
+  }
+
+  @Test
+  void gracefulCloseHandsOverWithinOneSecondThroughAnEmptyHolder() throws Exception {
+    List<String> holders = api.watchHolders();
+    try (Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log)) {
+      assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(5))).isTrue();
+      try (Replica b = Replica.start("b", api.client(), MockApi.fastSettings("b").build(), log)) {
+        assertThat(Replica.awaitTrue(() -> b.runner.state().kind() == ElectionState.Kind.FOLLOWING
+            && ((ElectionState.Following) b.runner.state()).leader().isPresent(), Duration.ofSeconds(5)))
+            .isTrue();
+
+        long closing = System.nanoTime();
+        a.close();
+        Optional<ReconcilerLog.Entry> takeover =
+            log.await("b", ReconcilerLog.Kind.START, closing, Duration.ofSeconds(3));
+
+        assertThat(takeover).isPresent();
+        long handOverMillis = Duration.ofNanos(takeover.get().nanos() - closing).toMillis();
+        System.out.println("MEASURED graceful hand-over: " + handOverMillis + " ms");
+        assertThat(handOverMillis).isLessThan(1000);
+        assertThat(holders).containsSubsequence("a", "", "b");
+        assertThat(log.overlap()).isEmpty();
+      }
+    }
+  }
+
+  @Test
+  void crashedLeaderIsTakenOverAfterTheLeaseDurationAndNotBefore() throws Exception {
+    Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log);
+    try (Replica b = Replica.start("b", api.client(), MockApi.fastSettings("b").build(), log)) {
+      assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(5))).isTrue();
+      Thread.sleep(500);
+
+      long crash = System.nanoTime();
+      a.client.close();
+      Thread.sleep(300);
+      Lease lastRenewal = api.lease();
+      assertThat(lastRenewal.getSpec().getHolderIdentity()).isEqualTo("a");
+      Instant expiry = lastRenewal.getSpec().getRenewTime().toInstant().plus(MockApi.LEASE_DURATION);
+      Optional<ReconcilerLog.Entry> takeover = log.await("b", ReconcilerLog.Kind.START, crash,
+          Duration.ofSeconds(6));
+      Instant takenAt = Instant.now().minusNanos(System.nanoTime() - takeover.map(ReconcilerLog.Entry::nanos)
+          .orElse(System.nanoTime()));
+
+      assertThat(takeover).isPresent();
+      long takeoverMillis = Duration.ofNanos(takeover.get().nanos() - crash).toMillis();
+      System.out.println("MEASURED crash take-over: " + takeoverMillis + " ms");
+      assertThat(takenAt).isAfterOrEqualTo(expiry);
+      assertThat(Duration.ofMillis(takeoverMillis)).isLessThan(MockApi.LEASE_DURATION
+          .plus(MockApi.RETRY_PERIOD.multipliedBy(2)).plus(Duration.ofMillis(1000)));
+    } finally {
+      a.close();
+    }
+  }
+
+  @Test
+  void runUnelectedStartsReconcilersAtOnceWithoutAnyRequest() throws Exception {
+    try (ElectedReconcilers runner = ElectedReconcilers.builder()
+        .client(api.client())
+        .decision(MockApi.RUN_UNELECTED)
+        .settings(MockApi.fastSettings("solo").build())
+        .reconciler(log.reconciler("solo"))
+        .start()) {
+      assertThat(log.running()).containsExactly("solo");
+      assertThat(runner.state()).isEqualTo(new ElectionState.NotContending("solo"));
+      assertThat(runner.health().ready()).isTrue();
+      assertThat(runner.currentTerm()).hasValueSatisfying(term -> {
+        assertThat(term.isElected()).isFalse();
+        assertThat(term.isValid()).isTrue();
+      });
+      Thread.sleep(MockApi.LEASE_DURATION.toMillis());
+    }
+    assertThat(log.running()).isEmpty();
+    assertThat(api.server.getRequestCount()).isZero();
+  }
+
+  @Test
+  void closeIsIdempotentAndEndsTheTerm() throws Exception {
+    long started = System.nanoTime();
+    Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log);
+    assertThat(log.await("a", ReconcilerLog.Kind.START, started, Duration.ofSeconds(5))).isPresent();
+    LeadershipTerm term = a.runner.currentTerm().orElseThrow();
+
+    a.close();
+    a.close();
+
+    assertThat(term.isValid()).isFalse();
+    assertThat(term.awaitEnd(Duration.ZERO)).isTrue();
+    assertThat(a.runner.state()).isEqualTo(new ElectionState.Stopped());
+    assertThat(log.of("a", ReconcilerLog.Kind.STOP)).hasSize(1);
+    assertThat(Stream.of(api.lease().getSpec().getHolderIdentity())).containsExactly("");
+  }
+}

@@ -1,0 +1,102 @@
+package io.github.electionpolicy.fabric8;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Terms carry what reconcilers need to stop in time and to fence their writes. */
+class LeadershipTermTest {
+
+  private MockApi api;
+  private final ReconcilerLog log = new ReconcilerLog();
+
+  @BeforeEach
+  void startServer() {
+    api = new MockApi().answeringAccessReviews();
+  }
+
+  @AfterEach
+  void stopServer() throws Exception {
+    api.close();
+  }
+
+  @Test
+  void termTurnsInvalidAtItsDeadlineEvenWithoutTheElectionThread() {
+    AtomicLong now = new AtomicLong(1_000);
+    LeadershipTerm term = LeadershipTerm.elected("a", 3, Instant.EPOCH, "42", now::get, 2_000);
+
+    assertThat(term.isValid()).isTrue();
+    now.set(1_999);
+    assertThat(term.isValid()).isTrue();
+    now.set(2_000);
+    assertThat(term.isValid()).isFalse();
+  }
+
+  @Test
+  void termEndsOnceAndForAll() throws Exception {
+    AtomicLong now = new AtomicLong(0);
+    LeadershipTerm term = LeadershipTerm.elected("a", 0, Instant.EPOCH, "1", now::get, 1_000);
+
+    term.end();
+    term.extendUntil(5_000);
+
+    assertThat(term.isValid()).isFalse();
+    assertThat(term.awaitEnd(Duration.ZERO)).isTrue();
+  }
+
+  @Test
+  void leaseTransitionsGrowWithEachHandOverSoTermsFenceWrites() throws Exception {
+    Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log);
+    try (Replica b = Replica.start("b", api.client(), MockApi.fastSettings("b").build(), log)) {
+      Optional<ReconcilerLog.Entry> first = log.await("a", ReconcilerLog.Kind.START, 0, Duration.ofSeconds(5));
+      assertThat(first).isPresent();
+      LeadershipTerm aTerm = first.get().term();
+
+      a.close();
+      Optional<ReconcilerLog.Entry> second = log.await("b", ReconcilerLog.Kind.START, 0, Duration.ofSeconds(3));
+
+      assertThat(second).isPresent();
+      LeadershipTerm bTerm = second.get().term();
+      assertThat(aTerm.isValid()).isFalse();
+      assertThat(bTerm.isValid()).isTrue();
+      assertThat(bTerm.isElected()).isTrue();
+      assertThat(bTerm.holderIdentity()).isEqualTo("b");
+      assertThat(bTerm.leaseTransitions()).isGreaterThan(aTerm.leaseTransitions());
+      assertThat(bTerm.acquireTime()).isAfter(aTerm.acquireTime());
+      assertThat(bTerm.resourceVersion()).isNotEqualTo(aTerm.resourceVersion()).isNotEmpty();
+      assertThat(api.lease().getSpec().getLeaseTransitions()).isEqualTo(bTerm.leaseTransitions());
+    } finally {
+      a.close();
+    }
+  }
+
+  @Test
+  void reconcilerThatFailsToStartGivesTheTermUpAndTheLossPolicyApplies() throws Exception {
+    java.util.List<Integer> exits = new java.util.concurrent.CopyOnWriteArrayList<>();
+    ElectedReconcilers runner = ElectedReconcilers.builder()
+        .client(api.client())
+        .decision(MockApi.CONTEND)
+        .settings(MockApi.fastSettings("a").lossPolicy(LossPolicy.exit(exits::add)).build())
+        .reconciler(log.reconciler("a"))
+        .reconciler(Reconciler.of(term -> {
+          throw new IllegalStateException("informer cache did not sync");
+        }, () -> { }))
+        .start();
+    try {
+      assertThat(runner.awaitStopped(Duration.ofSeconds(5))).isTrue();
+
+      assertThat(log.of("a", ReconcilerLog.Kind.START)).hasSize(1);
+      assertThat(log.of("a", ReconcilerLog.Kind.STOP)).hasSize(1);
+      assertThat(exits).containsExactly(LossPolicy.LOSS_EXIT_STATUS);
+      assertThat(api.lease().getSpec().getHolderIdentity()).isEmpty();
+    } finally {
+      runner.close();
+    }
+  }
+}

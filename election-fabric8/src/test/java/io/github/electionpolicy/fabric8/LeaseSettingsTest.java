@@ -1,0 +1,132 @@
+package io.github.electionpolicy.fabric8;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.github.electionpolicy.Environment;
+import io.github.electionpolicy.InvalidElectionSettingException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.function.UnaryOperator;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.api.Test;
+
+class LeaseSettingsTest {
+
+  private static LeaseSettings.Builder valid() {
+    return LeaseSettings.builder().leaseName("orders-controller")
+        .environment(Environment.of(Map.of("POD_NAME", "orders-7f9c-x2k4")));
+  }
+
+  @Test
+  void defaultsFollowClientGo() {
+    LeaseSettings settings = valid().build();
+
+    assertThat(settings.leaseDuration()).isEqualTo(Duration.ofSeconds(15));
+    assertThat(settings.renewDeadline()).isEqualTo(Duration.ofSeconds(10));
+    assertThat(settings.retryPeriod()).isEqualTo(Duration.ofSeconds(2));
+    assertThat(settings.requestTimeout()).isEqualTo(Duration.ofSeconds(5));
+    assertThat(settings.healthBudget()).isEqualTo(Duration.ofSeconds(25));
+    assertThat(settings.stopTimeout()).isEqualTo(Duration.ofSeconds(10));
+    assertThat(settings.lossPolicy()).isEqualTo(LossPolicy.exit());
+    assertThat(settings.namespace()).isEmpty();
+    assertThat(settings.serviceAccountNamespaceFile()).isEqualTo(LeaseSettings.SERVICE_ACCOUNT_NAMESPACE_FILE);
+  }
+
+  @Test
+  void identityDefaultsToThePodNamePlusAShortRandomSuffix() {
+    String first = valid().build().identity();
+    String second = valid().build().identity();
+
+    assertThat(first).matches("orders-7f9c-x2k4-[a-z0-9]{5}");
+    assertThat(second).matches("orders-7f9c-x2k4-[a-z0-9]{5}").isNotEqualTo(first);
+  }
+
+  @Test
+  void identityFallsBackToTheHostName() {
+    LeaseSettings settings = LeaseSettings.builder().leaseName("orders-controller")
+        .environment(Environment.of(Map.of("HOSTNAME", "worker-3", "POD_NAME", " "))).build();
+
+    assertThat(settings.identity()).matches("worker-3-[a-z0-9]{5}");
+  }
+
+  @Test
+  void explicitIdentityIsUsedAsGiven() {
+    assertThat(valid().identity("replica-a").build().identity()).isEqualTo("replica-a");
+  }
+
+  @Test
+  void fastTimingsThatKeepTheRuleAreAccepted() {
+    LeaseSettings settings = valid().leaseDuration(Duration.ofSeconds(1)).renewDeadline(Duration.ofMillis(800))
+        .retryPeriod(Duration.ofMillis(100)).build();
+
+    assertThat(settings.requestTimeout()).isEqualTo(Duration.ofMillis(400));
+    assertThat(settings.healthBudget()).isEqualTo(Duration.ofMillis(1800));
+  }
+
+  @Test
+  void timingRuleMessageNamesBothSettingsAndTheirValues() {
+    assertThatThrownBy(() -> valid().leaseDuration(Duration.ofSeconds(5)).renewDeadline(Duration.ofSeconds(5))
+        .build())
+        .isInstanceOf(InvalidElectionSettingException.class)
+        .hasMessageStartingWith("renewDeadline=\"5s\" is not valid")
+        .hasMessageContaining("leaseDuration=5s")
+        .hasMessageContaining("fix:");
+    assertThatThrownBy(() -> valid().renewDeadline(Duration.ofMillis(2400)).retryPeriod(Duration.ofSeconds(2))
+        .build())
+        .isInstanceOf(InvalidElectionSettingException.class)
+        .hasMessageStartingWith("retryPeriod=\"2s\" is not valid")
+        .hasMessageContaining("renewDeadline=2.4s")
+        .hasMessageContaining("1.2 × retryPeriod");
+  }
+
+  static Stream<Arguments> badSettings() {
+    return Stream.of(
+        bad("leaseName", b -> b.leaseName(null)),
+        bad("leaseName", b -> b.leaseName("Orders_Controller")),
+        bad("leaseName", b -> b.leaseName("-orders")),
+        bad("leaseName", b -> b.leaseName("a".repeat(254))),
+        bad("namespace", b -> b.namespace("Shop")),
+        bad("namespace", b -> b.namespace("shop.eu")),
+        bad("identity", b -> b.identity("  ")),
+        bad("identity", b -> b.environment(Environment.of(Map.of()))),
+        bad("leaseDuration", b -> b.leaseDuration(Duration.ofMillis(1500))),
+        bad("leaseDuration", b -> b.leaseDuration(Duration.ofMillis(500))),
+        bad("leaseDuration", b -> b.leaseDuration(Duration.ZERO)),
+        bad("leaseDuration", b -> b.leaseDuration(null)),
+        bad("renewDeadline", b -> b.renewDeadline(Duration.ofSeconds(-1))),
+        bad("renewDeadline", b -> b.renewDeadline(Duration.ofSeconds(15))),
+        bad("retryPeriod", b -> b.retryPeriod(Duration.ZERO)),
+        bad("retryPeriod", b -> b.retryPeriod(Duration.ofMillis(8400))),
+        bad("requestTimeout", b -> b.requestTimeout(Duration.ofMillis(100))),
+        bad("requestTimeout", b -> b.requestTimeout(Duration.ofSeconds(6))),
+        bad("requestTimeout", b -> b.leaseDuration(Duration.ofSeconds(1)).renewDeadline(Duration.ofMillis(300))
+            .retryPeriod(Duration.ofMillis(100))),
+        bad("healthBudget", b -> b.healthBudget(Duration.ofSeconds(9))),
+        bad("stopTimeout", b -> b.stopTimeout(Duration.ZERO)),
+        bad("lossPolicy", b -> b.lossPolicy(null)),
+        bad("serviceAccountNamespaceFile", b -> b.serviceAccountNamespaceFile((Path) null)));
+  }
+
+  private static Arguments bad(String setting, UnaryOperator<LeaseSettings.Builder> change) {
+    return Arguments.of(setting, change);
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("badSettings")
+  void everyBadSettingFailsAtBuildTimeNamingTheSetting(String setting,
+      UnaryOperator<LeaseSettings.Builder> change) {
+    LeaseSettings.Builder builder = change.apply(valid());
+
+    assertThatThrownBy(builder::build)
+        .isInstanceOfSatisfying(InvalidElectionSettingException.class,
+            e -> assertThat(e.setting()).isEqualTo(setting))
+        .hasMessageStartingWith(setting + "=")
+        .hasMessageContaining("is not valid: accepted values are")
+        .hasMessageContaining("; fix: ");
+  }
+}

@@ -1,0 +1,176 @@
+package io.github.electionpolicy.fabric8;
+
+import io.fabric8.kubernetes.api.model.authorization.v1.SelfSubjectAccessReview;
+import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReviewStatus;
+import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.ConfigBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.Watch;
+import io.fabric8.kubernetes.client.Watcher;
+import io.fabric8.kubernetes.client.WatcherException;
+import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMixedDispatcher;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import io.fabric8.mockwebserver.Context;
+import io.fabric8.mockwebserver.MockWebServer;
+import io.fabric8.mockwebserver.ServerRequest;
+import io.fabric8.mockwebserver.ServerResponse;
+import io.github.electionpolicy.ElectionDecision;
+import io.github.electionpolicy.ElectionPolicy;
+import io.github.electionpolicy.Environment;
+import io.github.electionpolicy.Substrate;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Queue;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * One fabric8 mock API server in CRUD mode (it enforces resourceVersion conflicts with 409), reached over
+ * HTTP by real clients, one per replica; plus the settings and decisions the tests share.
+ */
+final class MockApi implements AutoCloseable {
+
+  static final String NAMESPACE = "elections";
+  static final String LEASE = "orders-controller";
+  static final Duration LEASE_DURATION = Duration.ofSeconds(2);
+  static final Duration RENEW_DEADLINE = Duration.ofMillis(1500);
+  static final Duration RETRY_PERIOD = Duration.ofMillis(200);
+
+  static final ElectionDecision CONTEND = ElectionPolicy.defaults().decide(
+      Environment.of(Map.of("KUBERNETES_SERVICE_HOST", "10.0.0.1", "KUBERNETES_SERVICE_PORT", "443")),
+      Substrate.of("kubernetes", true));
+  static final ElectionDecision RUN_UNELECTED = ElectionPolicy.defaults().decide(
+      Environment.of(Map.of("KUBERNETES_SERVICE_HOST", "10.0.0.1", "KUBERNETES_SERVICE_PORT", "443",
+          "LEADER_ELECTION_ENABLED", "false")),
+      Substrate.of("kubernetes", true));
+
+  // Held strongly: java.util.logging forgets the level of a logger nobody references.
+  private static final java.util.logging.Logger MOCK_SERVER_LOG = quiet("io.fabric8.mockwebserver");
+
+  final KubernetesMockServer server;
+  private final List<AutoCloseable> closeables = new ArrayList<>();
+  private volatile Set<String> deniedVerbs = Set.of();
+  private boolean stopped;
+
+  private static java.util.logging.Logger quiet(String name) {
+    java.util.logging.Logger logger = java.util.logging.Logger.getLogger(name);
+    logger.setLevel(java.util.logging.Level.WARNING);
+    return logger;
+  }
+
+  MockApi() {
+    Map<ServerRequest, Queue<ServerResponse>> responses = new HashMap<>();
+    server = new KubernetesMockServer(new Context(), new MockWebServer(), responses,
+        new KubernetesMixedDispatcher(responses), false);
+    server.init(InetAddress.getLoopbackAddress(), 0);
+  }
+
+  /** Answers SelfSubjectAccessReviews like an API server would: allowed unless the verb is denied. */
+  MockApi answeringAccessReviews() {
+    server.expect().post().withPath("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews")
+        .andReply(201, request -> {
+          SelfSubjectAccessReview review =
+              Serialization.unmarshal(request.getUtf8Body(), SelfSubjectAccessReview.class);
+          String verb = review.getSpec().getResourceAttributes().getVerb();
+          SubjectAccessReviewStatus status = new SubjectAccessReviewStatus();
+          status.setAllowed(!deniedVerbs.contains(verb));
+          review.setStatus(status);
+          return review;
+        }).always();
+    return this;
+  }
+
+  MockApi denying(Set<String> verbs) {
+    deniedVerbs = Set.copyOf(verbs);
+    return this;
+  }
+
+  String url() {
+    return server.url("/");
+  }
+
+  /** A new client of its own, with the client's default retry and timeout settings. */
+  KubernetesClient client() {
+    return client(url());
+  }
+
+  KubernetesClient client(String url) {
+    Config config = new ConfigBuilder(Config.empty())
+        .withMasterUrl(url)
+        .withNamespace(NAMESPACE)
+        .build();
+    KubernetesClient client = new KubernetesClientBuilder()
+        .withConfig(config)
+        .withHttpClientFactory(new JdkHttpClientFactory())
+        .build();
+    closeables.add(client);
+    return client;
+  }
+
+  TcpProxy proxy() throws IOException {
+    TcpProxy proxy = new TcpProxy(server.getPort());
+    closeables.add(proxy);
+    return proxy;
+  }
+
+  /** Every holder identity the Lease showed, in order, as seen by a watch. */
+  List<String> watchHolders() {
+    List<String> holders = new CopyOnWriteArrayList<>();
+    Watch watch = client().leases().inNamespace(NAMESPACE).withName(LEASE).watch(new Watcher<Lease>() {
+      @Override
+      public void eventReceived(Action action, Lease lease) {
+        String holder = lease.getSpec() == null ? null : lease.getSpec().getHolderIdentity();
+        holders.add(holder == null ? "" : holder);
+      }
+
+      @Override
+      public void onClose(WatcherException cause) {}
+    });
+    closeables.add(watch);
+    return holders;
+  }
+
+  Lease lease() {
+    return client().leases().inNamespace(NAMESPACE).withName(LEASE).get();
+  }
+
+  static LeaseSettings.Builder fastSettings(String identity) {
+    return LeaseSettings.builder()
+        .leaseName(LEASE)
+        .namespace(NAMESPACE)
+        .identity(identity)
+        .leaseDuration(LEASE_DURATION)
+        .renewDeadline(RENEW_DEADLINE)
+        .retryPeriod(RETRY_PERIOD)
+        .stopTimeout(Duration.ofSeconds(2))
+        .lossPolicy(LossPolicy.recontend());
+  }
+
+  void stopServer() {
+    stopped = true;
+    server.shutdown();
+  }
+
+  @Override
+  public void close() throws Exception {
+    for (int i = closeables.size() - 1; i >= 0; i--) {
+      try {
+        closeables.get(i).close();
+      } catch (Exception ignored) {
+        // Best effort: a test may have closed it already.
+      }
+    }
+    if (!stopped) {
+      server.destroy();
+    }
+  }
+}

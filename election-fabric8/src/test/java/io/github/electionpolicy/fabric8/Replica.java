@@ -1,0 +1,55 @@
+package io.github.electionpolicy.fabric8;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.time.Duration;
+
+/** One controller process of a test: its own client, its own runner, reconcilers recorded in a shared log. */
+final class Replica implements AutoCloseable {
+
+  final String name;
+  final KubernetesClient client;
+  final ElectedReconcilers runner;
+
+  private Replica(String name, KubernetesClient client, ElectedReconcilers runner) {
+    this.name = name;
+    this.client = client;
+    this.runner = runner;
+  }
+
+  static Replica start(String name, KubernetesClient client, LeaseSettings settings, ReconcilerLog log) {
+    return start(name, client, settings, log, new ElectionListener() {});
+  }
+
+  static Replica start(String name, KubernetesClient client, LeaseSettings settings, ReconcilerLog log,
+      ElectionListener listener) {
+    ElectedReconcilers runner = ElectedReconcilers.builder()
+        .client(client)
+        .decision(MockApi.CONTEND)
+        .settings(settings)
+        .reconciler(log.reconciler(name))
+        .listener(listener)
+        .start();
+    return new Replica(name, client, runner);
+  }
+
+  boolean leads() {
+    return runner.state().kind() == ElectionState.Kind.LEADING;
+  }
+
+  static boolean awaitTrue(java.util.function.BooleanSupplier condition, Duration timeout)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (System.nanoTime() < deadline) {
+      if (condition.getAsBoolean()) {
+        return true;
+      }
+      Thread.sleep(5);
+    }
+    return condition.getAsBoolean();
+  }
+
+  @Override
+  public void close() {
+    runner.close();
+  }
+}

@@ -1,0 +1,128 @@
+package io.github.electionpolicy.fabric8;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A loopback TCP proxy in front of the mock API server that a test can cut: {@link #blackhole()} keeps
+ * connections open but forwards nothing (a network partition: requests hang), {@link #refuse()} closes every
+ * connection and each new one at once (the server is down), {@link #restore()} forwards again.
+ */
+final class TcpProxy implements AutoCloseable {
+
+  private enum Mode { OPEN, BLACKHOLE, REFUSE }
+
+  private final int targetPort;
+  private final ServerSocket listener;
+  private final List<Socket> sockets = new ArrayList<>();
+  private volatile Mode mode = Mode.OPEN;
+
+  TcpProxy(int targetPort) throws IOException {
+    this.targetPort = targetPort;
+    this.listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+    Thread acceptor = new Thread(this::accept, "tcp-proxy-accept-" + listener.getLocalPort());
+    acceptor.setDaemon(true);
+    acceptor.start();
+  }
+
+  String url() {
+    return "http://127.0.0.1:" + listener.getLocalPort() + "/";
+  }
+
+  void blackhole() {
+    mode = Mode.BLACKHOLE;
+  }
+
+  void refuse() {
+    mode = Mode.REFUSE;
+    closeAll();
+  }
+
+  void restore() {
+    closeAll();
+    mode = Mode.OPEN;
+  }
+
+  private void accept() {
+    while (!listener.isClosed()) {
+      Socket downstream;
+      try {
+        downstream = listener.accept();
+      } catch (IOException closed) {
+        return;
+      }
+      Mode now = mode;
+      if (now == Mode.REFUSE) {
+        closeQuietly(downstream);
+        continue;
+      }
+      try {
+        Socket upstream = now == Mode.OPEN ? new Socket(InetAddress.getLoopbackAddress(), targetPort) : null;
+        track(downstream);
+        if (upstream != null) {
+          track(upstream);
+          pump(downstream, upstream);
+          pump(upstream, downstream);
+        } else {
+          pump(downstream, null);
+        }
+      } catch (IOException upstreamDown) {
+        closeQuietly(downstream);
+      }
+    }
+  }
+
+  private void pump(Socket from, Socket to) {
+    Thread pump = new Thread(() -> {
+      byte[] buffer = new byte[16 * 1024];
+      try (InputStream in = from.getInputStream()) {
+        OutputStream out = to == null ? null : to.getOutputStream();
+        int read;
+        while ((read = in.read(buffer)) >= 0) {
+          if (mode == Mode.OPEN && out != null) {
+            out.write(buffer, 0, read);
+            out.flush();
+          }
+        }
+      } catch (IOException closed) {
+        // The other side or the test closed the connection.
+      } finally {
+        closeQuietly(from);
+        if (to != null) {
+          closeQuietly(to);
+        }
+      }
+    }, "tcp-proxy-pump");
+    pump.setDaemon(true);
+    pump.start();
+  }
+
+  private synchronized void track(Socket socket) {
+    sockets.add(socket);
+  }
+
+  private synchronized void closeAll() {
+    sockets.forEach(TcpProxy::closeQuietly);
+    sockets.clear();
+  }
+
+  private static void closeQuietly(Socket socket) {
+    try {
+      socket.close();
+    } catch (IOException ignored) {
+      // Closing is best effort.
+    }
+  }
+
+  @Override
+  public void close() throws IOException {
+    listener.close();
+    closeAll();
+  }
+}
