@@ -2,9 +2,7 @@ package io.github.electionpolicy.benchmarks.failover;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.concurrent.TimeoutException;
@@ -43,13 +41,13 @@ final class FailoverRound {
   RoundResult run() throws InterruptedException, TimeoutException {
     String leaseName = "bench-" + roundId;
     Map<String, Contender> contenders = new LinkedHashMap<>();
-    List<KubernetesClient> clients = new ArrayList<>();
+    Map<String, KubernetesClient> clients = new LinkedHashMap<>();
     String leader = null;
     try {
       for (int i = 0; i < replicas; i++) {
         String identity = roundId + "-r" + i;
         KubernetesClient client = server.newClient(identity);
-        clients.add(client);
+        clients.put(identity, client);
         ReplicaSpec spec = new ReplicaSpec(identity, server.namespace(), leaseName, timings, client,
             new ReconcilerRecorder(log, identity));
         contenders.put(identity, factory.create(spec));
@@ -101,7 +99,10 @@ final class FailoverRound {
           acquireSinceRenew, leaderRate, followerRate);
     } finally {
       contenders.values().forEach(FailoverRound::closeQuietly);
-      clients.forEach(KubernetesClient::close);
+      clients.forEach((identity, client) -> {
+        client.close();
+        server.disconnect(identity);
+      });
     }
   }
 

@@ -11,17 +11,21 @@ import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
 import io.fabric8.mockwebserver.ServerRequest;
 import io.fabric8.mockwebserver.ServerResponse;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Queue;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
  * fabric8's mock API server in CRUD mode over plain HTTP on the loopback address, which enforces
  * {@code resourceVersion} conflicts like a real API server, with every Lease request counted per replica in
- * the shared {@link EventLog}. Thread-safe.
+ * the shared {@link EventLog}. Each replica reaches the server through a {@link ReplicaProxy} of its own, so
+ * that a crash can drop its connections the way a dying process does. Thread-safe.
  */
 public final class MockApiServer implements AutoCloseable {
 
@@ -35,6 +39,7 @@ public final class MockApiServer implements AutoCloseable {
   private final KubernetesMockServer server;
   private final LeaseTrafficDispatcher dispatcher;
   private final String namespace;
+  private final Map<String, ReplicaProxy> proxies = new ConcurrentHashMap<>();
 
   /**
    * Starts the server on a free port of the loopback address.
@@ -52,14 +57,22 @@ public final class MockApiServer implements AutoCloseable {
 
   /**
    * A new client of its own for one replica, on the JDK HTTP client, with fabric8's default request
-   * timeouts and retries; the server attributes its requests to {@code identity}.
+   * timeouts and retries, connected through a proxy of its own; the server attributes its requests to
+   * {@code identity}.
    *
    * @param identity the replica's identity
-   * @return a client the caller closes
+   * @return a client the caller closes, then calls {@link #disconnect(String)}
    */
   public KubernetesClient newClient(String identity) {
+    ReplicaProxy proxy;
+    try {
+      proxy = new ReplicaProxy(identity, server.getPort());
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot start the proxy of replica " + identity, e);
+    }
+    proxies.put(identity, proxy);
     Config config = new ConfigBuilder(Config.empty())
-        .withMasterUrl(server.url("/"))
+        .withMasterUrl(proxy.url())
         .withNamespace(namespace)
         .withUserAgent(LeaseTrafficDispatcher.USER_AGENT_PREFIX + identity)
         .build();
@@ -70,12 +83,29 @@ public final class MockApiServer implements AutoCloseable {
   }
 
   /**
-   * From now on the server answers this replica with 503 and applies none of its requests.
+   * Makes the replica look dead to the server: every connection it has is closed and refused from now on,
+   * and any request of its that is already on its way is answered with 503 and not applied.
    *
    * @param identity the replica's identity
    */
   public void fence(String identity) {
     dispatcher.fence(identity);
+    ReplicaProxy proxy = proxies.get(identity);
+    if (proxy != null) {
+      proxy.cut();
+    }
+  }
+
+  /**
+   * Closes the replica's proxy once its client is closed.
+   *
+   * @param identity the replica's identity
+   */
+  public void disconnect(String identity) {
+    ReplicaProxy proxy = proxies.remove(identity);
+    if (proxy != null) {
+      proxy.close();
+    }
   }
 
   /**
@@ -90,6 +120,8 @@ public final class MockApiServer implements AutoCloseable {
   /** Stops the server. */
   @Override
   public void close() {
+    proxies.values().forEach(ReplicaProxy::close);
+    proxies.clear();
     server.destroy();
   }
 }
