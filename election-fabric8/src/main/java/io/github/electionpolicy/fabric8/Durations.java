@@ -18,7 +18,7 @@ final class Durations {
       return duration.toString();
     }
     long millis = duration.toMillis();
-    if (duration.getNano() % 1_000_000 != 0 || millis == 0) {
+    if (duration.getNano() % 1_000_000 != 0) {
       return duration.toString();
     }
     if (millis < 1000) {
@@ -28,6 +28,11 @@ final class Durations {
       return millis / 1000 + "s";
     }
     return String.format(java.util.Locale.ROOT, "%.3f", millis / 1000.0).replaceAll("0+$", "") + "s";
+  }
+
+  /** For logs: to the millisecond, so measured durations read like settings. */
+  static String approx(Duration duration) {
+    return format(duration.truncatedTo(java.time.temporal.ChronoUnit.MILLIS));
   }
 
   /** True when {@code a} is longer than {@code factor} times {@code b}, with the factor given in tenths. */

@@ -65,10 +65,10 @@ public final class ElectedReconcilers implements AutoCloseable {
   private final LeaseElector elector;
   private final KubernetesClient client;
   private final Thread electorThread;
+  private final LossReaction lossReaction;
   // Guarded by lock.
   private boolean closing;
   private LeadershipTerm currentTerm;
-  private boolean exited;
 
   private ElectedReconcilers(Builder b) {
     this.decision = b.decision;
@@ -85,12 +85,15 @@ public final class ElectedReconcilers implements AutoCloseable {
       this.elector = null;
       this.electorThread = null;
       this.client = null;
+      this.lossReaction = null;
       return;
     }
     this.unelectedTerm = null;
     this.client = b.client;
     this.namespace = Namespaces.resolve(settings, b.client.getNamespace());
     this.requests = new LeaseRequests(b.client, namespace, settings.leaseName(), settings.requestTimeout());
+    this.lossReaction = new LossReaction(settings.lossPolicy(), control, settings.stopTimeout(),
+        this::isClosing, this::stopAfterLoss, namespace + "/" + settings.leaseName());
     this.elector = new LeaseElector(requests, namespace, settings, new ElectorEvents(), ticker, b.clock);
     this.electorThread = new Thread(elector, "election-lease-" + settings.leaseName());
     this.electorThread.setDaemon(true);
@@ -114,7 +117,12 @@ public final class ElectedReconcilers implements AutoCloseable {
     DecisionLog.log(decision);
     if (!decision.contends()) {
       LOG.info("Starting reconcilers unelected as {}", identity);
-      control.startNow(unelectedTerm);
+      try {
+        control.startNow(unelectedTerm);
+      } catch (RuntimeException e) {
+        shutDownAfterFailedStart();
+        throw e;
+      }
       return;
     }
     LOG.info("Contending for Lease {}/{} as {} (lease {}, renew deadline {}, retry {}, on loss {})", namespace,
@@ -127,12 +135,20 @@ public final class ElectedReconcilers implements AutoCloseable {
       }
     } catch (RuntimeException e) {
       requests.close();
-      control.shutdown();
-      publisher.publish(new ElectionState.Stopped());
-      publisher.shutdown();
+      shutDownAfterFailedStart();
       throw e;
     }
     electorThread.start();
+  }
+
+  private void shutDownAfterFailedStart() {
+    synchronized (lock) {
+      closing = true;
+    }
+    control.shutdown();
+    publisher.publish(new ElectionState.Stopped());
+    publisher.shutdown();
+    stopped.countDown();
   }
 
   /**
@@ -339,45 +355,7 @@ public final class ElectedReconcilers implements AutoCloseable {
       if (closingNow) {
         return LossHandler.AfterLoss.STOP;
       }
-      LossPolicy policy = settings.lossPolicy();
-      switch (policy.kind()) {
-        case EXIT:
-          if (!control.stopAndWait(settings.stopTimeout())) {
-            LOG.warn("Reconcilers did not stop within {}; exiting anyway", Durations.format(settings.stopTimeout()));
-          }
-          stopAfterLoss();
-          boolean first;
-          synchronized (lock) {
-            first = !exited;
-            exited = true;
-          }
-          if (first) {
-            LOG.error("Lost leadership of Lease {}/{}; exiting with status {} (loss policy EXIT)", namespace,
-                settings.leaseName(), LossPolicy.LOSS_EXIT_STATUS);
-            policy.exiter().exit(LossPolicy.LOSS_EXIT_STATUS);
-          }
-          return LossHandler.AfterLoss.STOP;
-        case RECONTEND:
-          return control.stopAndWaitUntilStoppedOr(ElectedReconcilers.this::isClosing)
-              ? LossHandler.AfterLoss.RECONTEND : LossHandler.AfterLoss.STOP;
-        case CUSTOM:
-          if (!control.stopAndWaitUntilStoppedOr(ElectedReconcilers.this::isClosing)) {
-            return LossHandler.AfterLoss.STOP;
-          }
-          LossHandler.AfterLoss next;
-          try {
-            next = Objects.requireNonNull(policy.handler().onLoss(term), "LossHandler returned null");
-          } catch (RuntimeException e) {
-            LOG.error("Loss handler failed; stopping contention", e);
-            next = LossHandler.AfterLoss.STOP;
-          }
-          if (next == LossHandler.AfterLoss.STOP) {
-            stopAfterLoss();
-          }
-          return next;
-        default:
-          throw new IllegalStateException("unknown loss policy " + policy);
-      }
+      return lossReaction.react(term);
     }
 
     @Override

@@ -23,9 +23,10 @@ public interface Exiter {
   void exit(int status);
 
   /**
-   * The exiter that calls {@link System#exit(int)} on a fresh daemon thread. Exiting on its own thread
-   * means no thread of the runner ever blocks inside {@code System.exit}, so a shutdown hook that closes the
-   * runner cannot deadlock with the exit; and if the JVM is already shutting down, the call is skipped.
+   * The exiter that calls {@link System#exit(int)} on a fresh (non-daemon) thread. Exiting on its own
+   * thread means no thread of the runner ever blocks inside {@code System.exit}, so a shutdown hook that
+   * closes the runner cannot deadlock with the exit; and if the JVM is already shutting down, the call is
+   * skipped.
    *
    * @return the process exiter
    */

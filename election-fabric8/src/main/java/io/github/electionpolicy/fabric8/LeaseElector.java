@@ -351,8 +351,7 @@ final class LeaseElector implements Runnable {
           lastAttempt = ticker.read() - retryPeriodNanos;
         } else {
           LOG.warn("Lease {}/{}: renewal failed ({}), {} since the last renewal, deadline {}", namespace,
-              leaseName, e.getMessage(), Durations.format(Duration.ofNanos(ticker.read() - lastRenewSentNanos)
-                  .truncatedTo(ChronoUnit.MILLIS)),
+              leaseName, e.getMessage(), Durations.approx(Duration.ofNanos(ticker.read() - lastRenewSentNanos)),
               Durations.format(Duration.ofNanos(renewDeadlineNanos)));
         }
       }

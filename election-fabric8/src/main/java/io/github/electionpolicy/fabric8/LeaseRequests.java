@@ -98,7 +98,7 @@ final class LeaseRequests implements AutoCloseable {
       return future.get(wait, TimeUnit.NANOSECONDS);
     } catch (TimeoutException e) {
       future.cancel(true);
-      throw new LeaseCallFailed(what + " got no answer within " + Durations.format(Duration.ofNanos(wait)),
+      throw new LeaseCallFailed(what + " got no answer within " + Durations.approx(Duration.ofNanos(wait)),
           e, 0);
     } catch (InterruptedException e) {
       future.cancel(true);

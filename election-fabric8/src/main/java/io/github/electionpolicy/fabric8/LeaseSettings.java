@@ -3,11 +3,9 @@ package io.github.electionpolicy.fabric8;
 import io.github.electionpolicy.Environment;
 import io.github.electionpolicy.InvalidElectionSettingException;
 import java.nio.file.Path;
-import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.regex.Pattern;
 
 /**
  * How to contend for the leader Lease: which Lease, as whom, with which timings, and what to do when
@@ -52,12 +50,6 @@ public final class LeaseSettings {
   /** The variable read for the default identity when {@value #POD_NAME_VARIABLE} is unset. */
   public static final String HOSTNAME_VARIABLE = "HOSTNAME";
 
-  private static final Pattern DNS_SUBDOMAIN =
-      Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
-  private static final Pattern DNS_LABEL = Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
-  private static final char[] SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789".toCharArray();
-  private static final int SUFFIX_LENGTH = 5;
-  private static final SecureRandom RANDOM = new SecureRandom();
 
   private final String leaseName;
   private final Optional<String> namespace;
@@ -399,12 +391,12 @@ public final class LeaseSettings {
      * @throws InvalidElectionSettingException naming the first setting that is not valid
      */
     public LeaseSettings build() {
-      checkLeaseName();
-      checkNamespace();
-      checkTimings();
-      Duration timeout = checkRequestTimeout();
-      Duration budget = checkHealthBudget();
-      Duration stop = checkStopTimeout();
+      SettingsChecks.leaseName(leaseName);
+      SettingsChecks.namespace(namespace);
+      SettingsChecks.timings(leaseDuration, renewDeadline, retryPeriod);
+      Duration timeout = SettingsChecks.requestTimeout(requestTimeout, renewDeadline);
+      Duration budget = SettingsChecks.healthBudget(healthBudget, leaseDuration, renewDeadline);
+      Duration stop = SettingsChecks.stopTimeout(stopTimeout, renewDeadline);
       if (lossPolicy == null) {
         throw new InvalidElectionSettingException("lossPolicy", null,
             "LossPolicy.exit(), LossPolicy.recontend() or LossPolicy.custom(handler)",
@@ -414,119 +406,7 @@ public final class LeaseSettings {
         throw new InvalidElectionSettingException("serviceAccountNamespaceFile", null, "a file path",
             "leave the default " + SERVICE_ACCOUNT_NAMESPACE_FILE + " or pass the file your pods mount");
       }
-      return new LeaseSettings(this, resolveIdentity(), timeout, budget, stop);
-    }
-
-    private void checkLeaseName() {
-      if (leaseName == null || leaseName.length() > 253 || !DNS_SUBDOMAIN.matcher(leaseName).matches()) {
-        throw new InvalidElectionSettingException("leaseName", leaseName,
-            "a DNS-1123 subdomain of at most 253 characters: lower-case letters, digits, '-' and '.', "
-                + "starting and ending with a letter or digit, e.g. \"orders-controller\"",
-            "call leaseName(...) with the name the replicas of this controller share");
-      }
-    }
-
-    private void checkNamespace() {
-      if (namespace != null && (namespace.length() > 63 || !DNS_LABEL.matcher(namespace).matches())) {
-        throw new InvalidElectionSettingException("namespace", namespace,
-            "a DNS-1123 label of at most 63 characters: lower-case letters, digits and '-', e.g. \"shop\"",
-            "pass the namespace the Lease lives in, or none to use the pod's own namespace");
-      }
-    }
-
-    private void checkTimings() {
-      if (leaseDuration == null || leaseDuration.compareTo(Duration.ofSeconds(1)) < 0
-          || leaseDuration.getNano() != 0 || leaseDuration.getSeconds() > Integer.MAX_VALUE) {
-        throw new InvalidElectionSettingException("leaseDuration", Durations.format(leaseDuration),
-            "whole seconds, at least 1s (the Lease stores leaseDurationSeconds), e.g. 15s",
-            "round leaseDuration to whole seconds, e.g. Duration.ofSeconds(15)");
-      }
-      requirePositive("renewDeadline", renewDeadline, "e.g. 10s");
-      requirePositive("retryPeriod", retryPeriod, "e.g. 2s");
-      if (renewDeadline.compareTo(leaseDuration) >= 0) {
-        throw new InvalidElectionSettingException("renewDeadline", Durations.format(renewDeadline),
-            "a duration shorter than leaseDuration=" + Durations.format(leaseDuration)
-                + ", so the leader stops before a follower may take over",
-            "lower renewDeadline below leaseDuration=" + Durations.format(leaseDuration)
-                + " or raise leaseDuration above renewDeadline=" + Durations.format(renewDeadline));
-      }
-      if (!Durations.longerThanTenthsOf(renewDeadline, retryPeriod, 12)) {
-        throw new InvalidElectionSettingException("retryPeriod", Durations.format(retryPeriod),
-            "a duration such that renewDeadline=" + Durations.format(renewDeadline)
-                + " is longer than 1.2 × retryPeriod, so the leader can retry a failed renewal",
-            "lower retryPeriod below renewDeadline / 1.2 = "
-                + Durations.format(renewDeadline.multipliedBy(10).dividedBy(12))
-                + " or raise renewDeadline");
-      }
-    }
-
-    private Duration checkRequestTimeout() {
-      Duration half = renewDeadline.dividedBy(2);
-      Duration timeout = requestTimeout == null ? half : requestTimeout;
-      if (timeout.compareTo(MINIMUM_REQUEST_TIMEOUT) < 0 || timeout.compareTo(half) > 0) {
-        String shown = requestTimeout == null
-            ? Durations.format(timeout) + " (half of renewDeadline=" + Durations.format(renewDeadline) + ")"
-            : Durations.format(timeout);
-        throw new InvalidElectionSettingException("requestTimeout", shown,
-            "a duration from " + Durations.format(MINIMUM_REQUEST_TIMEOUT)
-                + " to half of renewDeadline=" + Durations.format(renewDeadline),
-            requestTimeout == null
-                ? "raise renewDeadline to at least " + Durations.format(MINIMUM_REQUEST_TIMEOUT.multipliedBy(2))
-                : "pass a requestTimeout in that range, or none for half of renewDeadline");
-      }
-      return timeout;
-    }
-
-    private Duration checkHealthBudget() {
-      Duration budget = healthBudget == null ? leaseDuration.plus(renewDeadline) : healthBudget;
-      if (budget.compareTo(renewDeadline) < 0) {
-        throw new InvalidElectionSettingException("healthBudget", Durations.format(budget),
-            "a duration of at least renewDeadline=" + Durations.format(renewDeadline),
-            "leave the default (leaseDuration + renewDeadline) or raise healthBudget");
-      }
-      return budget;
-    }
-
-    private Duration checkStopTimeout() {
-      Duration stop = stopTimeout == null ? renewDeadline : stopTimeout;
-      requirePositive("stopTimeout", stop, "e.g. 10s");
-      return stop;
-    }
-
-    private static void requirePositive(String setting, Duration value, String example) {
-      if (value == null || value.isNegative() || value.isZero()) {
-        throw new InvalidElectionSettingException(setting, Durations.format(value),
-            "a positive duration, " + example, "pass a positive java.time.Duration or leave the default");
-      }
-    }
-
-    private String resolveIdentity() {
-      if (identity != null) {
-        if (identity.isBlank()) {
-          throw new InvalidElectionSettingException("identity", identity,
-              "a non-blank name unique among the replicas, e.g. the pod name",
-              "pass a non-blank identity, or none to use " + POD_NAME_VARIABLE + " or " + HOSTNAME_VARIABLE);
-        }
-        return identity;
-      }
-      Optional<String> base = environment.get(POD_NAME_VARIABLE).filter(v -> !v.isBlank())
-          .or(() -> environment.get(HOSTNAME_VARIABLE).filter(v -> !v.isBlank()));
-      if (base.isEmpty()) {
-        throw new InvalidElectionSettingException("identity", null,
-            "an explicit identity, or " + POD_NAME_VARIABLE + " or " + HOSTNAME_VARIABLE
-                + " set to a non-blank value",
-            "set " + POD_NAME_VARIABLE + " from the downward API (fieldRef: metadata.name) "
-                + "or call identity(...)");
-      }
-      return base.get().trim() + "-" + randomSuffix();
-    }
-
-    private static String randomSuffix() {
-      char[] suffix = new char[SUFFIX_LENGTH];
-      for (int i = 0; i < suffix.length; i++) {
-        suffix[i] = SUFFIX_ALPHABET[RANDOM.nextInt(SUFFIX_ALPHABET.length)];
-      }
-      return new String(suffix);
+      return new LeaseSettings(this, SettingsChecks.identity(identity, environment), timeout, budget, stop);
     }
   }
 }

@@ -15,8 +15,9 @@ enum SystemExiter implements Exiter {
       LOG.info("Not calling System.exit({}): the JVM is already shutting down", status);
       return;
     }
+    // Not a daemon: the JVM cannot end with another status while this thread is on its way to exit.
     Thread exiting = new Thread(() -> System.exit(status), "election-exit");
-    exiting.setDaemon(true);
+    exiting.setDaemon(false);
     exiting.start();
   }
 

@@ -69,6 +69,7 @@ class LeaderElectionTest {
         long handOverMillis = Duration.ofNanos(takeover.get().nanos() - closing).toMillis();
         System.out.println("MEASURED graceful hand-over: " + handOverMillis + " ms");
         assertThat(handOverMillis).isLessThan(1000);
+        assertThat(Replica.awaitTrue(() -> holders.contains("b"), Duration.ofSeconds(2))).isTrue();
         assertThat(holders).containsSubsequence("a", "", "b");
         assertThat(log.overlap()).isEmpty();
       }

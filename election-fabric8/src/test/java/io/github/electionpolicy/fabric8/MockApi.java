@@ -58,6 +58,7 @@ final class MockApi implements AutoCloseable {
 
   final KubernetesMockServer server;
   private final List<AutoCloseable> closeables = new ArrayList<>();
+  private final List<TcpProxy> proxies = new ArrayList<>();
   private volatile Set<String> deniedVerbs = Set.of();
   private boolean stopped;
 
@@ -98,9 +99,17 @@ final class MockApi implements AutoCloseable {
     return server.url("/");
   }
 
-  /** A new client of its own, with the client's default retry and timeout settings. */
+  /**
+   * A new client of its own, with the client's default retry and timeout settings. It connects through a
+   * proxy of its own so that closing the fixture cuts its connections before the server shuts down: a
+   * closed JDK HTTP client leaves its connections open, and the server's shutdown would wait for them.
+   */
   KubernetesClient client() {
-    return client(url());
+    try {
+      return client(proxy().url());
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
   }
 
   KubernetesClient client(String url) {
@@ -118,7 +127,7 @@ final class MockApi implements AutoCloseable {
 
   TcpProxy proxy() throws IOException {
     TcpProxy proxy = new TcpProxy(server.getPort());
-    closeables.add(proxy);
+    proxies.add(proxy);
     return proxy;
   }
 
@@ -168,6 +177,9 @@ final class MockApi implements AutoCloseable {
       } catch (Exception ignored) {
         // Best effort: a test may have closed it already.
       }
+    }
+    for (TcpProxy proxy : proxies) {
+      proxy.close();
     }
     if (!stopped) {
       server.destroy();

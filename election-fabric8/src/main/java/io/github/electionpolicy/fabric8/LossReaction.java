@@ -1,0 +1,91 @@
+package io.github.electionpolicy.fabric8;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Carries out the {@link LossPolicy} after a loss, on the election thread: always stop the reconcilers
+ * first, then exit (at most once), contend again, or ask the custom handler.
+ */
+final class LossReaction {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ElectedReconcilers.class);
+
+  private final LossPolicy policy;
+  private final ReconcilerControl control;
+  private final Duration stopTimeout;
+  private final BooleanSupplier closing;
+  private final Runnable stopForGood;
+  private final String lease;
+  private final AtomicBoolean exited = new AtomicBoolean();
+
+  /**
+   * @param closing true once the runner is closing; ends waits for reconcilers that will not stop
+   * @param stopForGood moves the runner to STOPPED when it will not contend again
+   * @param lease the Lease, as {@code namespace/name}, for logs
+   */
+  LossReaction(LossPolicy policy, ReconcilerControl control, Duration stopTimeout, BooleanSupplier closing,
+      Runnable stopForGood, String lease) {
+    this.policy = policy;
+    this.control = control;
+    this.stopTimeout = stopTimeout;
+    this.closing = closing;
+    this.stopForGood = stopForGood;
+    this.lease = lease;
+  }
+
+  LossHandler.AfterLoss react(LeadershipTerm lostTerm) {
+    switch (policy.kind()) {
+      case EXIT:
+        return exit();
+      case RECONTEND:
+        // Contending again while old reconcilers still run could make two runs overlap: wait them out.
+        return control.stopAndWaitUntilStoppedOr(closing)
+            ? LossHandler.AfterLoss.RECONTEND : LossHandler.AfterLoss.STOP;
+      case CUSTOM:
+        return custom(lostTerm);
+      default:
+        throw new IllegalStateException("unknown loss policy " + policy);
+    }
+  }
+
+  private LossHandler.AfterLoss exit() {
+    if (!control.stopAndWait(stopTimeout)) {
+      LOG.warn("Reconcilers did not stop within {}; exiting anyway", Durations.format(stopTimeout));
+    }
+    // Exit before reporting STOPPED: a main that returns from awaitStopped() must not end the JVM with
+    // status 0 ahead of the exit.
+    if (exited.compareAndSet(false, true)) {
+      LOG.error("Lost leadership of Lease {}; exiting with status {} (loss policy EXIT)", lease,
+          LossPolicy.LOSS_EXIT_STATUS);
+      try {
+        policy.exiter().exit(LossPolicy.LOSS_EXIT_STATUS);
+      } catch (RuntimeException e) {
+        LOG.error("Exiter failed", e);
+      }
+    }
+    stopForGood.run();
+    return LossHandler.AfterLoss.STOP;
+  }
+
+  private LossHandler.AfterLoss custom(LeadershipTerm lostTerm) {
+    if (!control.stopAndWaitUntilStoppedOr(closing)) {
+      return LossHandler.AfterLoss.STOP;
+    }
+    LossHandler.AfterLoss next;
+    try {
+      next = Objects.requireNonNull(policy.handler().onLoss(lostTerm), "LossHandler returned null");
+    } catch (RuntimeException e) {
+      LOG.error("Loss handler failed; stopping contention for Lease {}", lease, e);
+      next = LossHandler.AfterLoss.STOP;
+    }
+    if (next == LossHandler.AfterLoss.STOP) {
+      stopForGood.run();
+    }
+    return next;
+  }
+}
