@@ -13,5 +13,10 @@ public enum EventKind {
   /** The mock API server answered a request on a Lease from a replica. Detail: method, status, path. */
   LEASE_REQUEST,
   /** The mock API server applied a write (create, update, patch) on a Lease from a replica. Detail as above. */
-  LEASE_WRITE_OK
+  LEASE_WRITE_OK,
+  /**
+   * The mock server reported that a watch event could not be written within 30 s: one of its event loops was
+   * blocked, and requests on it were delayed. A round that overlaps one is not a fair measurement.
+   */
+  MOCK_SERVER_STALL
 }

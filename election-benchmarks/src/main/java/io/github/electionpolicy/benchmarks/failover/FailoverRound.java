@@ -17,6 +17,14 @@ final class FailoverRound {
 
   private static final Duration TAKE_OVER_MARGIN = Duration.ofSeconds(20);
 
+  /**
+   * How long the server refuses a replica before its connections are closed. The mock server blocks a
+   * Vert.x event loop for up to 30 s when a watch connection closes while an event is being written to it
+   * (its listener awaits its send executor on the event loop); with every write refused first, no event is
+   * in flight when the connections close.
+   */
+  private static final Duration QUIET_BEFORE_DISCONNECT = Duration.ofMillis(150);
+
   private final MockApiServer server;
   private final EventLog log;
   private final ContenderFactory factory;
@@ -69,7 +77,10 @@ final class FailoverRound {
       if (scenario == Scenario.GRACEFUL) {
         old.close();
       } else {
-        server.fence(leader);
+        // The crash instant: from here on the server applies nothing from the old leader.
+        server.refuse(leader);
+        Thread.sleep(QUIET_BEFORE_DISCONNECT.toMillis());
+        server.cut(leader);
         old.crash();
       }
       String oldLeader = leader;
@@ -98,6 +109,8 @@ final class FailoverRound {
       return new RoundResult(factory.name(), timings, scenario, next.nanos() - action, sinceRenew,
           acquireSinceRenew, leaderRate, followerRate);
     } finally {
+      contenders.keySet().forEach(server::refuse);
+      Thread.sleep(QUIET_BEFORE_DISCONNECT.toMillis());
       contenders.values().forEach(FailoverRound::closeQuietly);
       clients.forEach((identity, client) -> {
         client.close();

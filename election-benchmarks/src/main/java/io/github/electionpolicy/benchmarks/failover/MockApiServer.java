@@ -18,7 +18,9 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.logging.Handler;
 import java.util.logging.Level;
+import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 
 /**
@@ -40,6 +42,7 @@ public final class MockApiServer implements AutoCloseable {
   private final LeaseTrafficDispatcher dispatcher;
   private final String namespace;
   private final Map<String, ReplicaProxy> proxies = new ConcurrentHashMap<>();
+  private final Handler stallRecorder;
 
   /**
    * Starts the server on a free port of the loopback address.
@@ -53,6 +56,23 @@ public final class MockApiServer implements AutoCloseable {
     this.server = new KubernetesMockServer(new Context(), new MockWebServer(), responses, dispatcher, false);
     this.namespace = namespace;
     server.init(InetAddress.getLoopbackAddress(), 0);
+    this.stallRecorder = new Handler() {
+      @Override
+      public void publish(LogRecord record) {
+        String message = record.getMessage();
+        if (record.getLevel().intValue() >= Level.WARNING.intValue() && message != null
+            && message.contains("did not complete")) {
+          log.record(EventKind.MOCK_SERVER_STALL, "server", message);
+        }
+      }
+
+      @Override
+      public void flush() {}
+
+      @Override
+      public void close() {}
+    };
+    MOCK_SERVER_LOGGER.addHandler(stallRecorder);
   }
 
   /**
@@ -83,13 +103,21 @@ public final class MockApiServer implements AutoCloseable {
   }
 
   /**
-   * Makes the replica look dead to the server: every connection it has is closed and refused from now on,
-   * and any request of its that is already on its way is answered with 503 and not applied.
+   * From now on the server answers this replica with 503 and applies none of its requests, as if its
+   * process had died; its connections stay open until {@link #cut(String)}.
    *
    * @param identity the replica's identity
    */
-  public void fence(String identity) {
+  public void refuse(String identity) {
     dispatcher.fence(identity);
+  }
+
+  /**
+   * Closes every connection of the replica and refuses new ones, as the kernel of a dead process does.
+   *
+   * @param identity the replica's identity
+   */
+  public void cut(String identity) {
     ReplicaProxy proxy = proxies.get(identity);
     if (proxy != null) {
       proxy.cut();
@@ -122,6 +150,7 @@ public final class MockApiServer implements AutoCloseable {
   public void close() {
     proxies.values().forEach(ReplicaProxy::close);
     proxies.clear();
+    MOCK_SERVER_LOGGER.removeHandler(stallRecorder);
     server.destroy();
   }
 }
