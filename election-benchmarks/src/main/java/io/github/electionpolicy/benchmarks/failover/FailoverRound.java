@@ -109,9 +109,11 @@ final class FailoverRound {
       return new RoundResult(factory.name(), timings, scenario, next.nanos() - action, sinceRenew,
           acquireSinceRenew, leaderRate, followerRate);
     } finally {
+      // Teardown is not measured: the remaining replicas are crashed, which is quick for both
+      // implementations, where a graceful close against a refusing server waits out the client's retries.
       contenders.keySet().forEach(server::refuse);
       Thread.sleep(QUIET_BEFORE_DISCONNECT.toMillis());
-      contenders.values().forEach(FailoverRound::closeQuietly);
+      contenders.values().forEach(FailoverRound::crashQuietly);
       clients.forEach((identity, client) -> {
         client.close();
         server.disconnect(identity);
@@ -123,12 +125,12 @@ final class FailoverRound {
     return log.count(from, to, e -> e.kind() == EventKind.LEASE_REQUEST && e.replica().equals(replica));
   }
 
-  private static void closeQuietly(Contender contender) {
+  private static void crashQuietly(Contender contender) {
     try {
-      contender.close();
+      contender.crash();
     } catch (RuntimeException e) {
       // The round is over: a replica that fails to close cannot change what was measured.
-      System.err.println("closing a replica after the round failed: " + e);
+      System.err.println("stopping a replica after the round failed: " + e);
     }
   }
 }
