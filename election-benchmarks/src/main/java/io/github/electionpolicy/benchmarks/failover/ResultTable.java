@@ -162,7 +162,8 @@ public final class ResultTable {
     if (ours.isEmpty() || stock.isEmpty() || stock.get() == 0) {
       return "–";
     }
-    return String.format(Locale.ROOT, "%.2f", ours.get() / stock.get());
+    double ratio = ours.get() / stock.get();
+    return String.format(Locale.ROOT, ratio < 0.1 ? "%.3f" : "%.2f", ratio);
   }
 
   private static void row(StringBuilder out, List<String> cells) {
