@@ -114,7 +114,6 @@ public final class ElectedReconcilers implements AutoCloseable {
   }
 
   private void begin(boolean rbacPreflight) {
-    DecisionLog.log(decision);
     if (!decision.contends()) {
       LOG.info("Starting reconcilers unelected as {}", identity);
       try {
@@ -263,7 +262,8 @@ public final class ElectedReconcilers implements AutoCloseable {
    * Lease by writing an empty holder with {@code leaseDurationSeconds = 1}, so a follower takes over at
    * once. If the reconcilers did not stop in time, the Lease is not released but left to expire, so no other
    * replica starts while they may still run. Idempotent; never triggers the loss policy; safe to call from a
-   * shutdown hook.
+   * shutdown hook, a listener, a loss handler or a reconciler callback (a reconciler that closes the runner
+   * from its own {@code start} is stopped as soon as that call returns).
    */
   @Override
   public void close() {
@@ -284,16 +284,15 @@ public final class ElectedReconcilers implements AutoCloseable {
     if (unelectedTerm != null) {
       unelectedTerm.end();
     }
-    boolean reconcilersStopped = control.stopAndWait(settings == null ? Duration.ofSeconds(10)
-        : settings.stopTimeout());
+    Duration stopTimeout = settings == null ? LeaseSettings.DEFAULT_RENEW_DEADLINE : settings.stopTimeout();
+    boolean reconcilersStopped = control.stopAndWait(stopTimeout);
     if (!reconcilersStopped) {
-      LOG.warn("Reconcilers did not stop within {}{}", Durations.format(settings == null
-          ? Duration.ofSeconds(10) : settings.stopTimeout()),
+      LOG.warn("Reconcilers did not stop within {}{}", Durations.format(stopTimeout),
           elector == null ? "" : "; leaving the Lease to expire instead of releasing it");
     }
     if (elector != null) {
       elector.finish(reconcilersStopped ? LeaseElector.Finish.RELEASE : LeaseElector.Finish.ABANDON);
-      if (electorThread.isAlive()) {
+      if (electorThread.isAlive() && Thread.currentThread() != electorThread) {
         joinQuietly(electorThread, settings.requestTimeout().multipliedBy(3).plusSeconds(1));
       }
       requests.close();
@@ -348,7 +347,8 @@ public final class ElectedReconcilers implements AutoCloseable {
       synchronized (lock) {
         closingNow = closing;
         currentTerm = null;
-        if (!closingNow) {
+        // The loop may already have said who holds the Lease now; otherwise the holder is unknown.
+        if (!closingNow && publisher.current().kind() == ElectionState.Kind.LEADING) {
           publisher.publish(new ElectionState.Following(Optional.empty()));
         }
       }
@@ -395,6 +395,7 @@ public final class ElectedReconcilers implements AutoCloseable {
     private final List<Reconciler> reconcilers = new ArrayList<>();
     private final List<ElectionListener> listeners = new ArrayList<>();
     private boolean rbacPreflight = true;
+    private boolean started;
     private Ticker ticker = Ticker.system();
     private Clock clock = Clock.systemUTC();
 
@@ -437,7 +438,7 @@ public final class ElectedReconcilers implements AutoCloseable {
 
     /**
      * Sets the Lease settings. Required when the decision is to contend; when running unelected only the
-     * identity is used, for logs.
+     * identity (for logs) and the stop timeout are used, and without settings the stop timeout is 10 s.
      *
      * @param settings the settings
      * @return this builder
@@ -495,11 +496,15 @@ public final class ElectedReconcilers implements AutoCloseable {
      * started), or the RBAC preflight and then contention for the Lease.
      *
      * @return the running runner; close it to stop
-     * @throws IllegalStateException if a required input is missing
+     * @throws IllegalStateException if a required input is missing, or this builder already started
      * @throws io.github.electionpolicy.InvalidElectionSettingException if no namespace can be found
      * @throws LeaseAccessDeniedException if the preflight finds a missing verb
      */
     public ElectedReconcilers start() {
+      if (started) {
+        throw new IllegalStateException("this builder already started a runner: two runners from one "
+            + "builder would contend under the same identity; use a new builder");
+      }
       if (decision == null) {
         throw new IllegalStateException("no decision: call decision(...) or decide(policy, environment, "
             + "substrate)");
@@ -515,6 +520,8 @@ public final class ElectedReconcilers implements AutoCloseable {
         throw new IllegalStateException("the decision is to contend but no client was given: call "
             + "client(kubernetesClient)");
       }
+      started = true;
+      DecisionLog.log(decision);
       ElectedReconcilers runner = new ElectedReconcilers(this);
       runner.begin(rbacPreflight);
       return runner;

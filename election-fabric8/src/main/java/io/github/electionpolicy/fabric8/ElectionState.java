@@ -22,7 +22,7 @@ public sealed interface ElectionState
     permits ElectionState.NotContending, ElectionState.Following, ElectionState.Leading,
         ElectionState.Stopped {
 
-  /** The kinds of state. */
+  /** The kinds of state, for Java 17 callers that switch; an enum, so thread-safe. */
   enum Kind {
     /** Running unelected: the decision said not to contend. */
     NOT_CONTENDING,
@@ -42,7 +42,13 @@ public sealed interface ElectionState
   Kind kind();
 
   /**
-   * Running unelected: reconcilers run without any Lease.
+   * Running unelected: reconcilers run without any Lease. Immutable and thread-safe.
+   *
+   * <pre>{@code
+   * if (runner.state() instanceof ElectionState.NotContending) {
+   *   log.warn("running without leader election: only safe with one replica");
+   * }
+   * }</pre>
    *
    * @param identity the identity of this process, for logs
    */
@@ -63,7 +69,13 @@ public sealed interface ElectionState
   }
 
   /**
-   * Contending without holding the Lease.
+   * Contending without holding the Lease. Immutable and thread-safe.
+   *
+   * <pre>{@code
+   * if (runner.state() instanceof ElectionState.Following following) {
+   *   status.setLeader(following.leader().orElse("none"));
+   * }
+   * }</pre>
    *
    * @param leader the identity of the holder last seen, empty when none is known or the Lease is free
    */
@@ -84,7 +96,13 @@ public sealed interface ElectionState
   }
 
   /**
-   * Holding the Lease.
+   * Holding the Lease. Immutable and thread-safe (the term itself is thread-safe).
+   *
+   * <pre>{@code
+   * if (runner.state() instanceof ElectionState.Leading leading) {
+   *   fencingToken = leading.term().leaseTransitions();
+   * }
+   * }</pre>
    *
    * @param term the current term
    */
@@ -104,7 +122,13 @@ public sealed interface ElectionState
     }
   }
 
-  /** Closed, or stopped contending after a loss; reconcilers do not run. */
+  /**
+   * Closed, or stopped contending after a loss; reconcilers do not run. Immutable and thread-safe.
+   *
+   * <pre>{@code
+   * boolean done = runner.state().equals(new ElectionState.Stopped());
+   * }</pre>
+   */
   record Stopped() implements ElectionState {
     @Override
     public Kind kind() {

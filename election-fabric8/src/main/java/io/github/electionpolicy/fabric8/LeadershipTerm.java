@@ -74,8 +74,8 @@ public final class LeadershipTerm {
   }
 
   /**
-   * The Lease's {@code leaseTransitions} written at acquisition: it grows by one each time the Lease
-   * changes hands, which makes it a fencing token.
+   * The Lease's {@code leaseTransitions} written at acquisition: it grows by one with each new term
+   * (each time the Lease changes hands, or is taken back after a loss), which makes it a fencing token.
    *
    * @return the transitions count of this term; 0 when unelected
    */

@@ -207,31 +207,19 @@ final class LeaseElector implements Runnable {
       events.following(Optional.of(holder));
       return null;
     }
-    boolean ours = identity.equals(holder);
+    // Every new term counts as a transition, even one taken back from this process's own earlier term
+    // (after RECONTEND): leaseTransitions then tells any two terms apart, which fencing relies on.
     ZonedDateTime wallNow = wallNow();
     int transitions = spec.getLeaseTransitions() == null ? 0 : spec.getLeaseTransitions();
     LeaseSpec taken = new LeaseSpecBuilder(spec)
         .withHolderIdentity(identity)
         .withLeaseDurationSeconds(leaseDurationSeconds)
-        .withAcquireTime(ours && spec.getAcquireTime() != null ? spec.getAcquireTime() : wallNow)
+        .withAcquireTime(wallNow)
         .withRenewTime(wallNow)
-        .withLeaseTransitions(ours ? transitions : transitions + 1)
+        .withLeaseTransitions(transitions + 1)
         .build();
     Lease desired = new LeaseBuilder(current).withSpec(taken).build();
-    long sent = ticker.read();
-    try {
-      Lease updated = requests.update(desired, requestTimeoutNanos);
-      succeeded();
-      return elected(updated, sent, holder);
-    } catch (LeaseCallFailed e) {
-      if (e.isConflict()) {
-        succeeded();
-        requestWake();
-        return null;
-      }
-      followerFailed(e);
-      return null;
-    }
+    return claim(() -> requests.update(desired, requestTimeoutNanos), holder);
   }
 
   private LeadershipTerm create() {
@@ -246,11 +234,25 @@ final class LeaseElector implements Runnable {
             .withLeaseTransitions(0)
             .build())
         .build();
+    return claim(() -> requests.create(fresh, requestTimeoutNanos), null);
+  }
+
+  /** A write that makes this process the holder of the Lease. */
+  @FunctionalInterface
+  private interface Claim {
+    Lease write() throws LeaseCallFailed;
+  }
+
+  /**
+   * Writes the claim: the new term on success; null when another replica wrote first (409, and the next
+   * round re-reads at once) or the call failed.
+   */
+  private LeadershipTerm claim(Claim claim, String previousHolder) {
     long sent = ticker.read();
     try {
-      Lease created = requests.create(fresh, requestTimeoutNanos);
+      Lease written = claim.write();
       succeeded();
-      return elected(created, sent, null);
+      return elected(written, sent, previousHolder);
     } catch (LeaseCallFailed e) {
       if (e.isConflict()) {
         succeeded();
@@ -312,6 +314,9 @@ final class LeaseElector implements Runnable {
         giveUp = relinquish;
       }
       if (how == Finish.RELEASE || giveUp) {
+        // The watch goes first: closing it while the server still sends it the release's own event is
+        // pointless, and stalls fabric8's mock API server.
+        stopWatching();
         release();
         return giveUp && how == Finish.NONE;
       }
@@ -344,8 +349,10 @@ final class LeaseElector implements Runnable {
           succeeded();
           Optional<String> otherHolder = reread(deadline);
           if (otherHolder.isPresent()) {
-            LOG.warn("Lost Lease {}/{}: it is now held by {}", namespace, leaseName, otherHolder.get());
-            events.following(otherHolder);
+            String holder = otherHolder.get();
+            LOG.warn("Lost Lease {}/{}: it is now held by {}", namespace, leaseName,
+                holder.isEmpty() ? "nobody" : holder);
+            events.following(holder.isEmpty() ? Optional.empty() : Optional.of(holder));
             return true;
           }
           lastAttempt = ticker.read() - retryPeriodNanos;
@@ -358,7 +365,10 @@ final class LeaseElector implements Runnable {
     }
   }
 
-  /** After a conflict: the holder if it is someone else; empty if still ours (then {@link #mine} is fresh). */
+  /**
+   * After a conflict: the holder if it is no longer this process ({@code ""} for none); empty if still ours,
+   * and then {@link #mine} is fresh.
+   */
   private Optional<String> reread(long deadline) {
     try {
       Lease current = requests.get(deadline - ticker.read());
@@ -367,7 +377,7 @@ final class LeaseElector implements Runnable {
       String holder = current == null || current.getSpec() == null
           ? null : blankToNull(current.getSpec().getHolderIdentity());
       if (!identity.equals(holder)) {
-        return Optional.of(holder == null ? "nobody" : holder);
+        return Optional.of(holder == null ? "" : holder);
       }
       mine = current;
       return Optional.empty();

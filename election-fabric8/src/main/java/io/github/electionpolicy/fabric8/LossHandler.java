@@ -16,7 +16,7 @@ package io.github.electionpolicy.fabric8;
 @FunctionalInterface
 public interface LossHandler {
 
-  /** What the runner does once the handler has returned. */
+  /** What the runner does once the handler has returned; an enum, so thread-safe. */
   enum AfterLoss {
     /** Contend again with a fresh attempt, as {@link LossPolicy#recontend()} does. */
     RECONTEND,

@@ -20,7 +20,7 @@ public final class LossPolicy {
   /** The exit status {@link #exit()} uses. */
   public static final int LOSS_EXIT_STATUS = 1;
 
-  /** The kinds of policy, for callers that switch on them. */
+  /** The kinds of policy, for callers that switch on them; an enum, so thread-safe. */
   public enum Kind {
     /** Stop the reconcilers, then exit with {@link #LOSS_EXIT_STATUS} through an {@link Exiter}. */
     EXIT,

@@ -28,14 +28,21 @@ final class ReconcilerControl {
   // Confined to the control thread.
   private final List<Reconciler> running = new ArrayList<>();
   private volatile boolean started;
+  private volatile Thread controlThread;
 
   ReconcilerControl(List<Reconciler> reconcilers) {
     this.reconcilers = reconcilers;
     this.thread = Executors.newSingleThreadExecutor(task -> {
       Thread t = new Thread(task, "election-reconcilers");
       t.setDaemon(true);
+      controlThread = t;
       return t;
     });
+  }
+
+  /** True on the reconciler thread, e.g. when a reconciler callback closes the runner. */
+  boolean onControlThread() {
+    return Thread.currentThread() == controlThread;
   }
 
   /** Starts the reconcilers and waits until they started; a failure stops those started and is thrown. */
@@ -82,6 +89,11 @@ final class ReconcilerControl {
         return e;
       }
     }
+    if (term.hasEnded()) {
+      // The term ended while starting (e.g. a reconciler closed the runner): nothing may keep running.
+      stopAll();
+      return null;
+    }
     started = true;
     LOG.info("Started {} reconciler(s) for {}", running.size(), term);
     return null;
@@ -106,6 +118,11 @@ final class ReconcilerControl {
 
   /** Stops the reconcilers; true once they stopped within {@code timeout}. */
   boolean stopAndWait(Duration timeout) {
+    if (onControlThread()) {
+      // Waiting for a task queued behind the current one would only time out: stop right here.
+      stopAll();
+      return true;
+    }
     Future<?> stop = submitStop();
     if (stop == null) {
       return true;

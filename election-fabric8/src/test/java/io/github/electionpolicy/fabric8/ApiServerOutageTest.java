@@ -6,27 +6,17 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The API server goes away while a replica leads; the loss policy decides what follows. */
 class ApiServerOutageTest {
 
   private static final Duration MARGIN = Duration.ofMillis(700);
 
-  private MockApi api;
+  @RegisterExtension
+  final MockApi api = new MockApi().answeringAccessReviews();
   private final ReconcilerLog log = new ReconcilerLog();
-
-  @BeforeEach
-  void startServer() {
-    api = new MockApi().answeringAccessReviews();
-  }
-
-  @AfterEach
-  void stopServer() throws Exception {
-    api.close();
-  }
 
   @Test
   void leaderStopsItsReconcilersWithinTheRenewDeadlineAndExitsOnce() throws Exception {
@@ -78,6 +68,7 @@ class ApiServerOutageTest {
 
       assertThat(restarted).isPresent();
       assertThat(restarted.get().term()).isNotSameAs(first);
+      assertThat(restarted.get().term().leaseTransitions()).isGreaterThan(first.leaseTransitions());
       assertThat(restarted.get().term().isValid()).isTrue();
       assertThat(a.leads()).isTrue();
       assertThat(a.runner.isReady()).isTrue();

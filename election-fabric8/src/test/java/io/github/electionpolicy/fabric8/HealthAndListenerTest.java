@@ -6,25 +6,15 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Observable state, health for probes, and listener hooks. */
 class HealthAndListenerTest {
 
-  private MockApi api;
+  @RegisterExtension
+  final MockApi api = new MockApi().answeringAccessReviews();
   private final ReconcilerLog log = new ReconcilerLog();
-
-  @BeforeEach
-  void startServer() {
-    api = new MockApi().answeringAccessReviews();
-  }
-
-  @AfterEach
-  void stopServer() throws Exception {
-    api.close();
-  }
 
   @Test
   void listenerSeesEveryStateChangeInOrder() throws Exception {
@@ -70,11 +60,13 @@ class HealthAndListenerTest {
   void followerIsReadyAndLiveAndNamesTheLeader() throws Exception {
     try (Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log);
         Replica b = Replica.start("b", api.client(), MockApi.fastSettings("b").build(), log)) {
-      assertThat(Replica.awaitTrue(() -> a.leads() && b.runner.health().ready(), Duration.ofSeconds(5)))
+      assertThat(Replica.awaitTrue(() -> a.leads()
+          && b.runner.state().equals(new ElectionState.Following(Optional.of("a"))), Duration.ofSeconds(5)))
           .isTrue();
 
       ElectionHealth health = b.runner.health();
 
+      assertThat(health.ready()).isTrue();
       assertThat(health.live()).isTrue();
       assertThat(health.state()).isEqualTo(new ElectionState.Following(Optional.of("a")));
       assertThat(health.sinceLastLeaseSuccess()).hasValueSatisfying(

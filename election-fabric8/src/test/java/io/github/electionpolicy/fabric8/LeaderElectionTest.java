@@ -8,25 +8,15 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Several replicas, each with its own client, contend for one Lease on one mock API server. */
 class LeaderElectionTest {
 
-  private MockApi api;
+  @RegisterExtension
+  final MockApi api = new MockApi().answeringAccessReviews();
   private final ReconcilerLog log = new ReconcilerLog();
-
-  @BeforeEach
-  void startServer() {
-    api = new MockApi().answeringAccessReviews();
-  }
-
-  @AfterEach
-  void stopServer() throws Exception {
-    api.close();
-  }
 
   @Test
   void ofThreeReplicasExactlyOneLeadsAndTheOthersFollowIt() throws Exception {
@@ -141,5 +131,38 @@ class LeaderElectionTest {
     assertThat(a.runner.state()).isEqualTo(new ElectionState.Stopped());
     assertThat(log.of("a", ReconcilerLog.Kind.STOP)).hasSize(1);
     assertThat(Stream.of(api.lease().getSpec().getHolderIdentity())).containsExactly("");
+  }
+
+  @Test
+  void closeCalledFromAReconcilerReturnsPromptlyAndReleases() throws Exception {
+    java.util.concurrent.atomic.AtomicReference<ElectedReconcilers> runnerRef =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    java.util.concurrent.CompletableFuture<Duration> closeTook = new java.util.concurrent.CompletableFuture<>();
+    java.util.concurrent.CountDownLatch ready = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.atomic.AtomicInteger stops = new java.util.concurrent.atomic.AtomicInteger();
+    ElectedReconcilers runner = ElectedReconcilers.builder()
+        .client(api.client())
+        .decision(MockApi.CONTEND)
+        .settings(MockApi.fastSettings("a").build())
+        .reconciler(Reconciler.of(term -> {
+          try {
+            ready.await();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+          long before = System.nanoTime();
+          runnerRef.get().close();
+          closeTook.complete(Duration.ofNanos(System.nanoTime() - before));
+        }, stops::incrementAndGet))
+        .start();
+    runnerRef.set(runner);
+    ready.countDown();
+
+    Duration took = closeTook.get(5, java.util.concurrent.TimeUnit.SECONDS);
+
+    assertThat(took).isLessThan(Duration.ofMillis(1000));
+    assertThat(Replica.awaitTrue(() -> stops.get() == 1, Duration.ofSeconds(2))).isTrue();
+    assertThat(runner.state()).isEqualTo(new ElectionState.Stopped());
+    assertThat(api.lease().getSpec().getHolderIdentity()).isEmpty();
   }
 }

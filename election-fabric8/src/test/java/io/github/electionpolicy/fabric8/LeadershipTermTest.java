@@ -6,25 +6,15 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Terms carry what reconcilers need to stop in time and to fence their writes. */
 class LeadershipTermTest {
 
-  private MockApi api;
+  @RegisterExtension
+  final MockApi api = new MockApi().answeringAccessReviews();
   private final ReconcilerLog log = new ReconcilerLog();
-
-  @BeforeEach
-  void startServer() {
-    api = new MockApi().answeringAccessReviews();
-  }
-
-  @AfterEach
-  void stopServer() throws Exception {
-    api.close();
-  }
 
   @Test
   void termTurnsInvalidAtItsDeadlineEvenWithoutTheElectionThread() {

@@ -22,6 +22,8 @@ import io.github.electionpolicy.ElectionDecision;
 import io.github.electionpolicy.ElectionPolicy;
 import io.github.electionpolicy.Environment;
 import io.github.electionpolicy.Substrate;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.time.Duration;
@@ -35,9 +37,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * One fabric8 mock API server in CRUD mode (it enforces resourceVersion conflicts with 409), reached over
- * HTTP by real clients, one per replica; plus the settings and decisions the tests share.
+ * HTTP by real clients, one per replica; plus the settings and decisions the tests share. Register it as
+ * an instance field with {@code @RegisterExtension}: each test gets a fresh server, shut down after it.
  */
-final class MockApi implements AutoCloseable {
+final class MockApi implements AutoCloseable, AfterEachCallback {
 
   static final String NAMESPACE = "elections";
   static final String LEASE = "orders-controller";
@@ -69,6 +72,7 @@ final class MockApi implements AutoCloseable {
   }
 
   MockApi() {
+    MockServerWatchdog.ensureRunning();
     Map<ServerRequest, Queue<ServerResponse>> responses = new HashMap<>();
     server = new KubernetesMockServer(new Context(), new MockWebServer(), responses,
         new KubernetesMixedDispatcher(responses), false);
@@ -101,8 +105,8 @@ final class MockApi implements AutoCloseable {
 
   /**
    * A new client of its own, with the client's default retry and timeout settings. It connects through a
-   * proxy of its own so that closing the fixture cuts its connections before the server shuts down: a
-   * closed JDK HTTP client leaves its connections open, and the server's shutdown would wait for them.
+   * proxy of its own, so the fixture can cut every connection at tear-down whatever state the client is in
+   * (a test may have closed it abruptly), before the server shuts down.
    */
   KubernetesClient client() {
     try {
@@ -167,6 +171,11 @@ final class MockApi implements AutoCloseable {
   void stopServer() {
     stopped = true;
     server.shutdown();
+  }
+
+  @Override
+  public void afterEach(ExtensionContext context) throws Exception {
+    close();
   }
 
   @Override

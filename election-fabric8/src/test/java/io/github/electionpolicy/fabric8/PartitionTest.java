@@ -4,25 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
 import java.util.Optional;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The leader alone is cut off from the API server, behind a TCP proxy whose connections hang. */
 class PartitionTest {
 
-  private MockApi api;
+  @RegisterExtension
+  final MockApi api = new MockApi().answeringAccessReviews();
   private final ReconcilerLog log = new ReconcilerLog();
-
-  @BeforeEach
-  void startServer() {
-    api = new MockApi().answeringAccessReviews();
-  }
-
-  @AfterEach
-  void stopServer() throws Exception {
-    api.close();
-  }
 
   @Test
   void cutOffLeaderStopsItsReconcilersBeforeTheNewLeaderStartsItsOwn() throws Exception {
@@ -45,7 +35,7 @@ class PartitionTest {
 
         assertThat(aStopped).as("the cut-off leader stops its reconcilers").isPresent();
         assertThat(Duration.ofNanos(aStopped.get().nanos() - cut))
-            .isLessThan(MockApi.RENEW_DEADLINE.plus(Duration.ofMillis(500)));
+            .isLessThan(MockApi.RENEW_DEADLINE.plus(Duration.ofMillis(700)));
         assertThat(newLeader).as("another replica takes over").isPresent();
         assertThat(newLeader.get().replica()).isIn("b", "c");
         assertThat(aStopped.get().nanos()).isLessThan(newLeader.get().nanos());

@@ -5,25 +5,15 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
 import java.util.Set;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Before contending, SelfSubjectAccessReviews check that the Lease may be read, created and updated. */
 class RbacPreflightTest {
 
-  private MockApi api;
+  @RegisterExtension
+  final MockApi api = new MockApi();
   private final ReconcilerLog log = new ReconcilerLog();
-
-  @BeforeEach
-  void startServer() {
-    api = new MockApi();
-  }
-
-  @AfterEach
-  void stopServer() throws Exception {
-    api.close();
-  }
 
   @Test
   void missingVerbsFailTheStartNamingThemAndShowingTheRole() {
