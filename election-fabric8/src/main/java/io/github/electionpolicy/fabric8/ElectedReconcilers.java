@@ -284,11 +284,10 @@ public final class ElectedReconcilers implements AutoCloseable {
     if (unelectedTerm != null) {
       unelectedTerm.end();
     }
-    boolean reconcilersStopped = control.stopAndWait(settings == null ? Duration.ofSeconds(10)
-        : settings.stopTimeout());
+    Duration stopTimeout = settings == null ? LeaseSettings.DEFAULT_RENEW_DEADLINE : settings.stopTimeout();
+    boolean reconcilersStopped = control.stopAndWait(stopTimeout);
     if (!reconcilersStopped) {
-      LOG.warn("Reconcilers did not stop within {}{}", Durations.format(settings == null
-          ? Duration.ofSeconds(10) : settings.stopTimeout()),
+      LOG.warn("Reconcilers did not stop within {}{}", Durations.format(stopTimeout),
           elector == null ? "" : "; leaving the Lease to expire instead of releasing it");
     }
     if (elector != null) {
@@ -439,7 +438,7 @@ public final class ElectedReconcilers implements AutoCloseable {
 
     /**
      * Sets the Lease settings. Required when the decision is to contend; when running unelected only the
-     * identity is used, for logs.
+     * identity (for logs) and the stop timeout are used, and without settings the stop timeout is 10 s.
      *
      * @param settings the settings
      * @return this builder

@@ -35,7 +35,7 @@ class PartitionTest {
 
         assertThat(aStopped).as("the cut-off leader stops its reconcilers").isPresent();
         assertThat(Duration.ofNanos(aStopped.get().nanos() - cut))
-            .isLessThan(MockApi.RENEW_DEADLINE.plus(Duration.ofMillis(500)));
+            .isLessThan(MockApi.RENEW_DEADLINE.plus(Duration.ofMillis(700)));
         assertThat(newLeader).as("another replica takes over").isPresent();
         assertThat(newLeader.get().replica()).isIn("b", "c");
         assertThat(aStopped.get().nanos()).isLessThan(newLeader.get().nanos());
