@@ -42,18 +42,22 @@ final class InvariantChecker {
   /**
    * The outcome of a check.
    *
+   * @param cutSamples health samples of a cut-off replica: within the renew deadline - margin, past the
+   *     renew deadline + margin, past the liveness budget + margin (so the health rules were exercised)
    * @param violations one line per broken invariant, empty when the run passed
    */
   record Report(int events, int runs, int overlaps, long minGapMicros, int releasesExpected, int lostReleases,
       int takeovers, int earlyTakeovers, long minTakeoverWaitMillis, int outages, long maxRecoveryMillis,
-      int healthSamples, int healthViolations, int unrecovered, List<String> violations) {
+      int healthSamples, int healthViolations, int unrecovered, int[] cutSamples, List<String> violations) {
 
     String line() {
       return "events=" + events + " overlaps=" + overlaps + " min_gap_us=" + minGapMicros + " lost_releases="
           + lostReleases + " outages=" + outages + " max_recovery_ms=" + maxRecoveryMillis
           + " early_takeovers=" + earlyTakeovers + " health_violations=" + healthViolations + " unrecovered="
           + unrecovered + " | runs=" + runs + " releases_checked=" + releasesExpected + " takeovers=" + takeovers
-          + " min_takeover_wait_ms=" + minTakeoverWaitMillis + " health_samples=" + healthSamples;
+          + " min_takeover_wait_ms=" + minTakeoverWaitMillis + " health_samples=" + healthSamples
+          + " (cut_briefly=" + cutSamples[0] + " cut_past_deadline=" + cutSamples[1] + " cut_past_budget="
+          + cutSamples[2] + ")";
     }
   }
 
@@ -76,13 +80,14 @@ final class InvariantChecker {
     int[] takeovers = {0};
     int early = checkTakeovers(writes, takeovers, minWait);
     long maxRecovery = checkRecoveries(log);
-    int healthViolations = checkHealth(log);
+    int[] cutSamples = new int[3];
+    int healthViolations = checkHealth(log, cutSamples);
     journal.unrecovered().forEach(u -> violations.add("UNRECOVERED after " + u.event() + ": " + u.states()));
     int runs = (int) log.stream().filter(e -> e.kind() == ReconcilerLog.Kind.START).count();
     return new Report(events, runs, overlaps, gap[0] == Long.MAX_VALUE ? -1 : gap[0] / 1000, expected[0], lost,
         takeovers[0], early, minWait[0] == Long.MAX_VALUE ? -1 : minWait[0] / 1_000_000,
         journal.outages().size(), maxRecovery, journal.samples().size(), healthViolations,
-        journal.unrecovered().size(), List.copyOf(violations));
+        journal.unrecovered().size(), cutSamples, List.copyOf(violations));
   }
 
   private int checkOverlap(List<Entry> log, long[] minGap) {
@@ -207,13 +212,18 @@ final class InvariantChecker {
    *       reconcilers were started with.
    * </ul>
    */
-  private int checkHealth(List<Entry> log) {
+  private int checkHealth(List<Entry> log, int[] cutSamples) {
     int count = 0;
     long ready = settings.renewDeadline().toNanos();
     long budget = settings.healthBudget().toNanos();
     long margin = HEALTH_MARGIN.toNanos();
     for (HealthSample s : journal.samples()) {
       ElectionHealth h = s.health();
+      if (s.cutForNanos() >= 0) {
+        cutSamples[0] += s.cutForNanos() <= ready - margin ? 1 : 0;
+        cutSamples[1] += s.cutForNanos() >= ready + margin ? 1 : 0;
+        cutSamples[2] += s.cutForNanos() >= budget + margin ? 1 : 0;
+      }
       List<String> wrong = new ArrayList<>();
       ElectionState.Kind kind = h.state().kind();
       if (kind == ElectionState.Kind.STOPPED && h.ready()) {

@@ -57,6 +57,8 @@ class SoakTest {
     assertThat(report.events()).isGreaterThanOrEqualTo(Math.min(count, CI_EVENTS));
     assertThat(report.overlaps()).isZero();
     assertThat(report.lostReleases()).isZero();
+    assertThat(report.cutSamples()).as("health sampled while cut off briefly, past the deadline, past the budget")
+        .doesNotContain(0);
   }
 
   private static void run(SoakCluster cluster, FaultSchedule schedule) throws Exception {
