@@ -17,16 +17,30 @@ final class Namespaces {
     }
     Optional<String> fromFile = read(settings);
     if (fromFile.isPresent()) {
-      return fromFile.get();
+      return valid(fromFile.get(), "read from " + settings.serviceAccountNamespaceFile(),
+          "correct that file, or call LeaseSettings.builder().namespace(...)");
     }
     if (clientNamespace != null && !clientNamespace.isBlank()) {
-      return clientNamespace.trim();
+      return valid(clientNamespace.trim(), "the client's namespace",
+          "correct the namespace of the client (kubeconfig context or KUBERNETES_NAMESPACE), or call "
+              + "LeaseSettings.builder().namespace(...)");
     }
     throw new InvalidElectionSettingException("namespace", null,
         "an explicit namespace, the pod's namespace in " + settings.serviceAccountNamespaceFile()
             + ", or a client configured with a namespace",
         "call LeaseSettings.builder().namespace(...), or run in a pod, or set the namespace of the client "
             + "(kubeconfig context or KUBERNETES_NAMESPACE)");
+  }
+
+  // A namespace found rather than given is checked too: an invalid one would only make every Lease call
+  // fail at run time, far from its cause.
+  private static String valid(String namespace, String source, String fix) {
+    if (!SettingsChecks.isNamespace(namespace)) {
+      throw new InvalidElectionSettingException("namespace", namespace,
+          "a DNS-1123 label of at most 63 characters: lower-case letters, digits and '-' (this one is " + source
+              + ")", fix);
+    }
+    return namespace;
   }
 
   private static Optional<String> read(LeaseSettings settings) {

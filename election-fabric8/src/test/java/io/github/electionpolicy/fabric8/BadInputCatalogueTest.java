@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.DynamicTest.dynamicTest;
 
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.api.model.coordination.v1.LeaseBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
 import io.github.electionpolicy.ElectionDecision;
 import io.github.electionpolicy.ElectionPolicy;
 import io.github.electionpolicy.Environment;
@@ -15,6 +16,8 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.ZonedDateTime;
 import java.util.ArrayList;
@@ -109,7 +112,11 @@ class BadInputCatalogueTest {
         rejected("null lease duration", "leaseDuration", "<missing>", () -> settings(b -> b.leaseDuration(null))),
         rejected("null renew deadline", "renewDeadline", "<missing>", () -> settings(b -> b.renewDeadline(null))),
         rejected("null retry period", "retryPeriod", "<missing>", () -> settings(b -> b.retryPeriod(null))),
-        rejected("null loss policy", "lossPolicy", null, () -> settings(b -> b.lossPolicy(null))))
+        rejected("null loss policy", "lossPolicy", null, () -> settings(b -> b.lossPolicy(null))),
+        rejected("garbage in the service-account namespace file", "namespace", "Not A Namespace!",
+            () -> startWithNamespaceFile("Not A Namespace!\n")),
+        rejected("client configured with an invalid namespace and none set", "namespace", "Team_Orders",
+            BadInputCatalogueTest::startWithClientNamespace))
         .map(c -> dynamicTest(c.name(), () -> assertRejected(c)));
   }
 
@@ -380,5 +387,32 @@ class BadInputCatalogueTest {
 
   private static Reconciler noWork() {
     return Reconciler.of(term -> { }, () -> { });
+  }
+
+  private static void startWithClientNamespace() throws Exception {
+    try (MockApi api = new MockApi().answeringAccessReviews();
+        KubernetesClient client = new io.fabric8.kubernetes.client.KubernetesClientBuilder()
+            .withConfig(new io.fabric8.kubernetes.client.ConfigBuilder(io.fabric8.kubernetes.client.Config.empty())
+                .withMasterUrl(api.proxy().url()).withNamespace("Team_Orders").build())
+            .withHttpClientFactory(new io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory()).build()) {
+      ElectedReconcilers.builder().client(client).decision(MockApi.CONTEND)
+          .settings(LeaseSettings.builder().leaseName(MockApi.LEASE).identity("a")
+              .serviceAccountNamespaceFile(Path.of("target", "no-such-namespace-file")).build())
+          .reconciler(noWork()).start().close();
+    }
+  }
+
+  private static void startWithNamespaceFile(String content) throws Exception {
+    Path file = Files.createTempFile("namespace", "");
+    try (MockApi api = new MockApi().answeringAccessReviews()) {
+      Files.writeString(file, content);
+      KubernetesClient client = api.client();
+      ElectedReconcilers.builder().client(client).decision(MockApi.CONTEND)
+          .settings(LeaseSettings.builder().leaseName(MockApi.LEASE).identity("a").serviceAccountNamespaceFile(file)
+              .build())
+          .reconciler(noWork()).start().close();
+    } finally {
+      Files.deleteIfExists(file);
+    }
   }
 }
