@@ -198,6 +198,8 @@ class BadInputCatalogueTest {
             BadInputCatalogueTest::absurdLeaseDurationIsHonoured),
         dynamicTest("kind ConfigMap stored at the v1 Lease path: read as a Lease held by its holder",
             BadInputCatalogueTest::objectWhoseKindDisagreesWithItsPathIsTreatedAsAHeldLease),
+        dynamicTest("two replicas given the same explicit identity: never both run",
+            BadInputCatalogueTest::replicasSharingAnIdentityNeverBothRun),
         dynamicTest("a coordination.k8s.io/v1beta1 Lease of the same name: not the v1 Lease, one leader on v1",
             BadInputCatalogueTest::leaseInAnotherApiVersionIsNotMistakenForTheV1Lease));
   }
@@ -282,6 +284,28 @@ class BadInputCatalogueTest {
         .isGreaterThanOrEqualTo(MockApi.LEASE_DURATION));
     contest.assertExactlyOneLeaderFollowedByTheOther();
     assertThat(contest.logs()).contains("(previous holder: impostor");
+  }
+
+  /**
+   * Two replicas configured with the same explicit identity each see the other's Lease as their own. The
+   * second must not take it over at once as if it had written it, and a leader whose Lease was taken under
+   * its own identity by another term must stop; either way the mistake is logged as an error.
+   */
+  private static void replicasSharingAnIdentityNeverBothRun() throws Exception {
+    try (MockApi api = new MockApi().answeringAccessReviews(); LogCapture logs = new LogCapture()) {
+      ReconcilerLog log = new ReconcilerLog();
+      try (Replica a = Replica.start("a", api.client(), MockApi.fastSettings("orders").build(), log)) {
+        assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(3))).isTrue();
+        try (Replica b = Replica.start("b", api.client(), MockApi.fastSettings("orders").build(), log)) {
+          Thread.sleep(MockApi.LEASE_DURATION.plus(MockApi.RENEW_DEADLINE).toMillis());
+
+          assertThat(log.overlap()).isEmpty();
+          assertThat(log.running()).containsExactly("a");
+          assertThat(b.runner.state()).isEqualTo(new ElectionState.Following(Optional.of("orders")));
+          assertThat(logs.text()).contains("ERROR").contains("Identities must be unique among replicas");
+        }
+      }
+    }
   }
 
   // ---- fixtures ---------------------------------------------------------------------------------------
