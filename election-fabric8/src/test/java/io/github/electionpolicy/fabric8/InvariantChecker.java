@@ -42,8 +42,9 @@ final class InvariantChecker {
   /**
    * The outcome of a check.
    *
-   * @param cutSamples health samples of a cut-off replica: within the renew deadline - margin, past the
-   *     renew deadline + margin, past the liveness budget + margin (so the health rules were exercised)
+   * @param cutSamples health samples of a cut-off replica whose last success must still lie within the
+   *     renew deadline (must be ready), cut past the renew deadline + margin (must not be ready), cut past the
+   *     liveness budget + margin (must not be live): so each health rule was exercised
    * @param violations one line per broken invariant, empty when the run passed
    */
   record Report(int events, int runs, int overlaps, long minGapMicros, int releasesExpected, int lostReleases,
@@ -56,7 +57,7 @@ final class InvariantChecker {
           + " early_takeovers=" + earlyTakeovers + " health_violations=" + healthViolations + " unrecovered="
           + unrecovered + " | runs=" + runs + " releases_checked=" + releasesExpected + " takeovers=" + takeovers
           + " min_takeover_wait_ms=" + minTakeoverWaitMillis + " health_samples=" + healthSamples
-          + " (cut_briefly=" + cutSamples[0] + " cut_past_deadline=" + cutSamples[1] + " cut_past_budget="
+          + " (cut_still_ready=" + cutSamples[0] + " cut_past_deadline=" + cutSamples[1] + " cut_past_budget="
           + cutSamples[2] + ")";
     }
   }
@@ -205,8 +206,10 @@ final class InvariantChecker {
    * Health must match what the replica's situation and state were when sampled:
    * <ul>
    *   <li>a stopped runner is not ready;
-   *   <li>a replica cut off for at least renew deadline + margin is not ready, and one cut off for at most
-   *       renew deadline - margin is ready; likewise live around the liveness budget;
+   *   <li>a replica cut off for at least renew deadline + margin is not ready, and not live past the liveness
+   *       budget + margin; a cut-off replica reports no Lease success since the cut;
+   *   <li>a replica last seen stable (a success within {@link SoakCluster#FRESH}) so recently that its last
+   *       success must lie within the renew deadline is ready; likewise live within the liveness budget;
    *   <li>a leader has had a successful Lease call within the renew deadline (+ margin);
    *   <li>at a stable point every replica is ready and live, and the leader's term is the one its running
    *       reconcilers were started with.
@@ -217,10 +220,12 @@ final class InvariantChecker {
     long ready = settings.renewDeadline().toNanos();
     long budget = settings.healthBudget().toNanos();
     long margin = HEALTH_MARGIN.toNanos();
+    long fresh = SoakCluster.FRESH.toNanos();
+    long slack = Duration.ofMillis(100).toNanos();
     for (HealthSample s : journal.samples()) {
       ElectionHealth h = s.health();
       if (s.cutForNanos() >= 0) {
-        cutSamples[0] += s.cutForNanos() <= ready - margin ? 1 : 0;
+        cutSamples[0] += s.sinceStableNanos() >= 0 && s.sinceStableNanos() + fresh <= ready - slack ? 1 : 0;
         cutSamples[1] += s.cutForNanos() >= ready + margin ? 1 : 0;
         cutSamples[2] += s.cutForNanos() >= budget + margin ? 1 : 0;
       }
@@ -235,14 +240,19 @@ final class InvariantChecker {
       if (s.cutForNanos() >= ready + margin && h.ready()) {
         wrong.add("ready though cut off for " + s.cutForNanos() / 1_000_000 + " ms");
       }
-      if (s.cutForNanos() >= 0 && s.cutForNanos() <= ready - margin && !h.ready()) {
-        wrong.add("not ready though cut off for only " + s.cutForNanos() / 1_000_000 + " ms");
+      long lastSuccessAtMost = s.sinceStableNanos() < 0 ? Long.MAX_VALUE : s.sinceStableNanos() + fresh;
+      if (kind != ElectionState.Kind.STOPPED && lastSuccessAtMost <= ready - slack && !h.ready()) {
+        wrong.add("not ready though it last succeeded at most " + lastSuccessAtMost / 1_000_000 + " ms ago");
+      }
+      if (s.cutForNanos() >= 0 && h.sinceLastLeaseSuccess().map(since -> since.toNanos() < s.cutForNanos() - slack)
+          .orElse(false)) {
+        wrong.add("reports a Lease success after it was cut off " + s.cutForNanos() / 1_000_000 + " ms ago");
       }
       if (s.cutForNanos() >= budget + margin && h.live()) {
         wrong.add("live though cut off for " + s.cutForNanos() / 1_000_000 + " ms");
       }
-      if (s.cutForNanos() >= 0 && s.cutForNanos() <= budget - margin && !h.live()) {
-        wrong.add("not live though cut off for only " + s.cutForNanos() / 1_000_000 + " ms");
+      if (lastSuccessAtMost <= budget - slack && !h.live()) {
+        wrong.add("not live though it last succeeded at most " + lastSuccessAtMost / 1_000_000 + " ms ago");
       }
       if (kind == ElectionState.Kind.LEADING && !h.sinceLastLeaseSuccess()
           .map(since -> since.toNanos() <= ready + margin).orElse(false)) {

@@ -39,6 +39,11 @@ final class SoakCluster implements AutoCloseable {
 
   static final int REPLICAS = 3;
   static final Duration STABLE_TIMEOUT = Duration.ofSeconds(10);
+  /**
+   * How recent every replica's last successful Lease call must be for the cluster to count as stable: two
+   * retry periods and a little, so a replica just reconnected has talked to the server again.
+   */
+  static final Duration FRESH = MockApi.RETRY_PERIOD.multipliedBy(2).plusMillis(100);
 
   /** One replica position; each start is a new incarnation with a new identity, client and proxy. */
   static final class Slot {
@@ -49,6 +54,7 @@ final class SoakCluster implements AutoCloseable {
     KubernetesClient client;
     ElectedReconcilers runner;
     long cutSinceNanos = -1;
+    long stableNanos = -1;
 
     Slot(String name) {
       this.name = name;
@@ -96,6 +102,7 @@ final class SoakCluster implements AutoCloseable {
     slot.proxy = proxy();
     slot.client = client(slot.proxy.url());
     slot.cutSinceNanos = -1;
+    slot.stableNanos = -1;
     slot.runner = ElectedReconcilers.builder()
         .client(slot.client)
         .decision(MockApi.CONTEND)
@@ -216,12 +223,15 @@ final class SoakCluster implements AutoCloseable {
     long now = System.nanoTime();
     ElectionHealth health = slot.runner.health();
     long cutFor = slot.cutSinceNanos < 0 ? -1 : now - slot.cutSinceNanos;
-    journal.sample(new SoakJournal.HealthSample(slot.identity, label, now, health, cutFor, stablePoint));
+    long sinceStable = slot.stableNanos < 0 ? -1 : now - slot.stableNanos;
+    journal.sample(new SoakJournal.HealthSample(slot.identity, label, now, health, cutFor, sinceStable,
+        stablePoint));
   }
 
   /**
    * Waits until exactly one replica leads, only its reconcilers run, every other replica follows it by name,
-   * and every replica is ready and live; then samples health there. Records the failure when that does not
+   * and every replica is ready and live with a Lease call that succeeded within {@link #FRESH}; then samples
+   * health there. Records the failure when that does not
    * happen within {@link #STABLE_TIMEOUT}.
    */
   Optional<Slot> awaitStable(String after) throws InterruptedException {
@@ -229,6 +239,8 @@ final class SoakCluster implements AutoCloseable {
     while (System.nanoTime() - deadline < 0) {
       Optional<Slot> leader = stableLeader();
       if (leader.isPresent()) {
+        long now = System.nanoTime();
+        up().forEach(slot -> slot.stableNanos = now);
         sampleAll("stable after " + after, true);
         journal.trace("stable: " + leader.get().identity + " leads, "
             + up().stream().filter(s -> s != leader.get()).map(s -> s.identity).collect(Collectors.joining(", "))
@@ -254,7 +266,8 @@ final class SoakCluster implements AutoCloseable {
     ElectionState following = new ElectionState.Following(Optional.of(leader.identity));
     for (Slot slot : up) {
       ElectionHealth health = slot.runner.health();
-      if ((slot != leader && !slot.state().equals(following)) || !health.ready() || !health.live()) {
+      boolean fresh = health.sinceLastLeaseSuccess().map(since -> since.compareTo(FRESH) <= 0).orElse(false);
+      if ((slot != leader && !slot.state().equals(following)) || !health.ready() || !health.live() || !fresh) {
         return Optional.empty();
       }
     }

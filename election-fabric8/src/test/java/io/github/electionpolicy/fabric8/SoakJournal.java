@@ -37,10 +37,12 @@ final class SoakJournal {
    * @param nanos when it was taken
    * @param health the snapshot
    * @param cutForNanos how long the replica's link had been cut when sampled; negative when its link was up
+   * @param sinceStableNanos how long since the replica was last seen stable with a fresh Lease success
+   *     ({@link SoakCluster#FRESH}); negative if never
    * @param stablePoint whether the soak had just seen one leader that every replica follows
    */
   record HealthSample(String identity, String label, long nanos, ElectionHealth health, long cutForNanos,
-      boolean stablePoint) {}
+      long sinceStableNanos, boolean stablePoint) {}
 
   /**
    * After an event, no single leader followed by every replica appeared in time.
