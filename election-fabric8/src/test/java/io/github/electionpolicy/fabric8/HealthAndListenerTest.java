@@ -60,11 +60,13 @@ class HealthAndListenerTest {
   void followerIsReadyAndLiveAndNamesTheLeader() throws Exception {
     try (Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log);
         Replica b = Replica.start("b", api.client(), MockApi.fastSettings("b").build(), log)) {
-      assertThat(Replica.awaitTrue(() -> a.leads() && b.runner.health().ready(), Duration.ofSeconds(5)))
+      assertThat(Replica.awaitTrue(() -> a.leads()
+          && b.runner.state().equals(new ElectionState.Following(Optional.of("a"))), Duration.ofSeconds(5)))
           .isTrue();
 
       ElectionHealth health = b.runner.health();
 
+      assertThat(health.ready()).isTrue();
       assertThat(health.live()).isTrue();
       assertThat(health.state()).isEqualTo(new ElectionState.Following(Optional.of("a")));
       assertThat(health.sinceLastLeaseSuccess()).hasValueSatisfying(

@@ -105,8 +105,8 @@ final class MockApi implements AutoCloseable, AfterEachCallback {
 
   /**
    * A new client of its own, with the client's default retry and timeout settings. It connects through a
-   * proxy of its own so that closing the fixture cuts its connections before the server shuts down: a
-   * closed JDK HTTP client leaves its connections open, and the server's shutdown would wait for them.
+   * proxy of its own, so the fixture can cut every connection at tear-down whatever state the client is in
+   * (a test may have closed it abruptly), before the server shuts down.
    */
   KubernetesClient client() {
     try {
