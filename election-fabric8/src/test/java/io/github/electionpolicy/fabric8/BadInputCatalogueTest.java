@@ -1,5 +1,7 @@
 package io.github.electionpolicy.fabric8;
 
+import static io.github.electionpolicy.fabric8.LeaseContest.create;
+import static io.github.electionpolicy.fabric8.LeaseContest.http;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.DynamicTest.dynamicTest;
@@ -12,20 +14,13 @@ import io.github.electionpolicy.ElectionPolicy;
 import io.github.electionpolicy.Environment;
 import io.github.electionpolicy.InvalidElectionSettingException;
 import io.github.electionpolicy.Substrate;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.ZonedDateTime;
-import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
@@ -218,7 +213,8 @@ class BadInputCatalogueTest {
 
   private static void takenOverAfterOwnLeaseDuration(
       UnaryOperator<io.fabric8.kubernetes.api.model.coordination.v1.LeaseSpecBuilder> garbage) throws Exception {
-    Contest contest = Contest.against(api -> create(api, lease("ghost", garbage)), Duration.ofSeconds(5));
+    LeaseContest contest = LeaseContest.against(api -> create(api, lease("ghost", garbage)),
+        Duration.ofSeconds(5));
 
     assertThat(contest.firstStartAfter()).hasValueSatisfying(took -> assertThat(took)
         .isGreaterThanOrEqualTo(MockApi.LEASE_DURATION)
@@ -228,7 +224,7 @@ class BadInputCatalogueTest {
   }
 
   private static void takenAtOnce(Lease garbage) throws Exception {
-    Contest contest = Contest.against(api -> create(api, garbage), Duration.ofSeconds(3));
+    LeaseContest contest = LeaseContest.against(api -> create(api, garbage), Duration.ofSeconds(3));
 
     assertThat(contest.firstStartAfter())
         .hasValueSatisfying(took -> assertThat(took).isLessThan(Duration.ofSeconds(1)));
@@ -237,7 +233,7 @@ class BadInputCatalogueTest {
   }
 
   private static void absurdLeaseDurationIsHonoured() throws Exception {
-    Contest contest = Contest.against(
+    LeaseContest contest = LeaseContest.against(
         api -> create(api, lease("ghost", spec -> spec.withLeaseDurationSeconds(Integer.MAX_VALUE))),
         MockApi.LEASE_DURATION.plusSeconds(1));
 
@@ -259,7 +255,8 @@ class BadInputCatalogueTest {
     String body = "{\"apiVersion\":\"coordination.k8s.io/v1beta1\",\"kind\":\"Lease\",\"metadata\":{\"name\":\""
         + MockApi.LEASE + "\",\"namespace\":\"" + MockApi.NAMESPACE + "\"},\"spec\":{\"holderIdentity\":"
         + "\"legacy-controller\",\"leaseDurationSeconds\":3600}}";
-    Contest contest = Contest.against(api -> assertThat(http(api, "POST", v1beta1, body)).startsWith("201"),
+    LeaseContest contest = LeaseContest.against(
+        api -> assertThat(http(api, "POST", v1beta1, body)).startsWith("201"),
         Duration.ofSeconds(3));
 
     assertThat(contest.firstStartAfter())
@@ -277,7 +274,8 @@ class BadInputCatalogueTest {
     String body = "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\""
         + MockApi.LEASE + "\",\"namespace\":\"" + MockApi.NAMESPACE + "\"},\"spec\":{\"holderIdentity\":"
         + "\"impostor\",\"leaseDurationSeconds\":2}}";
-    Contest contest = Contest.against(api -> assertThat(http(api, "POST", LEASE_PATH, body)).startsWith("201"),
+    LeaseContest contest = LeaseContest.against(
+        api -> assertThat(http(api, "POST", LEASE_PATH, body)).startsWith("201"),
         Duration.ofSeconds(5));
 
     assertThat(contest.firstStartAfter()).hasValueSatisfying(took -> assertThat(took)
@@ -309,69 +307,6 @@ class BadInputCatalogueTest {
   }
 
   // ---- fixtures ---------------------------------------------------------------------------------------
-
-  /** Two replicas contending against whatever {@code plant} left on a fresh server, observed for a while. */
-  private record Contest(Optional<Duration> firstStartAfter, List<ElectionState> states, List<Boolean> ready,
-      Lease finalLease, String logs, Optional<String> overlap, List<String> running, String leftBehind) {
-
-    static Contest against(Consumer<MockApi> plant, Duration observe) throws Exception {
-      try (MockApi api = new MockApi().answeringAccessReviews()) {
-        plant.accept(api);
-        ReconcilerLog log = new ReconcilerLog();
-        String logs;
-        List<ElectionState> states = new ArrayList<>();
-        List<Boolean> ready = new ArrayList<>();
-        long started = System.nanoTime();
-        Lease finalLease;
-        try (LogCapture capture = new LogCapture();
-            Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log);
-            Replica b = Replica.start("b", api.client(), MockApi.fastSettings("b").build(), log)) {
-          Replica.awaitTrue(() -> !log.running().isEmpty(), observe);
-          // Let the follower see the new holder, and a second contender try its luck.
-          Thread.sleep(MockApi.RETRY_PERIOD.toMillis() * 3);
-          for (Replica r : List.of(a, b)) {
-            states.add(r.runner.state());
-            ready.add(r.runner.isReady());
-          }
-          finalLease = api.lease();
-          logs = capture.text();
-        }
-        Optional<Duration> first = log.entries().stream().filter(e -> e.kind() == ReconcilerLog.Kind.START)
-            .findFirst().map(e -> Duration.ofNanos(e.nanos() - started));
-        String left = http(api, "GET", "apis/coordination.k8s.io/v1beta1/namespaces/" + MockApi.NAMESPACE
-            + "/leases/" + MockApi.LEASE, null);
-        return new Contest(first, states, ready, finalLease, logs, log.overlap(), log.running(), left);
-      }
-    }
-
-    void assertExactlyOneLeaderFollowedByTheOther() {
-      assertThat(overlap).isEmpty();
-      assertThat(states).filteredOn(s -> s.kind() == ElectionState.Kind.LEADING).hasSize(1);
-      String leader = ((ElectionState.Leading) states.stream().filter(s -> s instanceof ElectionState.Leading)
-          .findFirst().orElseThrow()).term().holderIdentity();
-      assertThat(states).contains(new ElectionState.Following(Optional.of(leader)));
-      assertThat(finalLease.getSpec().getHolderIdentity()).isEqualTo(leader);
-    }
-  }
-
-  private static void create(MockApi api, Lease lease) {
-    api.client().leases().inNamespace(MockApi.NAMESPACE).resource(lease).create();
-  }
-
-  /** A raw request through a proxy of the fixture's (so the server never waits for it at shutdown). */
-  private static String http(MockApi api, String method, String path, String json) {
-    try {
-      HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(api.proxy().url() + path))
-          .timeout(Duration.ofSeconds(5)).header("Content-Type", "application/json");
-      request.method(method, json == null ? HttpRequest.BodyPublishers.noBody()
-          : HttpRequest.BodyPublishers.ofString(json));
-      HttpResponse<String> response = HttpClient.newHttpClient().send(request.build(),
-          HttpResponse.BodyHandlers.ofString());
-      return response.statusCode() + " " + response.body();
-    } catch (Exception e) {
-      throw new IllegalStateException(method + " " + path + " failed", e);
-    }
-  }
 
   private record StartUpCase(String name, String setting, String value, ThrowingCallable attempt) {}
 
