@@ -9,7 +9,8 @@ import java.util.Map;
  * WatchEventsListener.onClosed} (or {@code onFailure}, when the connection drops abruptly), which waits
  * for the watch's sender thread, which waits (up to 30 s, in {@code VertxMockWebSocket.awaitWrite}) for a
  * write that only that blocked event loop can perform. The whole server then stalls, and every replica's
- * Lease calls time out, which has nothing to do with the behaviour under test. The watchdog interrupts the waiting sender so the event loop goes on at once.
+ * Lease calls time out, which has nothing to do with the behaviour under test. The watchdog interrupts the
+ * waiting sender so the event loop goes on at once.
  */
 final class MockServerWatchdog {
 
