@@ -24,7 +24,7 @@ import java.util.function.Consumer;
  * @param finalLease the v1 Lease at the end
  * @param logs everything logged while the replicas ran
  * @param overlap a description of two replicas running at once, if that happened
- * @param running the replicas whose reconcilers ran at the end
+ * @param running the replicas whose reconcilers ran at the end, before the replicas were closed
  * @param leftBehind the coordination.k8s.io/v1beta1 object of the same name at the end, as status and body
  */
 record LeaseContest(Optional<Duration> firstStartAfter, List<ElectionState> states, List<Boolean> ready,
@@ -39,6 +39,7 @@ record LeaseContest(Optional<Duration> firstStartAfter, List<ElectionState> stat
       List<Boolean> ready = new ArrayList<>();
       long started = System.nanoTime();
       Lease finalLease;
+      List<String> running;
       try (LogCapture capture = new LogCapture();
           Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log);
           Replica b = Replica.start("b", api.client(), MockApi.fastSettings("b").build(), log)) {
@@ -49,6 +50,7 @@ record LeaseContest(Optional<Duration> firstStartAfter, List<ElectionState> stat
           states.add(r.runner.state());
           ready.add(r.runner.isReady());
         }
+        running = log.running();
         finalLease = api.lease();
         logs = capture.text();
       }
@@ -56,7 +58,7 @@ record LeaseContest(Optional<Duration> firstStartAfter, List<ElectionState> stat
           .findFirst().map(e -> Duration.ofNanos(e.nanos() - started));
       String left = http(api, "GET", "apis/coordination.k8s.io/v1beta1/namespaces/" + MockApi.NAMESPACE
           + "/leases/" + MockApi.LEASE, null);
-      return new LeaseContest(first, states, ready, finalLease, logs, log.overlap(), log.running(), left);
+      return new LeaseContest(first, states, ready, finalLease, logs, log.overlap(), running, left);
     }
   }
 
