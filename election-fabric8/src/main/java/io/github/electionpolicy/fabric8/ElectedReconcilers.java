@@ -497,7 +497,8 @@ public final class ElectedReconcilers implements AutoCloseable {
      *
      * @return the running runner; close it to stop
      * @throws IllegalStateException if a required input is missing, or this builder already started
-     * @throws io.github.electionpolicy.InvalidElectionSettingException if no namespace can be found
+     * @throws io.github.electionpolicy.InvalidElectionSettingException if no namespace can be found, or the one
+     *     found (service-account file or client) is not a valid namespace name
      * @throws LeaseAccessDeniedException if the preflight finds a missing verb
      */
     public ElectedReconcilers start() {

@@ -87,6 +87,11 @@ final class LeaseElector implements Runnable {
   private LeaseSpec observedSpec;
   private long observedNanos;
   private Lease mine;
+  // The spec of this process's last successful write, kept across terms: a Lease that names this identity
+  // as holder but carries another term (acquireTime, leaseTransitions) was claimed by another process using
+  // the same identity.
+  private LeaseSpec lastWrittenSpec;
+  private boolean warnedOfSameIdentity;
   private long lastRenewSentNanos;
   private int failuresInARow;
 
@@ -203,7 +208,14 @@ final class LeaseElector implements Runnable {
     observe(current, now);
     LeaseSpec spec = current.getSpec() == null ? new LeaseSpec() : current.getSpec();
     String holder = blankToNull(spec.getHolderIdentity());
-    if (holder != null && !holder.equals(identity) && !expired(spec, now)) {
+    boolean leftByThisProcess = identity.equals(holder) && sameTerm(spec, lastWrittenSpec);
+    if (holder != null && !leftByThisProcess && !expired(spec, now)) {
+      if (identity.equals(holder) && !warnedOfSameIdentity) {
+        warnedOfSameIdentity = true;
+        LOG.error("Lease {}/{} is held under this process's own identity {} by a term it did not write: another "
+            + "process uses the same identity, or one with it stopped without releasing; waiting until the "
+            + "Lease expires. Identities must be unique among replicas", namespace, leaseName, identity);
+      }
       events.following(Optional.of(holder));
       return null;
     }
@@ -267,6 +279,7 @@ final class LeaseElector implements Runnable {
   private LeadershipTerm elected(Lease lease, long sentNanos, String previousHolder) {
     observe(lease, ticker.read());
     mine = lease;
+    lastWrittenSpec = lease.getSpec();
     lastRenewSentNanos = sentNanos;
     LeaseSpec spec = lease.getSpec();
     LeadershipTerm term = LeadershipTerm.elected(identity,
@@ -277,6 +290,12 @@ final class LeaseElector implements Runnable {
         identity, previousHolder == null ? "none" : previousHolder, term.leaseTransitions());
     events.elected(term);
     return term;
+  }
+
+  /** Whether two records belong to the same term: renewals and foreign bumps keep both fields. */
+  private static boolean sameTerm(LeaseSpec spec, LeaseSpec written) {
+    return written != null && Objects.equals(spec.getAcquireTime(), written.getAcquireTime())
+        && Objects.equals(spec.getLeaseTransitions(), written.getLeaseTransitions());
   }
 
   private boolean expired(LeaseSpec spec, long now) {
@@ -340,6 +359,7 @@ final class LeaseElector implements Runnable {
         Lease updated = requests.update(desired, deadline - now);
         succeeded();
         mine = updated;
+        lastWrittenSpec = updated.getSpec();
         lastRenewSentNanos = now;
         term.extendUntil(now + renewDeadlineNanos);
         observe(updated, ticker.read());
@@ -347,7 +367,7 @@ final class LeaseElector implements Runnable {
         events.renewFailed(e, Duration.ofNanos(ticker.read() - lastRenewSentNanos));
         if (e.isConflict()) {
           succeeded();
-          Optional<String> otherHolder = reread(deadline);
+          Optional<String> otherHolder = reread(deadline, term);
           if (otherHolder.isPresent()) {
             String holder = otherHolder.get();
             LOG.warn("Lost Lease {}/{}: it is now held by {}", namespace, leaseName,
@@ -369,7 +389,7 @@ final class LeaseElector implements Runnable {
    * After a conflict: the holder if it is no longer this process ({@code ""} for none); empty if still ours,
    * and then {@link #mine} is fresh.
    */
-  private Optional<String> reread(long deadline) {
+  private Optional<String> reread(long deadline, LeadershipTerm term) {
     try {
       Lease current = requests.get(deadline - ticker.read());
       succeeded();
@@ -379,7 +399,15 @@ final class LeaseElector implements Runnable {
       if (!identity.equals(holder)) {
         return Optional.of(holder == null ? "" : holder);
       }
+      Integer transitions = current.getSpec().getLeaseTransitions();
+      if (transitions == null || transitions != term.leaseTransitions()) {
+        LOG.error("Lease {}/{} was taken under this process's own identity {} by another term (leaseTransitions "
+            + "{}, this term's {}): another process uses the same identity. Identities must be unique among "
+            + "replicas", namespace, leaseName, identity, transitions, term.leaseTransitions());
+        return Optional.of(holder);
+      }
       mine = current;
+      lastWrittenSpec = current.getSpec();
       return Optional.empty();
     } catch (LeaseCallFailed e) {
       events.renewFailed(e, Duration.ofNanos(ticker.read() - lastRenewSentNanos));

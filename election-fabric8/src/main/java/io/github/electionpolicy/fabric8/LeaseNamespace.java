@@ -73,7 +73,8 @@ public record LeaseNamespace(String name, Source source) {
    * @param settings the Lease settings, for the explicit namespace and the service-account file
    * @param clientNamespace the namespace of the client's configuration, {@code null} when it has none
    * @return the namespace and its source
-   * @throws InvalidElectionSettingException if none of the three places has a namespace
+   * @throws InvalidElectionSettingException if none of the three places has a namespace, or the one found is
+   *     not a DNS-1123 label
    */
   public static LeaseNamespace resolve(LeaseSettings settings, String clientNamespace) {
     Objects.requireNonNull(settings, "settings");
@@ -82,16 +83,30 @@ public record LeaseNamespace(String name, Source source) {
     }
     Optional<String> fromFile = read(settings);
     if (fromFile.isPresent()) {
-      return new LeaseNamespace(fromFile.get(), Source.SERVICE_ACCOUNT_FILE);
+      return new LeaseNamespace(valid(fromFile.get(), "read from " + settings.serviceAccountNamespaceFile(),
+          "correct that file, or call LeaseSettings.builder().namespace(...)"), Source.SERVICE_ACCOUNT_FILE);
     }
     if (clientNamespace != null && !clientNamespace.isBlank()) {
-      return new LeaseNamespace(clientNamespace.trim(), Source.CLIENT_CONFIGURATION);
+      return new LeaseNamespace(valid(clientNamespace.trim(), "the client's namespace",
+          "correct the namespace of the client (kubeconfig context or KUBERNETES_NAMESPACE), or call "
+              + "LeaseSettings.builder().namespace(...)"), Source.CLIENT_CONFIGURATION);
     }
     throw new InvalidElectionSettingException("namespace", null,
         "an explicit namespace, the pod's namespace in " + settings.serviceAccountNamespaceFile()
             + ", or a client configured with a namespace",
         "call LeaseSettings.builder().namespace(...), or run in a pod, or set the namespace of the client "
             + "(kubeconfig context or KUBERNETES_NAMESPACE)");
+  }
+
+  // A namespace found rather than given is checked too: an invalid one would only make every Lease call
+  // fail at run time, far from its cause.
+  private static String valid(String namespace, String source, String fix) {
+    if (!SettingsChecks.isNamespace(namespace)) {
+      throw new InvalidElectionSettingException("namespace", namespace,
+          "a DNS-1123 label of at most 63 characters: lower-case letters, digits and '-' (this one is " + source
+              + ")", fix);
+    }
+    return namespace;
   }
 
   private static Optional<String> read(LeaseSettings settings) {

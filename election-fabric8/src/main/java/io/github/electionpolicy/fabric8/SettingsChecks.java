@@ -33,11 +33,16 @@ final class SettingsChecks {
   }
 
   static void namespace(String namespace) {
-    if (namespace != null && (namespace.length() > 63 || !DNS_LABEL.matcher(namespace).matches())) {
+    if (namespace != null && !isNamespace(namespace)) {
       throw new InvalidElectionSettingException("namespace", namespace,
           "a DNS-1123 label of at most 63 characters: lower-case letters, digits and '-', e.g. \"shop\"",
           "pass the namespace the Lease lives in, or none to use the pod's own namespace");
     }
+  }
+
+  /** Whether {@code namespace} is a DNS-1123 label, as Kubernetes requires of namespace names. */
+  static boolean isNamespace(String namespace) {
+    return namespace.length() <= 63 && DNS_LABEL.matcher(namespace).matches();
   }
 
   static void timings(Duration leaseDuration, Duration renewDeadline, Duration retryPeriod) {

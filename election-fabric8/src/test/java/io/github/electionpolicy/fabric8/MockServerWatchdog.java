@@ -6,10 +6,11 @@ import java.util.Map;
 /**
  * Breaks a self-deadlock of fabric8's mock API server (mockwebserver 8.0.0). When a watch's WebSocket
  * closes while the server is sending it an event, the Vert.x event loop runs {@code
- * WatchEventsListener.onClosed}, which waits for the watch's sender thread, which waits (up to 30 s, in
- * {@code VertxMockWebSocket.awaitWrite}) for a write that only that blocked event loop can perform. The whole
- * server then stalls, and every replica's Lease calls time out, which has nothing to do with the behaviour
- * under test. The watchdog interrupts the waiting sender so the event loop goes on at once.
+ * WatchEventsListener.onClosed} (or {@code onFailure}, when the connection drops abruptly), which waits
+ * for the watch's sender thread, which waits (up to 30 s, in {@code VertxMockWebSocket.awaitWrite}) for a
+ * write that only that blocked event loop can perform. The whole server then stalls, and every replica's
+ * Lease calls time out, which has nothing to do with the behaviour under test. The watchdog interrupts the
+ * waiting sender so the event loop goes on at once.
  */
 final class MockServerWatchdog {
 
@@ -37,7 +38,8 @@ final class MockServerWatchdog {
       }
       Map<Thread, StackTraceElement[]> stacks = Thread.getAllStackTraces();
       boolean eventLoopWaitsForWatch = stacks.values().stream().anyMatch(
-          stack -> contains(stack, "WatchEventsListener", "onClosed"));
+          stack -> contains(stack, "WatchEventsListener", "onClosed")
+              || contains(stack, "WatchEventsListener", "onFailure"));
       if (eventLoopWaitsForWatch) {
         stacks.forEach((thread, stack) -> {
           if (contains(stack, "VertxMockWebSocket", "awaitWrite")) {

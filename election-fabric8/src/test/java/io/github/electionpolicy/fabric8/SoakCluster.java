@@ -1,0 +1,304 @@
+package io.github.electionpolicy.fabric8;
+
+import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
+import io.fabric8.kubernetes.api.model.coordination.v1.LeaseBuilder;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.ConfigBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMixedDispatcher;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import io.fabric8.mockwebserver.Context;
+import io.fabric8.mockwebserver.MockWebServer;
+import io.fabric8.mockwebserver.ServerRequest;
+import io.fabric8.mockwebserver.ServerResponse;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.time.Duration;
+import java.time.ZoneOffset;
+import java.time.ZonedDateTime;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Queue;
+import java.util.stream.Collectors;
+
+/**
+ * Three replica slots against one mock API server in CRUD mode whose dispatcher records every accepted Lease
+ * write ({@link LeaseWriteLog}). Each incarnation of a replica has its own client behind its own
+ * {@link TcpProxy}, so it can be cut off alone; an observer client behind a proxy that is never cut plays
+ * the foreign writer. Not thread-safe: one soak drives it from one thread.
+ */
+final class SoakCluster implements AutoCloseable {
+
+  static final int REPLICAS = 3;
+  static final Duration STABLE_TIMEOUT = Duration.ofSeconds(10);
+  /**
+   * How recent every replica's last successful Lease call must be for the cluster to count as stable: two
+   * retry periods and a little, so a replica just reconnected has talked to the server again.
+   */
+  static final Duration FRESH = MockApi.RETRY_PERIOD.multipliedBy(2).plusMillis(100);
+
+  /** One replica position; each start is a new incarnation with a new identity, client and proxy. */
+  static final class Slot {
+    final String name;
+    int generation;
+    String identity;
+    TcpProxy proxy;
+    KubernetesClient client;
+    ElectedReconcilers runner;
+    long cutSinceNanos = -1;
+    long stableNanos = -1;
+
+    Slot(String name) {
+      this.name = name;
+    }
+
+    ElectionState state() {
+      return runner.state();
+    }
+  }
+
+  final ReconcilerLog log = new ReconcilerLog();
+  final SoakJournal journal = new SoakJournal();
+  private final LeaseWriteLog writes;
+  private final KubernetesMockServer server;
+  private final TcpProxy observerProxy;
+  private final KubernetesClient observer;
+  private final List<Slot> slots = new ArrayList<>();
+  private int foreignWrites;
+
+  SoakCluster() {
+    MockServerWatchdog.ensureRunning();
+    Map<ServerRequest, Queue<ServerResponse>> responses = new HashMap<>();
+    writes = new LeaseWriteLog(new KubernetesMixedDispatcher(responses), MockApi.NAMESPACE);
+    server = new KubernetesMockServer(new Context(), new MockWebServer(), responses, writes, false);
+    server.init(InetAddress.getLoopbackAddress(), 0);
+    observerProxy = proxy();
+    observer = client(observerProxy.url());
+    for (int i = 1; i <= REPLICAS; i++) {
+      slots.add(new Slot("r" + i));
+    }
+  }
+
+  List<LeaseWriteLog.Write> writes() {
+    return writes.writes();
+  }
+
+  List<Slot> slots() {
+    return List.copyOf(slots);
+  }
+
+  /** Starts a new incarnation in an empty slot. */
+  void start(Slot slot) {
+    slot.generation++;
+    slot.identity = slot.name + "-" + slot.generation;
+    slot.proxy = proxy();
+    slot.client = client(slot.proxy.url());
+    slot.cutSinceNanos = -1;
+    slot.stableNanos = -1;
+    slot.runner = ElectedReconcilers.builder()
+        .client(slot.client)
+        .decision(MockApi.CONTEND)
+        .settings(MockApi.fastSettings(slot.identity).build())
+        .reconciler(log.reconciler(slot.identity))
+        .rbacPreflight(false)
+        .start();
+    journal.trace("started " + slot.identity);
+  }
+
+  /** Closes the incarnation the way a controller's shutdown hook would. */
+  void closeGracefully(Slot slot) {
+    boolean wasRunning = log.running().contains(slot.identity);
+    long start = System.nanoTime();
+    slot.runner.close();
+    long end = System.nanoTime();
+    sample(slot, "right after close of " + slot.identity, false);
+    journal.closed(new SoakJournal.GracefulClose(slot.identity, wasRunning, start, end));
+    discard(slot);
+  }
+
+  /**
+   * Kills the incarnation: its connections drop and every new one is refused first, so nothing it still
+   * tries (a release included) reaches the server; then its threads are ended. Its reconcilers stop at
+   * once, as a dead process's would.
+   */
+  void crash(Slot slot) {
+    slot.proxy.refuse();
+    journal.trace("crashed " + slot.identity + " (connections dropped, no release)");
+    slot.runner.close();
+    discard(slot);
+  }
+
+  private void discard(Slot slot) {
+    slot.client.close();
+    try {
+      slot.proxy.close();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    slot.runner = null;
+    slot.client = null;
+    slot.proxy = null;
+  }
+
+  /** Cuts one replica off: its requests hang ({@code hang}) or its connections are refused. */
+  void cut(Slot slot, boolean hang) {
+    if (hang) {
+      slot.proxy.blackhole();
+    } else {
+      slot.proxy.refuse();
+    }
+    slot.cutSinceNanos = System.nanoTime();
+    journal.trace("cut " + slot.identity + (hang ? " (requests hang)" : " (connections refused)"));
+  }
+
+  void heal(Slot slot) {
+    slot.proxy.restore();
+    slot.cutSinceNanos = -1;
+    journal.trace("healed " + slot.identity);
+  }
+
+  List<Slot> up() {
+    return slots.stream().filter(s -> s.runner != null).collect(Collectors.toList());
+  }
+
+  /**
+   * Updates the Lease as someone else would, keeping its holder: an annotation, and optionally renewTime.
+   * A write that conflicts with a replica's is read again and retried.
+   *
+   * @return how many writes the server accepted
+   */
+  int foreignWrite(int count, boolean touchRenewTime, Duration spacing) throws InterruptedException {
+    int accepted = 0;
+    for (int i = 0; i < count; i++) {
+      for (int attempt = 0; attempt < 5; attempt++) {
+        Lease current = observer.leases().inNamespace(MockApi.NAMESPACE).withName(MockApi.LEASE).get();
+        if (current == null) {
+          return accepted;
+        }
+        LeaseBuilder bumped = new LeaseBuilder(current).editMetadata()
+            .addToAnnotations("soak.electionpolicy.io/foreign-write", Integer.toString(++foreignWrites))
+            .endMetadata();
+        if (touchRenewTime) {
+          bumped.editSpec().withRenewTime(ZonedDateTime.now(ZoneOffset.UTC).truncatedTo(ChronoUnit.MICROS))
+              .endSpec();
+        }
+        try {
+          Lease written = observer.leases().inNamespace(MockApi.NAMESPACE).resource(bumped.build()).update();
+          accepted++;
+          journal.trace("foreign write, holder kept " + written.getSpec().getHolderIdentity()
+              + ", resourceVersion " + written.getMetadata().getResourceVersion()
+              + (touchRenewTime ? ", renewTime moved" : ""));
+          break;
+        } catch (KubernetesClientException e) {
+          if (e.getCode() != 409) {
+            throw e;
+          }
+        }
+      }
+      Thread.sleep(spacing.toMillis());
+    }
+    return accepted;
+  }
+
+  Lease lease() {
+    return observer.leases().inNamespace(MockApi.NAMESPACE).withName(MockApi.LEASE).get();
+  }
+
+  /** Records the health of every running replica with what the soak knows about its link. */
+  void sampleAll(String label, boolean stablePoint) {
+    for (Slot slot : up()) {
+      sample(slot, label, stablePoint);
+    }
+  }
+
+  private void sample(Slot slot, String label, boolean stablePoint) {
+    long now = System.nanoTime();
+    ElectionHealth health = slot.runner.health();
+    long cutFor = slot.cutSinceNanos < 0 ? -1 : now - slot.cutSinceNanos;
+    long sinceStable = slot.stableNanos < 0 ? -1 : now - slot.stableNanos;
+    journal.sample(new SoakJournal.HealthSample(slot.identity, label, now, health, cutFor, sinceStable,
+        stablePoint));
+  }
+
+  /**
+   * Waits until exactly one replica leads, only its reconcilers run, every other replica follows it by name,
+   * and every replica is ready and live with a Lease call that succeeded within {@link #FRESH}; then samples
+   * health there. Records the failure when that does not
+   * happen within {@link #STABLE_TIMEOUT}.
+   */
+  Optional<Slot> awaitStable(String after) throws InterruptedException {
+    long deadline = System.nanoTime() + STABLE_TIMEOUT.toNanos();
+    while (System.nanoTime() - deadline < 0) {
+      Optional<Slot> leader = stableLeader();
+      if (leader.isPresent()) {
+        long now = System.nanoTime();
+        up().forEach(slot -> slot.stableNanos = now);
+        sampleAll("stable after " + after, true);
+        journal.trace("stable: " + leader.get().identity + " leads, "
+            + up().stream().filter(s -> s != leader.get()).map(s -> s.identity).collect(Collectors.joining(", "))
+            + " follow");
+        return leader;
+      }
+      Thread.sleep(10);
+    }
+    journal.unrecovered(new SoakJournal.Unrecovered(after, up().stream()
+        .map(s -> s.identity + "=" + s.runner.health()).collect(Collectors.joining("; "))
+        + "; reconcilers running: " + log.running()));
+    return Optional.empty();
+  }
+
+  private Optional<Slot> stableLeader() {
+    List<Slot> up = up();
+    List<Slot> leading = up.stream().filter(s -> s.state().kind() == ElectionState.Kind.LEADING)
+        .collect(Collectors.toList());
+    if (leading.size() != 1 || !log.running().equals(List.of(leading.get(0).identity))) {
+      return Optional.empty();
+    }
+    Slot leader = leading.get(0);
+    ElectionState following = new ElectionState.Following(Optional.of(leader.identity));
+    for (Slot slot : up) {
+      ElectionHealth health = slot.runner.health();
+      boolean fresh = health.sinceLastLeaseSuccess().map(since -> since.compareTo(FRESH) <= 0).orElse(false);
+      if ((slot != leader && !slot.state().equals(following)) || !health.ready() || !health.live() || !fresh) {
+        return Optional.empty();
+      }
+    }
+    return Optional.of(leader);
+  }
+
+  private TcpProxy proxy() {
+    try {
+      return new TcpProxy(server.getPort());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  private static KubernetesClient client(String url) {
+    Config config = new ConfigBuilder(Config.empty()).withMasterUrl(url).withNamespace(MockApi.NAMESPACE).build();
+    return new KubernetesClientBuilder().withConfig(config).withHttpClientFactory(new JdkHttpClientFactory())
+        .build();
+  }
+
+  @Override
+  public void close() throws IOException {
+    for (Slot slot : slots) {
+      if (slot.runner != null) {
+        slot.proxy.restore();
+        slot.runner.close();
+        discard(slot);
+      }
+    }
+    observer.close();
+    observerProxy.close();
+    server.destroy();
+  }
+}
