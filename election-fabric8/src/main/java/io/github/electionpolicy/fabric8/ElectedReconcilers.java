@@ -260,10 +260,14 @@ public final class ElectedReconcilers implements AutoCloseable {
   /**
    * Stops the reconcilers first, waiting at most {@link LeaseSettings#stopTimeout()}, then releases the
    * Lease by writing an empty holder with {@code leaseDurationSeconds = 1}, so a follower takes over at
-   * once. If the reconcilers did not stop in time, the Lease is not released but left to expire, so no other
-   * replica starts while they may still run. Idempotent; never triggers the loss policy; safe to call from a
-   * shutdown hook, a listener, a loss handler or a reconciler callback (a reconciler that closes the runner
-   * from its own {@code start} is stopped as soon as that call returns).
+   * once. If the reconcilers did not stop in time, the Lease is not released but left to expire, so another
+   * replica takes over only after one lease duration. Idempotent; never triggers the loss policy; safe to
+   * call from a shutdown hook, a listener, a loss handler or a reconciler callback.
+   *
+   * <p>Called from a reconciler's own {@code start} or {@code stop}, it ends the term at once (so no
+   * reconciler after the caller starts), returns without waiting, and finishes on a thread of its own: the
+   * reconcilers stop once that callback has returned, and only then is the Lease released. Use
+   * {@link #awaitStopped()} to wait for the end.
    */
   @Override
   public void close() {
@@ -284,6 +288,18 @@ public final class ElectedReconcilers implements AutoCloseable {
     if (unelectedTerm != null) {
       unelectedTerm.end();
     }
+    if (control.onControlThread()) {
+      // Stopping here would miss the reconciler whose callback is still running (and any after it), and a
+      // release now would let a follower start while they run: queue the stop behind this callback and
+      // release only once it is done.
+      Thread finisher = new Thread(this::stopThenRelease, "election-close");
+      finisher.start();
+      return;
+    }
+    stopThenRelease();
+  }
+
+  private void stopThenRelease() {
     Duration stopTimeout = settings == null ? LeaseSettings.DEFAULT_RENEW_DEADLINE : settings.stopTimeout();
     boolean reconcilersStopped = control.stopAndWait(stopTimeout);
     if (!reconcilersStopped) {

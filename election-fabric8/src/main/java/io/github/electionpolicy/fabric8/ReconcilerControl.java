@@ -66,7 +66,7 @@ final class ReconcilerControl {
   void startLater(LeadershipTerm term, Runnable onFailure) {
     try {
       thread.execute(() -> {
-        if (term.hasEnded()) {
+        if (!term.isValid()) {
           return;
         }
         if (startAll(term) != null) {
@@ -80,6 +80,11 @@ final class ReconcilerControl {
 
   private Throwable startAll(LeadershipTerm term) {
     for (Reconciler reconciler : reconcilers) {
+      if (!term.isValid()) {
+        // The term ended while starting (e.g. a reconciler closed the runner, or the Lease was lost): the
+        // reconcilers after it must not start under a term another replica may already have followed.
+        break;
+      }
       try {
         reconciler.start(term);
         running.add(reconciler);
@@ -89,8 +94,8 @@ final class ReconcilerControl {
         return e;
       }
     }
-    if (term.hasEnded()) {
-      // The term ended while starting (e.g. a reconciler closed the runner): nothing may keep running.
+    if (!term.isValid()) {
+      // Nothing started under an ended term may keep running.
       stopAll();
       return null;
     }
@@ -103,26 +108,27 @@ final class ReconcilerControl {
     if (running.isEmpty()) {
       return;
     }
-    for (int i = running.size() - 1; i >= 0; i--) {
-      Reconciler reconciler = running.get(i);
+    // A snapshot, cleared before the first stop(): a stop() that re-enters (say, by closing the runner)
+    // finds nothing left to stop instead of stopping a reconciler twice.
+    List<Reconciler> stopping = List.copyOf(running);
+    running.clear();
+    started = false;
+    for (int i = stopping.size() - 1; i >= 0; i--) {
+      Reconciler reconciler = stopping.get(i);
       try {
         reconciler.stop();
       } catch (Exception | LinkageError e) {
         LOG.error("Reconciler {} failed to stop cleanly", reconciler, e);
       }
     }
-    LOG.info("Stopped {} reconciler(s)", running.size());
-    running.clear();
-    started = false;
+    LOG.info("Stopped {} reconciler(s)", stopping.size());
   }
 
-  /** Stops the reconcilers; true once they stopped within {@code timeout}. */
+  /**
+   * Stops the reconcilers; true once they stopped within {@code timeout}. Never call it on the control
+   * thread: the stop is queued behind the task running there.
+   */
   boolean stopAndWait(Duration timeout) {
-    if (onControlThread()) {
-      // Waiting for a task queued behind the current one would only time out: stop right here.
-      stopAll();
-      return true;
-    }
     Future<?> stop = submitStop();
     if (stop == null) {
       return true;

@@ -161,7 +161,8 @@ class LeaderElectionTest {
     Duration took = closeTook.get(5, java.util.concurrent.TimeUnit.SECONDS);
 
     assertThat(took).isLessThan(Duration.ofMillis(1000));
-    assertThat(Replica.awaitTrue(() -> stops.get() == 1, Duration.ofSeconds(2))).isTrue();
+    assertThat(runner.awaitStopped(Duration.ofSeconds(5))).isTrue();
+    assertThat(stops).hasValue(1);
     assertThat(runner.state()).isEqualTo(new ElectionState.Stopped());
     assertThat(api.lease().getSpec().getHolderIdentity()).isEmpty();
   }
