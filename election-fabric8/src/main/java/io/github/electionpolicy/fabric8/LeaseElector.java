@@ -61,6 +61,7 @@ final class LeaseElector implements Runnable {
   }
 
   private static final Logger LOG = LoggerFactory.getLogger(LeaseElector.class);
+  private static final Object MISSING = new Object();
 
   private final LeaseRequests requests;
   private final String namespace;
@@ -84,8 +85,14 @@ final class LeaseElector implements Runnable {
   private Future<Watch> watch;
 
   // Confined to the elector thread.
-  private LeaseSpec observedSpec;
+  // The last Lease record seen: its spec, MISSING when the Lease did not exist, null before the first read.
+  private Object observedRecord;
   private long observedNanos;
+  // The holder in the last Lease seen (kept when the Lease disappears), and the duration it claimed.
+  private String lastHolder;
+  private long lastHolderDurationNanos;
+  // The highest leaseTransitions ever seen, so a re-created Lease never moves the fencing token back.
+  private int highestTransitions = -1;
   private Lease mine;
   private long lastRenewSentNanos;
   private int failuresInARow;
@@ -158,7 +165,7 @@ final class LeaseElector implements Runnable {
         synchronized (lock) {
           relinquish = false;
         }
-        observedSpec = null;
+        observedRecord = null;
         mine = null;
         LOG.info("Contending again for Lease {}/{} as {}", namespace, leaseName, identity);
       }
@@ -196,10 +203,18 @@ final class LeaseElector implements Runnable {
       followerFailed(e);
       return null;
     }
+    long now = ticker.read();
     if (current == null) {
+      // A Lease deleted under its holder (kubectl delete lease) may still be led: its holder notices only at
+      // its next renewal. Treat the disappearance as a change and wait out the holder's lease duration.
+      boolean heldByAnother = lastHolder != null && !lastHolder.equals(identity);
+      observe(null, now);
+      if (heldByAnother && now - observedNanos < lastHolderDurationNanos) {
+        events.following(Optional.of(lastHolder));
+        return null;
+      }
       return create();
     }
-    long now = ticker.read();
     observe(current, now);
     LeaseSpec spec = current.getSpec() == null ? new LeaseSpec() : current.getSpec();
     String holder = blankToNull(spec.getHolderIdentity());
@@ -231,7 +246,7 @@ final class LeaseElector implements Runnable {
             .withLeaseDurationSeconds(leaseDurationSeconds)
             .withAcquireTime(wallNow)
             .withRenewTime(wallNow)
-            .withLeaseTransitions(0)
+            .withLeaseTransitions(highestTransitions < 0 ? 0 : highestTransitions + 1)
             .build())
         .build();
     return claim(() -> requests.create(fresh, requestTimeoutNanos), null);
@@ -280,16 +295,28 @@ final class LeaseElector implements Runnable {
   }
 
   private boolean expired(LeaseSpec spec, long now) {
-    Integer seconds = spec.getLeaseDurationSeconds();
-    long duration = seconds == null || seconds <= 0 ? leaseDurationNanos : seconds * 1_000_000_000L;
-    return now - observedNanos >= duration;
+    return now - observedNanos >= durationNanos(spec);
   }
 
+  private long durationNanos(LeaseSpec spec) {
+    Integer seconds = spec.getLeaseDurationSeconds();
+    return seconds == null || seconds <= 0 ? leaseDurationNanos : seconds * 1_000_000_000L;
+  }
+
+  /** Notes the record seen ({@code null}: the Lease does not exist) and when it last changed. */
   private void observe(Lease lease, long now) {
-    LeaseSpec spec = lease == null ? null : lease.getSpec();
-    if (observedSpec == null || !observedSpec.equals(spec)) {
-      observedSpec = spec;
+    Object record = lease == null ? MISSING : lease.getSpec() == null ? new LeaseSpec() : lease.getSpec();
+    if (!record.equals(observedRecord)) {
+      observedRecord = record;
       observedNanos = now;
+    }
+    if (lease != null) {
+      LeaseSpec spec = (LeaseSpec) record;
+      lastHolder = blankToNull(spec.getHolderIdentity());
+      lastHolderDurationNanos = durationNanos(spec);
+      if (spec.getLeaseTransitions() != null) {
+        highestTransitions = Math.max(highestTransitions, spec.getLeaseTransitions());
+      }
     }
   }
 
@@ -345,6 +372,13 @@ final class LeaseElector implements Runnable {
         observe(updated, ticker.read());
       } catch (LeaseCallFailed e) {
         events.renewFailed(e, Duration.ofNanos(ticker.read() - lastRenewSentNanos));
+        if (e.isNotFound()) {
+          // Deleted: a follower may create it anew, so this term cannot go on.
+          LOG.warn("Lost Lease {}/{}: it was deleted", namespace, leaseName);
+          observe(null, ticker.read());
+          events.following(Optional.empty());
+          return true;
+        }
         if (e.isConflict()) {
           succeeded();
           Optional<String> otherHolder = reread(deadline);
