@@ -128,6 +128,13 @@ public final class ElectedReconcilers implements AutoCloseable {
         settings.leaseName(), identity, Durations.format(settings.leaseDuration()),
         Durations.format(settings.renewDeadline()), Durations.format(settings.retryPeriod()),
         settings.lossPolicy());
+    Duration margin = SettingsChecks.safetyMargin(settings.leaseDuration(), settings.renewDeadline());
+    if (settings.lossPolicy().kind() == LossPolicy.Kind.EXIT && settings.stopTimeout().compareTo(margin) > 0) {
+      LOG.warn("stopTimeout={} is longer than leaseDuration - renewDeadline = {}: after a loss, reconcilers that "
+          + "take that long to stop may still run when another replica takes over; lower stopTimeout, or "
+          + "raise leaseDuration, and fence writes with the LeadershipTerm", Durations.format(settings.stopTimeout()),
+          Durations.format(margin));
+    }
     try {
       if (rbacPreflight) {
         RbacPreflight.check(requests, client, namespace, settings.leaseName());

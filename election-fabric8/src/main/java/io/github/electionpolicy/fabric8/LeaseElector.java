@@ -116,7 +116,7 @@ final class LeaseElector implements Runnable {
     this.clock = clock;
   }
 
-  /** The monotonic time of the last successful Lease call, if any. */
+  /** The monotonic time at which the last successful Lease call was sent, if any. */
   Optional<Long> lastSuccessNanos() {
     return succeededOnce ? Optional.of(lastSuccessNanos) : Optional.empty();
   }
@@ -196,9 +196,10 @@ final class LeaseElector implements Runnable {
 
   private LeadershipTerm tryAcquire() {
     Lease current;
+    long sent = ticker.read();
     try {
       current = requests.get(requestTimeoutNanos);
-      succeeded();
+      succeeded(sent);
     } catch (LeaseCallFailed e) {
       followerFailed(e);
       return null;
@@ -266,11 +267,11 @@ final class LeaseElector implements Runnable {
     long sent = ticker.read();
     try {
       Lease written = claim.write();
-      succeeded();
+      succeeded(sent);
       return elected(written, sent, previousHolder);
     } catch (LeaseCallFailed e) {
       if (e.isConflict()) {
-        succeeded();
+        succeeded(sent);
         requestWake();
         return null;
       }
@@ -335,7 +336,11 @@ final class LeaseElector implements Runnable {
   private boolean lead(LeadershipTerm term) {
     long lastAttempt = lastRenewSentNanos;
     while (true) {
-      Finish how = awaitSignal(lastAttempt + retryPeriodNanos, false);
+      // Wake at the deadline if it comes before the next attempt: a loss must be seen when it happens, not up
+      // to one retry period later.
+      long nextAttempt = lastAttempt + retryPeriodNanos;
+      long deadlineNow = lastRenewSentNanos + renewDeadlineNanos;
+      Finish how = awaitSignal(nextAttempt - deadlineNow < 0 ? nextAttempt : deadlineNow, false);
       boolean giveUp;
       synchronized (lock) {
         giveUp = relinquish;
@@ -365,7 +370,7 @@ final class LeaseElector implements Runnable {
           .build();
       try {
         Lease updated = requests.update(desired, deadline - now);
-        succeeded();
+        succeeded(now);
         mine = updated;
         lastRenewSentNanos = now;
         term.extendUntil(now + renewDeadlineNanos);
@@ -380,7 +385,7 @@ final class LeaseElector implements Runnable {
           return true;
         }
         if (e.isConflict()) {
-          succeeded();
+          succeeded(now);
           Optional<String> otherHolder = reread(deadline);
           if (otherHolder.isPresent()) {
             String holder = otherHolder.get();
@@ -404,9 +409,10 @@ final class LeaseElector implements Runnable {
    * and then {@link #mine} is fresh.
    */
   private Optional<String> reread(long deadline) {
+    long sent = ticker.read();
     try {
-      Lease current = requests.get(deadline - ticker.read());
-      succeeded();
+      Lease current = requests.get(deadline - sent);
+      succeeded(sent);
       observe(current, ticker.read());
       String holder = current == null || current.getSpec() == null
           ? null : blankToNull(current.getSpec().getHolderIdentity());
@@ -436,9 +442,10 @@ final class LeaseElector implements Runnable {
           .withRenewTime(wallNow)
           .endSpec()
           .build();
+      long sent = ticker.read();
       try {
         requests.update(released, requestTimeoutNanos);
-        succeeded();
+        succeeded(sent);
         LOG.info("Released Lease {}/{}", namespace, leaseName);
         return;
       } catch (LeaseCallFailed e) {
@@ -543,8 +550,12 @@ final class LeaseElector implements Runnable {
     }
   }
 
-  private void succeeded() {
-    lastSuccessNanos = ticker.read();
+  /**
+   * Notes a successful call, dated when it was sent: like the leader's deadline, readiness then never
+   * counts the time a request spent in flight as time in touch with the API server.
+   */
+  private void succeeded(long sentNanos) {
+    lastSuccessNanos = sentNanos;
     succeededOnce = true;
     if (failuresInARow > 0) {
       LOG.info("Lease {}/{} reachable again", namespace, leaseName);

@@ -29,6 +29,7 @@ final class ReconcilerControl {
   private final List<Reconciler> running = new ArrayList<>();
   private volatile boolean started;
   private volatile Thread controlThread;
+  private volatile Future<?> timedOutStop;
 
   ReconcilerControl(List<Reconciler> reconcilers) {
     this.reconcilers = reconcilers;
@@ -126,9 +127,15 @@ final class ReconcilerControl {
 
   /**
    * Stops the reconcilers; true once they stopped within {@code timeout}. Never call it on the control
-   * thread: the stop is queued behind the task running there.
+   * thread: the stop is queued behind the task running there. If an earlier stop already timed out and
+   * still hangs, returns false at once: a stop queued behind a hung one cannot finish sooner, and a shutdown
+   * hook's close() after an EXIT must not wait a second stop timeout.
    */
   boolean stopAndWait(Duration timeout) {
+    Future<?> hung = timedOutStop;
+    if (hung != null && !hung.isDone()) {
+      return false;
+    }
     Future<?> stop = submitStop();
     if (stop == null) {
       return true;
@@ -137,6 +144,7 @@ final class ReconcilerControl {
       stop.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
       return true;
     } catch (TimeoutException e) {
+      timedOutStop = stop;
       return false;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
