@@ -385,6 +385,22 @@ public final class ElectedReconcilers implements AutoCloseable {
     public void renewFailed(Throwable cause, Duration sinceLastRenewal) {
       publisher.renewFailed(cause, sinceLastRenewal);
     }
+
+    @Override
+    public void died(Optional<LeadershipTerm> term, Throwable cause) {
+      synchronized (lock) {
+        currentTerm = null;
+        if (closing) {
+          // close() stops the reconcilers and reports STOPPED itself.
+          return;
+        }
+      }
+      try {
+        lossReaction.loopDied();
+      } finally {
+        stopAfterLoss();
+      }
+    }
   }
 
   private boolean isClosing() {

@@ -53,6 +53,21 @@ final class LeaseElector implements Runnable {
 
     /** A renewal failed; the leader keeps trying until its deadline. */
     void renewFailed(Throwable cause, Duration sinceLastRenewal);
+
+    /**
+     * The loop failed ({@code cause} escaped it, or its thread was interrupted) and ends for good; the term it
+     * led, if any, has ended. Called on the dying elector thread.
+     */
+    void died(Optional<LeadershipTerm> term, Throwable cause);
+  }
+
+  /** The elector thread was interrupted: the loop cannot go on, so it ends as if it had failed. */
+  static final class ElectorInterrupted extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    ElectorInterrupted() {
+      super("the election thread was interrupted");
+    }
   }
 
   /** How the loop ends when the runner closes. */
@@ -148,9 +163,10 @@ final class LeaseElector implements Runnable {
 
   @Override
   public void run() {
+    LeadershipTerm term = null;
     try {
       while (true) {
-        LeadershipTerm term = acquire();
+        term = acquire();
         if (term == null) {
           return;
         }
@@ -159,7 +175,9 @@ final class LeaseElector implements Runnable {
         if (!lost) {
           return;
         }
-        if (events.lost(term) == LossHandler.AfterLoss.STOP) {
+        LeadershipTerm lostTerm = term;
+        term = null;
+        if (events.lost(lostTerm) == LossHandler.AfterLoss.STOP) {
           return;
         }
         synchronized (lock) {
@@ -169,6 +187,14 @@ final class LeaseElector implements Runnable {
         mine = null;
         LOG.info("Contending again for Lease {}/{} as {}", namespace, leaseName, identity);
       }
+    } catch (Throwable failure) {
+      // Whatever ends this thread (an Error from a handler or an exiter, an interrupt) must not leave
+      // reconcilers running under a term nobody renews, nor a runner that never reports STOPPED.
+      if (term != null) {
+        term.end();
+      }
+      LOG.error("Lease loop for {}/{} failed; contention ends", namespace, leaseName, failure);
+      events.died(Optional.ofNullable(term), failure);
     } finally {
       stopWatching();
     }
@@ -478,6 +504,9 @@ final class LeaseElector implements Runnable {
   private Finish awaitSignal(long untilNanos, boolean acquiring) {
     synchronized (lock) {
       while (true) {
+        if (Thread.currentThread().isInterrupted()) {
+          throw new ElectorInterrupted();
+        }
         if (finish != Finish.NONE || relinquish) {
           return finish;
         }
@@ -492,8 +521,7 @@ final class LeaseElector implements Runnable {
           lock.wait(Math.max(1, remaining / 1_000_000), (int) Math.min(999_999, remaining % 1_000_000));
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
-          finish = Finish.ABANDON;
-          closing = true;
+          throw new ElectorInterrupted();
         }
       }
     }
