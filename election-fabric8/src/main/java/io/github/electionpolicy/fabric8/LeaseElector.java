@@ -398,9 +398,15 @@ final class LeaseElector implements Runnable {
         Lease updated = requests.update(desired, deadline - now);
         succeeded(now);
         mine = updated;
-        lastRenewSentNanos = now;
-        term.extendUntil(now + renewDeadlineNanos);
         observe(updated, ticker.read());
+        if (!term.extendUntil(now + renewDeadlineNanos)) {
+          // The term lapsed before the answer came (a stalled thread, a slow answer): its reconcilers may have
+          // seen it invalid, so it must not become valid again. Give it up as lost.
+          LOG.warn("Lost Lease {}/{}: the renewal succeeded only after the renew deadline of {}", namespace,
+              leaseName, Durations.format(Duration.ofNanos(renewDeadlineNanos)));
+          return true;
+        }
+        lastRenewSentNanos = now;
       } catch (LeaseCallFailed e) {
         events.renewFailed(e, Duration.ofNanos(ticker.read() - lastRenewSentNanos));
         if (e.isNotFound()) {
