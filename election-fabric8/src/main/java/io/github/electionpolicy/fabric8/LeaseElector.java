@@ -77,6 +77,11 @@ final class LeaseElector implements Runnable {
 
   private static final Logger LOG = LoggerFactory.getLogger(LeaseElector.class);
   private static final Object MISSING = new Object();
+  /**
+   * The longest leaseDurationSeconds honoured when written by another holder (unless this process's own is
+   * longer): a typo such as a year would otherwise keep every follower waiting long after a crash.
+   */
+  static final Duration LONGEST_HONOURED_LEASE_DURATION = Duration.ofHours(1);
 
   private final LeaseRequests requests;
   private final String namespace;
@@ -327,7 +332,14 @@ final class LeaseElector implements Runnable {
 
   private long durationNanos(LeaseSpec spec) {
     Integer seconds = spec.getLeaseDurationSeconds();
-    return seconds == null || seconds <= 0 ? leaseDurationNanos : seconds * 1_000_000_000L;
+    if (seconds == null || seconds <= 0) {
+      return leaseDurationNanos;
+    }
+    return Math.min(seconds * 1_000_000_000L, longestHonouredNanos());
+  }
+
+  private long longestHonouredNanos() {
+    return Math.max(LONGEST_HONOURED_LEASE_DURATION.toNanos(), leaseDurationNanos);
   }
 
   /** Notes the record seen ({@code null}: the Lease does not exist) and when it last changed. */
@@ -336,6 +348,12 @@ final class LeaseElector implements Runnable {
     if (!record.equals(observedRecord)) {
       observedRecord = record;
       observedNanos = now;
+      Integer seconds = lease == null ? null : ((LeaseSpec) record).getLeaseDurationSeconds();
+      if (seconds != null && seconds * 1_000_000_000L > longestHonouredNanos()) {
+        LOG.warn("Lease {}/{} claims leaseDurationSeconds={} (held by {}); honouring at most {}", namespace,
+            leaseName, seconds, ((LeaseSpec) record).getHolderIdentity(),
+            Durations.format(Duration.ofNanos(longestHonouredNanos())));
+      }
     }
     if (lease != null) {
       LeaseSpec spec = (LeaseSpec) record;
