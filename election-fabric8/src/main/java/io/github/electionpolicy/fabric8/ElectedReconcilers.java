@@ -316,7 +316,10 @@ public final class ElectedReconcilers implements AutoCloseable {
     if (elector != null) {
       elector.finish(reconcilersStopped ? LeaseElector.Finish.RELEASE : LeaseElector.Finish.ABANDON);
       if (electorThread.isAlive() && Thread.currentThread() != electorThread) {
-        joinQuietly(electorThread, settings.requestTimeout().multipliedBy(3).plusSeconds(1));
+        // The loop may be in a renewal and, after a conflict, a re-read (2 requests); the release is an update
+        // and, after a conflict, a read and a second update (3 more). Cutting it short would only leave the
+        // Lease to expire, but waiting for all of them keeps the hand-over fast.
+        joinQuietly(electorThread, settings.requestTimeout().multipliedBy(5).plusSeconds(1));
       }
       requests.close();
     }
