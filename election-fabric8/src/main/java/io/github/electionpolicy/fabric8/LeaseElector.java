@@ -199,7 +199,15 @@ final class LeaseElector implements Runnable {
         term.end();
       }
       LOG.error("Lease loop for {}/{} failed; contention ends", namespace, leaseName, failure);
-      events.died(Optional.ofNullable(term), failure);
+      // The interrupt ended the loop; cleared, it would also cut short the wait for the reconcilers to stop.
+      boolean interrupted = Thread.interrupted();
+      try {
+        events.died(Optional.ofNullable(term), failure);
+      } finally {
+        if (interrupted) {
+          Thread.currentThread().interrupt();
+        }
+      }
     } finally {
       stopWatching();
     }

@@ -19,18 +19,36 @@ class ElectionThreadFailureTest {
   void interruptedElectionThreadStopsTheReconcilersAndExits() throws Exception {
     List<Integer> exits = new CopyOnWriteArrayList<>();
     LeaseSettings settings = MockApi.fastSettings("a").lossPolicy(LossPolicy.exit(exits::add)).build();
-    try (Replica a = Replica.start("a", api.client(), settings, log)) {
-      assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(5))).isTrue();
-      LeadershipTerm term = a.runner.currentTerm().orElseThrow();
+    Reconciler logged = log.reconciler("a");
+    Reconciler slowToStop = new Reconciler() {
+      @Override
+      public void start(LeadershipTerm term) throws Exception {
+        logged.start(term);
+      }
+
+      @Override
+      public void stop() throws Exception {
+        Thread.sleep(300);
+        logged.stop();
+      }
+    };
+    try (ElectedReconcilers a = ElectedReconcilers.builder()
+        .client(api.client())
+        .decision(MockApi.CONTEND)
+        .settings(settings)
+        .reconciler(slowToStop)
+        .start()) {
+      assertThat(log.await("a", ReconcilerLog.Kind.START, 0, Duration.ofSeconds(5))).isPresent();
+      LeadershipTerm term = a.currentTerm().orElseThrow();
 
       Thread.getAllStackTraces().keySet().stream()
           .filter(thread -> thread.getName().equals("election-lease-" + MockApi.LEASE) && thread.isAlive())
           .forEach(Thread::interrupt);
 
-      assertThat(a.runner.awaitStopped(Duration.ofSeconds(5))).isTrue();
-      assertThat(log.running()).isEmpty();
+      assertThat(a.awaitStopped(Duration.ofSeconds(5))).isTrue();
+      assertThat(log.running()).as("stopped before the exit").isEmpty();
       assertThat(term.isValid()).isFalse();
-      assertThat(a.runner.state()).isEqualTo(new ElectionState.Stopped());
+      assertThat(a.state()).isEqualTo(new ElectionState.Stopped());
       assertThat(exits).containsExactly(LossPolicy.LOSS_EXIT_STATUS);
     }
   }
