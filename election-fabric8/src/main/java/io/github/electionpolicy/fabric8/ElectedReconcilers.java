@@ -128,6 +128,13 @@ public final class ElectedReconcilers implements AutoCloseable {
         settings.leaseName(), identity, Durations.format(settings.leaseDuration()),
         Durations.format(settings.renewDeadline()), Durations.format(settings.retryPeriod()),
         settings.lossPolicy());
+    Duration margin = SettingsChecks.safetyMargin(settings.leaseDuration(), settings.renewDeadline());
+    if (settings.lossPolicy().kind() == LossPolicy.Kind.EXIT && settings.stopTimeout().compareTo(margin) > 0) {
+      LOG.warn("stopTimeout={} is longer than leaseDuration - renewDeadline = {}: after a loss, reconcilers that "
+          + "take that long to stop may still run when another replica takes over; lower stopTimeout, or "
+          + "raise leaseDuration, and fence writes with the LeadershipTerm", Durations.format(settings.stopTimeout()),
+          Durations.format(margin));
+    }
     try {
       if (rbacPreflight) {
         RbacPreflight.check(requests, client, namespace, settings.leaseName());
@@ -260,10 +267,14 @@ public final class ElectedReconcilers implements AutoCloseable {
   /**
    * Stops the reconcilers first, waiting at most {@link LeaseSettings#stopTimeout()}, then releases the
    * Lease by writing an empty holder with {@code leaseDurationSeconds = 1}, so a follower takes over at
-   * once. If the reconcilers did not stop in time, the Lease is not released but left to expire, so no other
-   * replica starts while they may still run. Idempotent; never triggers the loss policy; safe to call from a
-   * shutdown hook, a listener, a loss handler or a reconciler callback (a reconciler that closes the runner
-   * from its own {@code start} is stopped as soon as that call returns).
+   * once. If the reconcilers did not stop in time, the Lease is not released but left to expire, so another
+   * replica takes over only after one lease duration. Idempotent; never triggers the loss policy; safe to
+   * call from a shutdown hook, a listener, a loss handler or a reconciler callback.
+   *
+   * <p>Called from a reconciler's own {@code start} or {@code stop}, it ends the term at once (so no
+   * reconciler after the caller starts), returns without waiting, and finishes on a thread of its own: the
+   * reconcilers stop once that callback has returned, and only then is the Lease released. Use
+   * {@link #awaitStopped()} to wait for the end.
    */
   @Override
   public void close() {
@@ -284,6 +295,18 @@ public final class ElectedReconcilers implements AutoCloseable {
     if (unelectedTerm != null) {
       unelectedTerm.end();
     }
+    if (control.onControlThread()) {
+      // Stopping here would miss the reconciler whose callback is still running (and any after it), and a
+      // release now would let a follower start while they run: queue the stop behind this callback and
+      // release only once it is done.
+      Thread finisher = new Thread(this::stopThenRelease, "election-close");
+      finisher.start();
+      return;
+    }
+    stopThenRelease();
+  }
+
+  private void stopThenRelease() {
     Duration stopTimeout = settings == null ? LeaseSettings.DEFAULT_RENEW_DEADLINE : settings.stopTimeout();
     boolean reconcilersStopped = control.stopAndWait(stopTimeout);
     if (!reconcilersStopped) {
@@ -293,7 +316,10 @@ public final class ElectedReconcilers implements AutoCloseable {
     if (elector != null) {
       elector.finish(reconcilersStopped ? LeaseElector.Finish.RELEASE : LeaseElector.Finish.ABANDON);
       if (electorThread.isAlive() && Thread.currentThread() != electorThread) {
-        joinQuietly(electorThread, settings.requestTimeout().multipliedBy(3).plusSeconds(1));
+        // The loop may be in a renewal and, after a conflict, a re-read (2 requests); the release is an update
+        // and, after a conflict, a read and a second update (3 more). Cutting it short would only leave the
+        // Lease to expire, but waiting for all of them keeps the hand-over fast.
+        joinQuietly(electorThread, settings.requestTimeout().multipliedBy(5).plusSeconds(1));
       }
       requests.close();
     }
@@ -361,6 +387,22 @@ public final class ElectedReconcilers implements AutoCloseable {
     @Override
     public void renewFailed(Throwable cause, Duration sinceLastRenewal) {
       publisher.renewFailed(cause, sinceLastRenewal);
+    }
+
+    @Override
+    public void died(Optional<LeadershipTerm> term, Throwable cause) {
+      synchronized (lock) {
+        currentTerm = null;
+        if (closing) {
+          // close() stops the reconcilers and reports STOPPED itself.
+          return;
+        }
+      }
+      try {
+        lossReaction.loopDied();
+      } finally {
+        stopAfterLoss();
+      }
     }
   }
 

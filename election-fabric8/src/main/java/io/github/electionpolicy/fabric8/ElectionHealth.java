@@ -9,7 +9,8 @@ import java.util.Optional;
  *
  * <ul>
  *   <li><b>ready</b>: running unelected and started; or contending and the last successful Lease call was
- *       within the renew deadline. False once stopped.
+ *       sent within the renew deadline (dated when sent, like the leader's own deadline, so a leader that lost
+ *       at its deadline is no longer ready). False once stopped.
  *   <li><b>live</b>: true when running unelected; when contending, false once no Lease call has succeeded
  *       for longer than {@link LeaseSettings#healthBudget()} (counted from start before the first success),
  *       so the kubelet restarts a process that is cut off from the API server for good.
@@ -25,7 +26,7 @@ import java.util.Optional;
  * @param ready whether the process should receive traffic
  * @param live whether the process is healthy enough not to be restarted
  * @param state the state when the snapshot was taken
- * @param sinceLastLeaseSuccess time since the last successful Lease call; empty when unelected or before the
+ * @param sinceLastLeaseSuccess time since the last successful Lease call was sent; empty when unelected or before the
  *     first success
  */
 public record ElectionHealth(

@@ -41,6 +41,8 @@ public final class LeadershipTerm {
   private final Ticker ticker;
   private final CountDownLatch ended = new CountDownLatch(1);
   private volatile long validUntilNanos;
+  // Set by the first look that finds the deadline passed: from then on no renewal can revive the term.
+  private volatile boolean lapsed;
 
   private LeadershipTerm(String holderIdentity, int leaseTransitions, Instant acquireTime,
       String resourceVersion, boolean elected, Ticker ticker, long validUntilNanos) {
@@ -119,7 +121,17 @@ public final class LeadershipTerm {
     if (ended.getCount() == 0) {
       return false;
     }
-    return !elected || ticker.read() - validUntilNanos < 0;
+    if (!elected) {
+      return true;
+    }
+    if (lapsed) {
+      return false;
+    }
+    if (ticker.read() - validUntilNanos < 0) {
+      return true;
+    }
+    lapsed = true;
+    return false;
   }
 
   /**
@@ -142,8 +154,21 @@ public final class LeadershipTerm {
     ended.await();
   }
 
-  void extendUntil(long nanos) {
+  /**
+   * Moves the deadline to {@code nanos} after a renewal, unless the old deadline has already passed: a renewal
+   * that succeeds too late must not make a lapsed term valid again. Ending the term (on close, while the
+   * Lease is still renewed) does not stop extensions.
+   *
+   * @return false if the term had lapsed, and then the renewal came too late to keep the term
+   */
+  synchronized boolean extendUntil(long nanos) {
+    if (lapsed || ticker.read() - validUntilNanos >= 0) {
+      lapsed = true;
+      return false;
+    }
     validUntilNanos = nanos;
+    // A concurrent isValid() may have seen the old deadline pass just now; it then wins.
+    return !lapsed;
   }
 
   void end() {

@@ -5,6 +5,7 @@ final class LeaseCallFailed extends Exception {
   private static final long serialVersionUID = 1L;
 
   static final int CONFLICT = 409;
+  static final int NOT_FOUND = 404;
 
   private final int code;
 
@@ -19,5 +20,9 @@ final class LeaseCallFailed extends Exception {
 
   boolean isConflict() {
     return code == CONFLICT;
+  }
+
+  boolean isNotFound() {
+    return code == NOT_FOUND;
   }
 }

@@ -53,6 +53,21 @@ final class LeaseElector implements Runnable {
 
     /** A renewal failed; the leader keeps trying until its deadline. */
     void renewFailed(Throwable cause, Duration sinceLastRenewal);
+
+    /**
+     * The loop failed ({@code cause} escaped it, or its thread was interrupted) and ends for good; the term it
+     * led, if any, has ended. Called on the dying elector thread.
+     */
+    void died(Optional<LeadershipTerm> term, Throwable cause);
+  }
+
+  /** The elector thread was interrupted: the loop cannot go on, so it ends as if it had failed. */
+  static final class ElectorInterrupted extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    ElectorInterrupted() {
+      super("the election thread was interrupted");
+    }
   }
 
   /** How the loop ends when the runner closes. */
@@ -61,6 +76,12 @@ final class LeaseElector implements Runnable {
   }
 
   private static final Logger LOG = LoggerFactory.getLogger(LeaseElector.class);
+  private static final Object MISSING = new Object();
+  /**
+   * The longest leaseDurationSeconds honoured when written by another holder (unless this process's own is
+   * longer): a typo such as a year would otherwise keep every follower waiting long after a crash.
+   */
+  static final Duration LONGEST_HONOURED_LEASE_DURATION = Duration.ofHours(1);
 
   private final LeaseRequests requests;
   private final String namespace;
@@ -84,8 +105,14 @@ final class LeaseElector implements Runnable {
   private Future<Watch> watch;
 
   // Confined to the elector thread.
-  private LeaseSpec observedSpec;
+  // The last Lease record seen: its spec, MISSING when the Lease did not exist, null before the first read.
+  private Object observedRecord;
   private long observedNanos;
+  // The holder in the last Lease seen (kept when the Lease disappears), and the duration it claimed.
+  private String lastHolder;
+  private long lastHolderDurationNanos;
+  // The highest leaseTransitions ever seen, so a re-created Lease never moves the fencing token back.
+  private int highestTransitions = -1;
   private Lease mine;
   // The spec of this process's last successful write, kept across terms: a Lease that names this identity
   // as holder but carries another term (acquireTime, leaseTransitions) was claimed by another process using
@@ -114,7 +141,7 @@ final class LeaseElector implements Runnable {
     this.clock = clock;
   }
 
-  /** The monotonic time of the last successful Lease call, if any. */
+  /** The monotonic time at which the last successful Lease call was sent, if any. */
   Optional<Long> lastSuccessNanos() {
     return succeededOnce ? Optional.of(lastSuccessNanos) : Optional.empty();
   }
@@ -146,9 +173,10 @@ final class LeaseElector implements Runnable {
 
   @Override
   public void run() {
+    LeadershipTerm term = null;
     try {
       while (true) {
-        LeadershipTerm term = acquire();
+        term = acquire();
         if (term == null) {
           return;
         }
@@ -157,15 +185,33 @@ final class LeaseElector implements Runnable {
         if (!lost) {
           return;
         }
-        if (events.lost(term) == LossHandler.AfterLoss.STOP) {
+        LeadershipTerm lostTerm = term;
+        term = null;
+        if (events.lost(lostTerm) == LossHandler.AfterLoss.STOP) {
           return;
         }
         synchronized (lock) {
           relinquish = false;
         }
-        observedSpec = null;
+        observedRecord = null;
         mine = null;
         LOG.info("Contending again for Lease {}/{} as {}", namespace, leaseName, identity);
+      }
+    } catch (Throwable failure) {
+      // Whatever ends this thread (an Error from a handler or an exiter, an interrupt) must not leave
+      // reconcilers running under a term nobody renews, nor a runner that never reports STOPPED.
+      if (term != null) {
+        term.end();
+      }
+      LOG.error("Lease loop for {}/{} failed; contention ends", namespace, leaseName, failure);
+      // The interrupt ended the loop; cleared, it would also cut short the wait for the reconcilers to stop.
+      boolean interrupted = Thread.interrupted();
+      try {
+        events.died(Optional.ofNullable(term), failure);
+      } finally {
+        if (interrupted) {
+          Thread.currentThread().interrupt();
+        }
       }
     } finally {
       stopWatching();
@@ -194,17 +240,26 @@ final class LeaseElector implements Runnable {
 
   private LeadershipTerm tryAcquire() {
     Lease current;
+    long sent = ticker.read();
     try {
       current = requests.get(requestTimeoutNanos);
-      succeeded();
+      succeeded(sent);
     } catch (LeaseCallFailed e) {
       followerFailed(e);
       return null;
     }
+    long now = ticker.read();
     if (current == null) {
+      // A Lease deleted under its holder (kubectl delete lease) may still be led: its holder notices only at
+      // its next renewal. Treat the disappearance as a change and wait out the holder's lease duration.
+      boolean heldByAnother = lastHolder != null && !lastHolder.equals(identity);
+      observe(null, now);
+      if (heldByAnother && now - observedNanos < lastHolderDurationNanos) {
+        events.following(Optional.of(lastHolder));
+        return null;
+      }
       return create();
     }
-    long now = ticker.read();
     observe(current, now);
     LeaseSpec spec = current.getSpec() == null ? new LeaseSpec() : current.getSpec();
     String holder = blankToNull(spec.getHolderIdentity());
@@ -243,7 +298,7 @@ final class LeaseElector implements Runnable {
             .withLeaseDurationSeconds(leaseDurationSeconds)
             .withAcquireTime(wallNow)
             .withRenewTime(wallNow)
-            .withLeaseTransitions(0)
+            .withLeaseTransitions(highestTransitions < 0 ? 0 : highestTransitions + 1)
             .build())
         .build();
     return claim(() -> requests.create(fresh, requestTimeoutNanos), null);
@@ -263,11 +318,11 @@ final class LeaseElector implements Runnable {
     long sent = ticker.read();
     try {
       Lease written = claim.write();
-      succeeded();
+      succeeded(sent);
       return elected(written, sent, previousHolder);
     } catch (LeaseCallFailed e) {
       if (e.isConflict()) {
-        succeeded();
+        succeeded(sent);
         requestWake();
         return null;
       }
@@ -299,16 +354,41 @@ final class LeaseElector implements Runnable {
   }
 
   private boolean expired(LeaseSpec spec, long now) {
-    Integer seconds = spec.getLeaseDurationSeconds();
-    long duration = seconds == null || seconds <= 0 ? leaseDurationNanos : seconds * 1_000_000_000L;
-    return now - observedNanos >= duration;
+    return now - observedNanos >= durationNanos(spec);
   }
 
+  private long durationNanos(LeaseSpec spec) {
+    Integer seconds = spec.getLeaseDurationSeconds();
+    if (seconds == null || seconds <= 0) {
+      return leaseDurationNanos;
+    }
+    return Math.min(seconds * 1_000_000_000L, longestHonouredNanos());
+  }
+
+  private long longestHonouredNanos() {
+    return Math.max(LONGEST_HONOURED_LEASE_DURATION.toNanos(), leaseDurationNanos);
+  }
+
+  /** Notes the record seen ({@code null}: the Lease does not exist) and when it last changed. */
   private void observe(Lease lease, long now) {
-    LeaseSpec spec = lease == null ? null : lease.getSpec();
-    if (observedSpec == null || !observedSpec.equals(spec)) {
-      observedSpec = spec;
+    Object record = lease == null ? MISSING : lease.getSpec() == null ? new LeaseSpec() : lease.getSpec();
+    if (!record.equals(observedRecord)) {
+      observedRecord = record;
       observedNanos = now;
+      Integer seconds = lease == null ? null : ((LeaseSpec) record).getLeaseDurationSeconds();
+      if (seconds != null && seconds * 1_000_000_000L > longestHonouredNanos()) {
+        LOG.warn("Lease {}/{} claims leaseDurationSeconds={} (held by {}); honouring at most {}", namespace,
+            leaseName, seconds, ((LeaseSpec) record).getHolderIdentity(),
+            Durations.format(Duration.ofNanos(longestHonouredNanos())));
+      }
+    }
+    if (lease != null) {
+      LeaseSpec spec = (LeaseSpec) record;
+      lastHolder = blankToNull(spec.getHolderIdentity());
+      lastHolderDurationNanos = durationNanos(spec);
+      if (spec.getLeaseTransitions() != null) {
+        highestTransitions = Math.max(highestTransitions, spec.getLeaseTransitions());
+      }
     }
   }
 
@@ -327,7 +407,11 @@ final class LeaseElector implements Runnable {
   private boolean lead(LeadershipTerm term) {
     long lastAttempt = lastRenewSentNanos;
     while (true) {
-      Finish how = awaitSignal(lastAttempt + retryPeriodNanos, false);
+      // Wake at the deadline if it comes before the next attempt: a loss must be seen when it happens, not up
+      // to one retry period later.
+      long nextAttempt = lastAttempt + retryPeriodNanos;
+      long deadlineNow = lastRenewSentNanos + renewDeadlineNanos;
+      Finish how = awaitSignal(nextAttempt - deadlineNow < 0 ? nextAttempt : deadlineNow, false);
       boolean giveUp;
       synchronized (lock) {
         giveUp = relinquish;
@@ -357,16 +441,29 @@ final class LeaseElector implements Runnable {
           .build();
       try {
         Lease updated = requests.update(desired, deadline - now);
-        succeeded();
+        succeeded(now);
         mine = updated;
         lastWrittenSpec = updated.getSpec();
-        lastRenewSentNanos = now;
-        term.extendUntil(now + renewDeadlineNanos);
         observe(updated, ticker.read());
+        if (!term.extendUntil(now + renewDeadlineNanos)) {
+          // The term lapsed before the answer came (a stalled thread, a slow answer): its reconcilers may have
+          // seen it invalid, so it must not become valid again. Give it up as lost.
+          LOG.warn("Lost Lease {}/{}: the renewal succeeded only after the renew deadline of {}", namespace,
+              leaseName, Durations.format(Duration.ofNanos(renewDeadlineNanos)));
+          return true;
+        }
+        lastRenewSentNanos = now;
       } catch (LeaseCallFailed e) {
         events.renewFailed(e, Duration.ofNanos(ticker.read() - lastRenewSentNanos));
+        if (e.isNotFound()) {
+          // Deleted: a follower may create it anew, so this term cannot go on.
+          LOG.warn("Lost Lease {}/{}: it was deleted", namespace, leaseName);
+          observe(null, ticker.read());
+          events.following(Optional.empty());
+          return true;
+        }
         if (e.isConflict()) {
-          succeeded();
+          succeeded(now);
           Optional<String> otherHolder = reread(deadline, term);
           if (otherHolder.isPresent()) {
             String holder = otherHolder.get();
@@ -390,9 +487,10 @@ final class LeaseElector implements Runnable {
    * and then {@link #mine} is fresh.
    */
   private Optional<String> reread(long deadline, LeadershipTerm term) {
+    long sent = ticker.read();
     try {
-      Lease current = requests.get(deadline - ticker.read());
-      succeeded();
+      Lease current = requests.get(deadline - sent);
+      succeeded(sent);
       observe(current, ticker.read());
       String holder = current == null || current.getSpec() == null
           ? null : blankToNull(current.getSpec().getHolderIdentity());
@@ -430,9 +528,10 @@ final class LeaseElector implements Runnable {
           .withRenewTime(wallNow)
           .endSpec()
           .build();
+      long sent = ticker.read();
       try {
         requests.update(released, requestTimeoutNanos);
-        succeeded();
+        succeeded(sent);
         LOG.info("Released Lease {}/{}", namespace, leaseName);
         return;
       } catch (LeaseCallFailed e) {
@@ -465,6 +564,9 @@ final class LeaseElector implements Runnable {
   private Finish awaitSignal(long untilNanos, boolean acquiring) {
     synchronized (lock) {
       while (true) {
+        if (Thread.currentThread().isInterrupted()) {
+          throw new ElectorInterrupted();
+        }
         if (finish != Finish.NONE || relinquish) {
           return finish;
         }
@@ -479,8 +581,7 @@ final class LeaseElector implements Runnable {
           lock.wait(Math.max(1, remaining / 1_000_000), (int) Math.min(999_999, remaining % 1_000_000));
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
-          finish = Finish.ABANDON;
-          closing = true;
+          throw new ElectorInterrupted();
         }
       }
     }
@@ -537,8 +638,12 @@ final class LeaseElector implements Runnable {
     }
   }
 
-  private void succeeded() {
-    lastSuccessNanos = ticker.read();
+  /**
+   * Notes a successful call, dated when it was sent: like the leader's deadline, readiness then never
+   * counts the time a request spent in flight as time in touch with the API server.
+   */
+  private void succeeded(long sentNanos) {
+    lastSuccessNanos = sentNanos;
     succeededOnce = true;
     if (failuresInARow > 0) {
       LOG.info("Lease {}/{} reachable again", namespace, leaseName);

@@ -3,6 +3,7 @@ package io.github.electionpolicy.fabric8;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.RequestConfig;
 import io.fabric8.kubernetes.client.RequestConfigBuilder;
 import io.fabric8.kubernetes.client.Watch;
 import io.fabric8.kubernetes.client.Watcher;
@@ -36,10 +37,12 @@ final class LeaseRequests implements AutoCloseable {
 
   LeaseRequests(KubernetesClient userClient, String namespace, String name, Duration requestTimeout) {
     int timeoutMillis = (int) Math.min(Integer.MAX_VALUE, requestTimeout.toMillis());
-    // A derived client shares the user's HTTP client but not its retry and timeout settings: the retries
-    // of a default client would keep a cut-off leader believing it leads long after its deadline.
+    // A derived client shares the user's HTTP client and request settings (impersonation included, so the
+    // Lease calls run as the same user as the preflight's reviews) but not its retry and timeout settings:
+    // the retries of a default client would keep a cut-off leader believing it leads long after its deadline.
+    RequestConfig userRequests = userClient.getConfiguration().getRequestConfig();
     this.client = userClient
-        .newClient(new RequestConfigBuilder()
+        .newClient((userRequests == null ? new RequestConfigBuilder() : new RequestConfigBuilder(userRequests))
             .withRequestTimeout(timeoutMillis)
             .withRequestRetryBackoffLimit(0)
             .withWatchReconnectInterval(Math.max(100, timeoutMillis / 4))

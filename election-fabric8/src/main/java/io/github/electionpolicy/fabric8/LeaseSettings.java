@@ -165,10 +165,17 @@ public final class LeaseSettings {
 
   /**
    * How long {@link ElectedReconcilers#close()} and a loss with {@link LossPolicy#exit()} wait for the
-   * reconcilers to stop. On close, a Lease whose reconcilers did not stop in time is not released but left
-   * to expire, so no other replica starts while they may still run.
+   * reconcilers to stop. The default is the safety margin {@code leaseDuration - renewDeadline}: a leader
+   * that lost at its renew deadline has that long before a follower may take over, so under
+   * {@link LossPolicy#exit()} the process exits (ending whatever still runs) before anyone else can start.
+   * A longer timeout is accepted (a graceful {@code close()} keeps renewing while it waits), but then a
+   * reconciler that is slow to stop after a loss may still run when another replica starts; the runner
+   * warns about it at start under {@link LossPolicy#exit()}. On close, a Lease whose reconcilers did not
+   * stop in time is not released but left to expire: another replica then takes over after one lease
+   * duration, whether or not they stopped. No timeout makes a reconciler that ignores {@code stop()} and
+   * its {@link LeadershipTerm} safe; fence its writes with the term.
    *
-   * @return positive; by default the renew deadline
+   * @return positive; by default {@code leaseDuration - renewDeadline}
    */
   public Duration stopTimeout() {
     return stopTimeout;
@@ -351,7 +358,8 @@ public final class LeaseSettings {
     }
 
     /**
-     * Sets how long to wait for reconcilers to stop on close and before exiting.
+     * Sets how long to wait for reconcilers to stop on close and before exiting; see
+     * {@link LeaseSettings#stopTimeout()} for why the default is {@code leaseDuration - renewDeadline}.
      *
      * @param stopTimeout positive
      * @return this builder
@@ -396,7 +404,7 @@ public final class LeaseSettings {
       SettingsChecks.timings(leaseDuration, renewDeadline, retryPeriod);
       Duration timeout = SettingsChecks.requestTimeout(requestTimeout, renewDeadline);
       Duration budget = SettingsChecks.healthBudget(healthBudget, leaseDuration, renewDeadline);
-      Duration stop = SettingsChecks.stopTimeout(stopTimeout, renewDeadline);
+      Duration stop = SettingsChecks.stopTimeout(stopTimeout, leaseDuration, renewDeadline);
       if (lossPolicy == null) {
         throw new InvalidElectionSettingException("lossPolicy", null,
             "LossPolicy.exit(), LossPolicy.recontend() or LossPolicy.custom(handler)",

@@ -53,6 +53,19 @@ final class LossReaction {
     }
   }
 
+  /**
+   * After the election loop itself failed: it cannot contend again, so stop the reconcilers, exit under
+   * {@link LossPolicy.Kind#EXIT EXIT}, and stop for good under any policy.
+   */
+  void loopDied() {
+    if (policy.kind() == LossPolicy.Kind.EXIT) {
+      exit();
+      return;
+    }
+    control.stopAndWaitUntilStoppedOr(closing);
+    stopForGood.run();
+  }
+
   private LossHandler.AfterLoss exit() {
     if (!control.stopAndWait(stopTimeout)) {
       LOG.warn("Reconcilers did not stop within {}; exiting anyway", Durations.format(stopTimeout));

@@ -29,6 +29,7 @@ final class ReconcilerControl {
   private final List<Reconciler> running = new ArrayList<>();
   private volatile boolean started;
   private volatile Thread controlThread;
+  private volatile Future<?> timedOutStop;
 
   ReconcilerControl(List<Reconciler> reconcilers) {
     this.reconcilers = reconcilers;
@@ -66,7 +67,7 @@ final class ReconcilerControl {
   void startLater(LeadershipTerm term, Runnable onFailure) {
     try {
       thread.execute(() -> {
-        if (term.hasEnded()) {
+        if (!term.isValid()) {
           return;
         }
         if (startAll(term) != null) {
@@ -80,6 +81,11 @@ final class ReconcilerControl {
 
   private Throwable startAll(LeadershipTerm term) {
     for (Reconciler reconciler : reconcilers) {
+      if (!term.isValid()) {
+        // The term ended while starting (e.g. a reconciler closed the runner, or the Lease was lost): the
+        // reconcilers after it must not start under a term another replica may already have followed.
+        break;
+      }
       try {
         reconciler.start(term);
         running.add(reconciler);
@@ -89,8 +95,8 @@ final class ReconcilerControl {
         return e;
       }
     }
-    if (term.hasEnded()) {
-      // The term ended while starting (e.g. a reconciler closed the runner): nothing may keep running.
+    if (!term.isValid()) {
+      // Nothing started under an ended term may keep running.
       stopAll();
       return null;
     }
@@ -103,25 +109,32 @@ final class ReconcilerControl {
     if (running.isEmpty()) {
       return;
     }
-    for (int i = running.size() - 1; i >= 0; i--) {
-      Reconciler reconciler = running.get(i);
+    // A snapshot, cleared before the first stop(): a stop() that re-enters (say, by closing the runner)
+    // finds nothing left to stop instead of stopping a reconciler twice.
+    List<Reconciler> stopping = List.copyOf(running);
+    running.clear();
+    started = false;
+    for (int i = stopping.size() - 1; i >= 0; i--) {
+      Reconciler reconciler = stopping.get(i);
       try {
         reconciler.stop();
       } catch (Exception | LinkageError e) {
         LOG.error("Reconciler {} failed to stop cleanly", reconciler, e);
       }
     }
-    LOG.info("Stopped {} reconciler(s)", running.size());
-    running.clear();
-    started = false;
+    LOG.info("Stopped {} reconciler(s)", stopping.size());
   }
 
-  /** Stops the reconcilers; true once they stopped within {@code timeout}. */
+  /**
+   * Stops the reconcilers; true once they stopped within {@code timeout}. Never call it on the control
+   * thread: the stop is queued behind the task running there. If an earlier stop already timed out and
+   * still hangs, returns false at once: a stop queued behind a hung one cannot finish sooner, and a shutdown
+   * hook's close() after an EXIT must not wait a second stop timeout.
+   */
   boolean stopAndWait(Duration timeout) {
-    if (onControlThread()) {
-      // Waiting for a task queued behind the current one would only time out: stop right here.
-      stopAll();
-      return true;
+    Future<?> hung = timedOutStop;
+    if (hung != null && !hung.isDone()) {
+      return false;
     }
     Future<?> stop = submitStop();
     if (stop == null) {
@@ -131,6 +144,7 @@ final class ReconcilerControl {
       stop.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
       return true;
     } catch (TimeoutException e) {
+      timedOutStop = stop;
       return false;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();

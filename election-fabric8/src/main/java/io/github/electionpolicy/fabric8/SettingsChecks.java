@@ -99,10 +99,18 @@ final class SettingsChecks {
     return budget;
   }
 
-  static Duration stopTimeout(Duration stopTimeout, Duration renewDeadline) {
-    Duration stop = stopTimeout == null ? renewDeadline : stopTimeout;
-    requirePositive("stopTimeout", stop, "e.g. 10s");
+  static Duration stopTimeout(Duration stopTimeout, Duration leaseDuration, Duration renewDeadline) {
+    Duration stop = stopTimeout == null ? safetyMargin(leaseDuration, renewDeadline) : stopTimeout;
+    requirePositive("stopTimeout", stop, "e.g. 5s");
     return stop;
+  }
+
+  /**
+   * {@code leaseDuration - renewDeadline}: the time a leader that lost at its deadline has to stop its
+   * reconcilers before a follower may take over.
+   */
+  static Duration safetyMargin(Duration leaseDuration, Duration renewDeadline) {
+    return leaseDuration.minus(renewDeadline);
   }
 
   private static void requirePositive(String setting, Duration value, String example) {

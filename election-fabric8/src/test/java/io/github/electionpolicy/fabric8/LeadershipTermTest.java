@@ -29,6 +29,72 @@ class LeadershipTermTest {
   }
 
   @Test
+  void termThatLapsedIsNotRevivedByALateRenewal() {
+    AtomicLong now = new AtomicLong(1_000);
+    LeadershipTerm term = LeadershipTerm.elected("a", 3, Instant.EPOCH, "42", now::get, 2_000);
+    now.set(2_000);
+    assertThat(term.isValid()).isFalse();
+
+    term.extendUntil(5_000);
+
+    assertThat(term.isValid()).isFalse();
+  }
+
+  @Test
+  void leaderWhoseRenewalSucceedsOnlyAfterItsDeadlineGivesTheTermUp() throws Exception {
+    // The renewal's wall-clock stamp is taken just before the request is sent: the test clock moves the
+    // monotonic ticker past the term's deadline right then, as a stalled thread or a slow answer would.
+    AtomicLong offset = new AtomicLong();
+    java.util.concurrent.atomic.AtomicBoolean armed = new java.util.concurrent.atomic.AtomicBoolean();
+    Duration renewDeadline = Duration.ofSeconds(3);
+    Duration retryPeriod = Duration.ofMillis(500);
+    // Past the old deadline (3 s after the last renewal, about one retry period ago), short of the new one.
+    long jump = renewDeadline.minus(retryPeriod.dividedBy(2)).toNanos();
+    java.time.Clock clock = new java.time.Clock() {
+      @Override
+      public java.time.ZoneId getZone() {
+        return java.time.ZoneOffset.UTC;
+      }
+
+      @Override
+      public java.time.Clock withZone(java.time.ZoneId zone) {
+        return this;
+      }
+
+      @Override
+      public Instant instant() {
+        if (Thread.currentThread().getName().equals("election-lease-" + MockApi.LEASE)
+            && armed.compareAndSet(true, false)) {
+          offset.addAndGet(jump);
+        }
+        return Instant.now();
+      }
+    };
+    ElectedReconcilers runner = ElectedReconcilers.builder()
+        .client(api.client())
+        .decision(MockApi.CONTEND)
+        .settings(MockApi.fastSettings("a").leaseDuration(Duration.ofSeconds(4)).renewDeadline(renewDeadline)
+            .retryPeriod(retryPeriod).build())
+        .reconciler(log.reconciler("a"))
+        .ticker(() -> System.nanoTime() + offset.get())
+        .clock(clock)
+        .start();
+    try {
+      assertThat(log.await("a", ReconcilerLog.Kind.START, 0, Duration.ofSeconds(5))).isPresent();
+      LeadershipTerm term = runner.currentTerm().orElseThrow();
+      Thread.sleep(retryPeriod.toMillis() * 2);
+
+      long jumped = System.nanoTime();
+      armed.set(true);
+
+      assertThat(log.await("a", ReconcilerLog.Kind.STOP, jumped, Duration.ofSeconds(3))).isPresent();
+      assertThat(term.isValid()).isFalse();
+    } finally {
+      runner.close();
+    }
+  }
+
+  @Test
   void termEndsOnceAndForAll() throws Exception {
     AtomicLong now = new AtomicLong(0);
     LeadershipTerm term = LeadershipTerm.elected("a", 0, Instant.EPOCH, "1", now::get, 1_000);

@@ -61,6 +61,35 @@ class LeaseProtocolTest {
   }
 
   @Test
+  void followerHonoursAnAbsurdLeaseDurationOfAnotherHolderForAtMostAnHour() throws Exception {
+    api.client().leases().inNamespace(MockApi.NAMESPACE).resource(new LeaseBuilder()
+        .withNewMetadata().withName(MockApi.LEASE).withNamespace(MockApi.NAMESPACE).endMetadata()
+        .withNewSpec()
+        .withHolderIdentity("typo-node")
+        .withLeaseDurationSeconds((int) Duration.ofDays(365).getSeconds())
+        .withRenewTime(ZonedDateTime.now())
+        .withLeaseTransitions(4)
+        .endSpec()
+        .build()).create();
+    java.util.concurrent.atomic.AtomicLong offset = new java.util.concurrent.atomic.AtomicLong();
+    try (ElectedReconcilers a = ElectedReconcilers.builder()
+        .client(api.client())
+        .decision(MockApi.CONTEND)
+        .settings(MockApi.fastSettings("a").build())
+        .reconciler(log.reconciler("a"))
+        .ticker(() -> System.nanoTime() + offset.get())
+        .start()) {
+      assertThat(Replica.awaitTrue(() -> a.state().equals(new ElectionState.Following(Optional.of("typo-node"))),
+          Duration.ofSeconds(5))).isTrue();
+
+      long jumped = System.nanoTime();
+      offset.addAndGet(Duration.ofHours(1).plusSeconds(1).toNanos());
+
+      assertThat(log.await("a", ReconcilerLog.Kind.START, jumped, Duration.ofSeconds(3))).isPresent();
+    }
+  }
+
+  @Test
   void leaderWhoseLeaseWasTakenStopsAtItsNextRenewalWithoutWaitingForTheDeadline() throws Exception {
     try (Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log)) {
       assertThat(log.await("a", ReconcilerLog.Kind.START, 0, Duration.ofSeconds(5))).isPresent();

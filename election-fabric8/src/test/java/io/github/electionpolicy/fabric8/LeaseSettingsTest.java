@@ -23,6 +23,14 @@ class LeaseSettingsTest {
   }
 
   @Test
+  void defaultStopTimeoutIsTheSafetyMarginBetweenRenewDeadlineAndLeaseDuration() {
+    LeaseSettings settings = valid().leaseDuration(Duration.ofSeconds(30)).renewDeadline(Duration.ofSeconds(20))
+        .build();
+
+    assertThat(settings.stopTimeout()).isEqualTo(Duration.ofSeconds(10));
+  }
+
+  @Test
   void defaultsFollowClientGo() {
     LeaseSettings settings = valid().build();
 
@@ -31,7 +39,7 @@ class LeaseSettingsTest {
     assertThat(settings.retryPeriod()).isEqualTo(Duration.ofSeconds(2));
     assertThat(settings.requestTimeout()).isEqualTo(Duration.ofSeconds(5));
     assertThat(settings.healthBudget()).isEqualTo(Duration.ofSeconds(25));
-    assertThat(settings.stopTimeout()).isEqualTo(Duration.ofSeconds(10));
+    assertThat(settings.stopTimeout()).isEqualTo(Duration.ofSeconds(5));
     assertThat(settings.lossPolicy()).isEqualTo(LossPolicy.exit());
     assertThat(settings.namespace()).isEmpty();
     assertThat(settings.serviceAccountNamespaceFile()).isEqualTo(LeaseSettings.SERVICE_ACCOUNT_NAMESPACE_FILE);

@@ -1,0 +1,72 @@
+package io.github.electionpolicy.fabric8;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** Whatever ends the election thread ends the reconcilers' term with it, and the runner reports STOPPED. */
+class ElectionThreadFailureTest {
+
+  @RegisterExtension
+  final MockApi api = new MockApi().answeringAccessReviews();
+  private final ReconcilerLog log = new ReconcilerLog();
+
+  @Test
+  void interruptedElectionThreadStopsTheReconcilersAndExits() throws Exception {
+    List<Integer> exits = new CopyOnWriteArrayList<>();
+    LeaseSettings settings = MockApi.fastSettings("a").lossPolicy(LossPolicy.exit(exits::add)).build();
+    Reconciler logged = log.reconciler("a");
+    Reconciler slowToStop = new Reconciler() {
+      @Override
+      public void start(LeadershipTerm term) throws Exception {
+        logged.start(term);
+      }
+
+      @Override
+      public void stop() throws Exception {
+        Thread.sleep(300);
+        logged.stop();
+      }
+    };
+    try (ElectedReconcilers a = ElectedReconcilers.builder()
+        .client(api.client())
+        .decision(MockApi.CONTEND)
+        .settings(settings)
+        .reconciler(slowToStop)
+        .start()) {
+      assertThat(log.await("a", ReconcilerLog.Kind.START, 0, Duration.ofSeconds(5))).isPresent();
+      LeadershipTerm term = a.currentTerm().orElseThrow();
+
+      Thread.getAllStackTraces().keySet().stream()
+          .filter(thread -> thread.getName().equals("election-lease-" + MockApi.LEASE) && thread.isAlive())
+          .forEach(Thread::interrupt);
+
+      assertThat(a.awaitStopped(Duration.ofSeconds(5))).isTrue();
+      assertThat(log.running()).as("stopped before the exit").isEmpty();
+      assertThat(term.isValid()).isFalse();
+      assertThat(a.state()).isEqualTo(new ElectionState.Stopped());
+      assertThat(exits).containsExactly(LossPolicy.LOSS_EXIT_STATUS);
+    }
+  }
+
+  @Test
+  void lossHandlerThatThrowsAnErrorStillLeavesTheRunnerStopped() throws Exception {
+    TcpProxy proxy = api.proxy();
+    LeaseSettings settings = MockApi.fastSettings("a").lossPolicy(LossPolicy.custom(lostTerm -> {
+      throw new AssertionError("a bug in the loss handler");
+    })).build();
+    try (Replica a = Replica.start("a", api.client(proxy.url()), settings, log)) {
+      assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(5))).isTrue();
+
+      proxy.refuse();
+
+      assertThat(a.runner.awaitStopped(MockApi.RENEW_DEADLINE.plusSeconds(3))).isTrue();
+      assertThat(log.running()).isEmpty();
+      assertThat(a.runner.state()).isEqualTo(new ElectionState.Stopped());
+    }
+  }
+}

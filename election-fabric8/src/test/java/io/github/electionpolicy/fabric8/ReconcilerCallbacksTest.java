@@ -1,0 +1,108 @@
+package io.github.electionpolicy.fabric8;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** Reconciler callbacks that close the runner never let two replicas run at once, nor stop anything twice. */
+class ReconcilerCallbacksTest {
+
+  @RegisterExtension
+  final MockApi api = new MockApi().answeringAccessReviews();
+  private final ReconcilerLog log = new ReconcilerLog();
+
+  @Test
+  void closeFromTheFirstReconcilersStartReleasesOnlyAfterItStoppedAndNeverStartsTheSecond() throws Exception {
+    AtomicReference<ElectedReconcilers> runnerOfA = new AtomicReference<>();
+    CountDownLatch followerReady = new CountDownLatch(1);
+    Reconciler first = log.reconciler("a");
+    Reconciler closesInStart = new Reconciler() {
+      @Override
+      public void start(LeadershipTerm term) throws Exception {
+        first.start(term);
+        followerReady.await();
+        runnerOfA.get().close();
+      }
+
+      @Override
+      public void stop() throws Exception {
+        first.stop();
+      }
+    };
+    ElectedReconcilers a = ElectedReconcilers.builder()
+        .client(api.client())
+        .decision(MockApi.CONTEND)
+        .settings(MockApi.fastSettings("a").build())
+        .reconciler(closesInStart)
+        .reconciler(log.reconciler("a"))
+        .start();
+    runnerOfA.set(a);
+    try (Replica b = Replica.start("b", api.client(), MockApi.fastSettings("b").build(), log)) {
+      assertThat(Replica.awaitTrue(() -> b.runner.state().equals(new ElectionState.Following(Optional.of("a"))),
+          Duration.ofSeconds(5))).isTrue();
+
+      followerReady.countDown();
+      Optional<ReconcilerLog.Entry> takeover = log.await("b", ReconcilerLog.Kind.START, 0, Duration.ofSeconds(5));
+      assertThat(a.awaitStopped(Duration.ofSeconds(5))).isTrue();
+      Thread.sleep(MockApi.RETRY_PERIOD.toMillis() * 2);
+
+      assertThat(takeover).as("b takes over once a released the Lease").isPresent();
+      assertThat(log.of("a", ReconcilerLog.Kind.START)).as("only the reconciler that closed started").hasSize(1);
+      assertThat(log.of("a", ReconcilerLog.Kind.STOP)).hasSize(1);
+      assertThat(log.overlap()).isEmpty();
+    } finally {
+      a.close();
+    }
+  }
+
+  @Test
+  void closeFromASecondReconcilersStopDuringALossStopsEachReconcilerOnce() throws Exception {
+    AtomicReference<ElectedReconcilers> runnerRef = new AtomicReference<>();
+    java.util.List<String> stops = new java.util.concurrent.CopyOnWriteArrayList<>();
+    ElectedReconcilers runner = ElectedReconcilers.builder()
+        .client(api.client())
+        .decision(MockApi.CONTEND)
+        .settings(MockApi.fastSettings("a").build())
+        .reconciler(Reconciler.of(term -> { }, () -> stops.add("first")))
+        .reconciler(Reconciler.of(term -> { }, () -> {
+          stops.add("second");
+          runnerRef.get().close();
+        }))
+        .start();
+    runnerRef.set(runner);
+    try {
+      assertThat(Replica.awaitTrue(() -> runner.state().kind() == ElectionState.Kind.LEADING,
+          Duration.ofSeconds(5))).isTrue();
+
+      takeLeaseAs("intruder");
+
+      assertThat(runner.awaitStopped(Duration.ofSeconds(5))).isTrue();
+      Thread.sleep(MockApi.RETRY_PERIOD.toMillis());
+      assertThat(stops).containsExactly("second", "first");
+      assertThat(runner.state()).isEqualTo(new ElectionState.Stopped());
+    } finally {
+      runner.close();
+    }
+  }
+
+  /** Writes another holder into the Lease, re-reading after each conflict with the leader's renewals. */
+  private void takeLeaseAs(String holder) {
+    while (true) {
+      try {
+        api.client().leases().inNamespace(MockApi.NAMESPACE).resource(
+            new io.fabric8.kubernetes.api.model.coordination.v1.LeaseBuilder(api.lease())
+                .editSpec().withHolderIdentity(holder).endSpec().build()).update();
+        return;
+      } catch (io.fabric8.kubernetes.client.KubernetesClientException e) {
+        if (e.getCode() != 409) {
+          throw e;
+        }
+      }
+    }
+  }
+}
