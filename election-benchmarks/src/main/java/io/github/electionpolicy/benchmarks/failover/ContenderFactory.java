@@ -3,7 +3,10 @@ package io.github.electionpolicy.benchmarks.failover;
 import java.util.Objects;
 import java.util.function.Function;
 
-/** Builds the replicas of one leader-election implementation; its name heads a column of the table. */
+/**
+ * Builds the replicas of one leader-election implementation; its name heads a column of the table.
+ * The harness calls it from one thread; implementations need not be thread-safe.
+ */
 public interface ContenderFactory {
 
   /**

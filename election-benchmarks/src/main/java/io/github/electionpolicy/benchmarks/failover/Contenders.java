@@ -4,7 +4,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-/** The implementations this build can compare, by column name. */
+/** The implementations this build can compare, by column name. Stateless and thread-safe. */
 public final class Contenders {
 
   private Contenders() {}

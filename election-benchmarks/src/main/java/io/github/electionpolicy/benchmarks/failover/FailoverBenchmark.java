@@ -9,10 +9,12 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 
 /**
  * The failover benchmark command: for every implementation on the class path (the stock fabric8
- * {@code LeaderElector} and our adapter), on one mock API server, in one run, it measures graceful hand-over,
+ * {@code LeaderElector} and our adapter), on one mock API server (replaced by a new one only when a round
+ * timed out on a stalled server, which the output reports), in one run, it measures graceful hand-over,
  * crash take-over and Lease request load at fast and default timings and prints one table per timings with
  * the median, the 95th percentile and the ratio to stock.
  *
@@ -64,13 +66,15 @@ public final class FailoverBenchmark {
     out.printf(Locale.ROOT, "failover benchmark: %s; contenders %s; %d replicas; java %s; %d cores; %s%n",
         Instant.now(), names, settings.replicas(), System.getProperty("java.version"),
         Runtime.getRuntime().availableProcessors(), settings);
-    try (MockApiServer server = new MockApiServer(log, NAMESPACE)) {
+    ServerSlot server = new ServerSlot(log);
+    try {
       int sequence = 0;
       for (int w = 0; w < settings.warmupRounds() && !settings.timings().isEmpty(); w++) {
         Timings timings = settings.timings().get(0);
         for (ContenderFactory factory : factories) {
-          RoundResult warm = new FailoverRound(server, log, factory, timings, Scenario.GRACEFUL,
-              settings.replicas(), settings.settleFor(timings), id(factory, timings, "warm" + sequence++)).run();
+          String label = id(factory, timings, "warm" + sequence++);
+          RoundResult warm = runRetryingAfterStall(server, current -> new FailoverRound(current, log, factory, timings,
+              Scenario.GRACEFUL, settings.replicas(), settings.settleFor(timings), label), label, out, repeated);
           out.printf(Locale.ROOT, "warm-up %s %s: hand-over %.3f s (discarded)%n", timings.name(), factory.name(),
               warm.handOverNanos() / 1e9);
         }
@@ -86,10 +90,9 @@ public final class FailoverBenchmark {
           for (ContenderFactory factory : order) {
             for (Scenario scenario : Scenario.values()) {
               String label = id(factory, timings, scenario.name().toLowerCase(Locale.ROOT) + sequence++);
-              FailoverRound measured = new FailoverRound(server, log, factory, timings, scenario,
-                  settings.replicas(), settle, label);
               long begin = System.nanoTime();
-              RoundResult result = runRetryingAfterStall(measured, label, out, repeated);
+              RoundResult result = runRetryingAfterStall(server, current -> new FailoverRound(current, log, factory,
+                  timings, scenario, settings.replicas(), settle, label), label, out, repeated);
               windows.add(new RoundWindow(label, begin, System.nanoTime()));
               results.add(result);
               out.println(progress(result, round, rounds));
@@ -97,6 +100,8 @@ public final class FailoverBenchmark {
           }
         }
       }
+    } finally {
+      server.current.close();
     }
     ResultTable table = new ResultTable(results, names);
     out.println();
@@ -112,26 +117,46 @@ public final class FailoverBenchmark {
         .map(RoundWindow::label)
         .toList();
     out.printf(Locale.ROOT, "events in the shared log: %d; mock-server stalls reported: %d; measured rounds that"
-        + " overlap one: %d %s; rounds repeated after a stall: %d%n", log.size(), stalls.size(), overlapping.size(),
-        overlapping, repeated.get());
+        + " overlap one: %d %s; rounds repeated on a new server after a timeout: %d%n", log.size(), stalls.size(),
+        overlapping.size(), overlapping, repeated.get());
     return table;
   }
 
-  private static RoundResult runRetryingAfterStall(FailoverRound round, String label, PrintStream out,
-      AtomicInteger repeated)
-      throws InterruptedException, TimeoutException {
+  private static RoundResult runRetryingAfterStall(ServerSlot server, Function<MockApiServer, FailoverRound> round,
+      String label, PrintStream out, AtomicInteger repeated) throws InterruptedException, TimeoutException {
     for (int attempt = 1; ; attempt++) {
       try {
-        return round.run();
+        return round.apply(server.current).run();
       } catch (TimeoutException e) {
         if (attempt == MAX_ATTEMPTS) {
           throw e;
         }
         repeated.incrementAndGet();
-        out.printf(Locale.ROOT, "round %s timed out (%s); the mock server blocks an event loop for up to 30 s"
-            + " after some watch closes, so it is repeated after 35 s%n", label, e.getMessage());
-        Thread.sleep(35_000);
+        out.printf(Locale.ROOT, "round %s timed out (%s): the mock server can block its event loops for 30 s and"
+            + " more once a watch closes while an event is written to it; the round is repeated on a new mock"
+            + " server%n", label, e.getMessage());
+        server.replace();
       }
+    }
+  }
+
+  /** The mock server rounds run on; replaced only when a round timed out on a stalled one. */
+  private static final class ServerSlot {
+    private final EventLog log;
+    private MockApiServer current;
+
+    ServerSlot(EventLog log) {
+      this.log = log;
+      this.current = new MockApiServer(log, NAMESPACE);
+    }
+
+    void replace() {
+      MockApiServer stalled = current;
+      // Its blocked event loops may hold its shutdown for a minute: stop it in the background.
+      Thread stopper = new Thread(stalled::close, "stalled-mock-server-shutdown");
+      stopper.setDaemon(true);
+      stopper.start();
+      current = new MockApiServer(log, NAMESPACE);
     }
   }
 
