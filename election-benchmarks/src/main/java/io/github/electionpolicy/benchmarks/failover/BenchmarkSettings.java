@@ -34,6 +34,12 @@ public record BenchmarkSettings(
   /**
    * Checks and copies the values.
    *
+   * @param timings which timings to run, in order
+   * @param contenders which columns to run, by factory name; empty means all available
+   * @param rounds rounds per timings name
+   * @param replicas replicas per round, at least 2
+   * @param settle fixed settle time, or empty for the default per timings
+   * @param warmupRounds discarded rounds before measuring
    * @throws IllegalArgumentException when fewer than 2 replicas or a negative count is given
    */
   public BenchmarkSettings {

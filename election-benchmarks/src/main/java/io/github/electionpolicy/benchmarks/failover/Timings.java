@@ -25,6 +25,10 @@ public record Timings(String name, Duration leaseDuration, Duration renewDeadlin
   /**
    * Checks the values.
    *
+   * @param name short name used on the command line and in the table
+   * @param leaseDuration how long a Lease stays valid after its last renewal
+   * @param renewDeadline how long a leader keeps trying to renew before it gives up
+   * @param retryPeriod how often contenders try to acquire or renew
    * @throws IllegalArgumentException when a duration is not positive
    */
   public Timings {
