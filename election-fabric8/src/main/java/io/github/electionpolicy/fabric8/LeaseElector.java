@@ -29,8 +29,12 @@ import org.slf4j.LoggerFactory;
  *       the remote renewTime, so clock skew between nodes does not matter.
  *   <li>The leader renews every retry period and gives up once the renew deadline has passed since it sent
  *       its last successful renewal, even while a request hangs: each wait is bounded by that deadline.
- *   <li>Followers also watch the Lease and try at once on any change, so a released Lease is taken over in
- *       milliseconds rather than one retry period.
+ *   <li>Followers watch the Lease and take the records its events carry as their observations, dated when
+ *       they arrive, instead of reading it every retry period: a released Lease is tried for at once, a held
+ *       one exactly when the holder's lease duration has passed since its last change arrived. Every attempt
+ *       still reads the Lease first and writes conditionally. A follower reads anyway every
+ *       {@link #readPeriodNanos} (a silently dead watch cannot leave it blind, and readiness stays fresh), and
+ *       polls every retry period, as without a watch, while its watch is down.
  *   <li>Release writes an empty holder and leaseDurationSeconds = 1 with a full update, never a merge patch
  *       (which would drop an empty holder).
  * </ul>
@@ -92,6 +96,11 @@ final class LeaseElector implements Runnable {
   private final long renewDeadlineNanos;
   private final long retryPeriodNanos;
   private final long requestTimeoutNanos;
+  /**
+   * How often a follower with an open watch reads the Lease anyway: half the renew deadline (readiness turns
+   * false after a renew deadline without a successful call), never more often than the retry period.
+   */
+  private final long readPeriodNanos;
   private final Events events;
   private final Ticker ticker;
   private final Clock clock;
@@ -103,11 +112,25 @@ final class LeaseElector implements Runnable {
   private Finish finish = Finish.NONE;
   private boolean relinquish;
   private Future<Watch> watch;
+  // Each watch started has a number; callbacks of an older one are ignored.
+  private int watchGeneration;
+  private boolean watchOpen;
+  private boolean watchReopened;
+  private int watchFailures;
+  private long nextWatchStartNanos;
+  // The newest Lease a watch event delivered and not yet taken in (MISSING: deleted), and when it arrived.
+  private Object pendingEvent;
+  private long pendingEventNanos;
 
   // Confined to the elector thread.
   // The last Lease record seen: its spec, MISSING when the Lease did not exist, null before the first read.
   private Object observedRecord;
   private long observedNanos;
+  private boolean observedAny;
+  // When the last successful read of the Lease was sent, when its answer came, and its resourceVersion.
+  private long lastReadSentNanos;
+  private long lastReadDoneNanos;
+  private String lastReadVersion;
   // The holder in the last Lease seen (kept when the Lease disappears), and the duration it claimed.
   private String lastHolder;
   private long lastHolderDurationNanos;
@@ -136,9 +159,11 @@ final class LeaseElector implements Runnable {
     this.renewDeadlineNanos = settings.renewDeadline().toNanos();
     this.retryPeriodNanos = settings.retryPeriod().toNanos();
     this.requestTimeoutNanos = settings.requestTimeout().toNanos();
+    this.readPeriodNanos = Math.max(retryPeriodNanos, renewDeadlineNanos / 2);
     this.events = events;
     this.ticker = ticker;
     this.clock = clock;
+    this.nextWatchStartNanos = ticker.read();
   }
 
   /** The monotonic time at which the last successful Lease call was sent, if any. */
@@ -221,21 +246,112 @@ final class LeaseElector implements Runnable {
   // ---- following -------------------------------------------------------------------------------------
 
   private LeadershipTerm acquire() {
+    boolean readNow = true;
+    synchronized (lock) {
+      // Events delivered while this process led are older than the read that starts the round.
+      pendingEvent = null;
+    }
     while (true) {
+      boolean watching;
       synchronized (lock) {
         if (closing) {
           return null;
         }
         wakeRequested = false;
       }
-      ensureWatching();
-      LeadershipTerm term = tryAcquire();
-      if (term != null) {
-        return term;
+      watching = ensureWatching();
+      synchronized (lock) {
+        if (watchReopened) {
+          // A watch misses what changed before it opened (or while fabric8 could not resume it): read once.
+          watchReopened = false;
+          readNow = true;
+        }
       }
+      readNow |= takeInEvent();
+      long now = ticker.read();
+      if (readNow || !watching || now - (lastReadSentNanos + readPeriodNanos) >= 0
+          || now - attemptDueNanos(now) >= 0) {
+        readNow = false;
+        LeadershipTerm term = tryAcquire();
+        if (term != null) {
+          return term;
+        }
+      }
+      now = ticker.read();
       long jitter = (long) (retryPeriodNanos * 0.2 * ThreadLocalRandom.current().nextDouble());
-      awaitSignal(ticker.read() + retryPeriodNanos + jitter, true);
+      long wake;
+      if (failuresInARow > 0 || !watching) {
+        // Polling, as without a watch: the API server is unreachable, or the watch is down.
+        wake = now + retryPeriodNanos + jitter;
+      } else {
+        wake = lastReadSentNanos + readPeriodNanos;
+      }
+      if (failuresInARow == 0) {
+        // Try exactly when the holder's lease runs out, not at the next tick after it.
+        long due = attemptDueNanos(now);
+        if (due - now <= 0) {
+          // Not expected after a read that did not claim; a conflict has already requested a wake.
+          due = now + retryPeriodNanos;
+        }
+        if (due - wake < 0) {
+          wake = due;
+        }
+      }
+      awaitSignal(wake, true);
     }
+  }
+
+  /**
+   * When this follower should next try for the Lease, judged from what it last observed: at once when the
+   * Lease is free, missing without a holder to wait for, or left by this process's own term; otherwise once
+   * the holder's lease duration has passed since the record last changed.
+   */
+  private long attemptDueNanos(long now) {
+    if (observedRecord == null) {
+      return now;
+    }
+    if (observedRecord == MISSING) {
+      boolean heldByAnother = lastHolder != null && !lastHolder.equals(identity);
+      return heldByAnother ? observedNanos + lastHolderDurationNanos : now;
+    }
+    LeaseSpec spec = (LeaseSpec) observedRecord;
+    String holder = blankToNull(spec.getHolderIdentity());
+    if (holder == null || identity.equals(holder) && sameTerm(spec, lastWrittenSpec)) {
+      return now;
+    }
+    return observedNanos + durationNanos(spec);
+  }
+
+  /**
+   * Takes in the newest record a watch event delivered, as an observation dated at its arrival. Says whether
+   * the Lease must be read instead: an event that arrived while a read was in flight may be older or newer
+   * than the read's answer, and only a new read tells.
+   */
+  private boolean takeInEvent() {
+    Object event;
+    long arrived;
+    synchronized (lock) {
+      event = pendingEvent;
+      arrived = pendingEventNanos;
+      pendingEvent = null;
+    }
+    if (event == null) {
+      return false;
+    }
+    Lease lease = event == MISSING ? null : (Lease) event;
+    if (arrived - lastReadDoneNanos <= 0) {
+      String version = lease == null ? null : lease.getMetadata() == null ? null
+          : lease.getMetadata().getResourceVersion();
+      return version == null || !version.equals(lastReadVersion);
+    }
+    observe(lease, arrived);
+    String holder = lease == null || lease.getSpec() == null ? null
+        : blankToNull(lease.getSpec().getHolderIdentity());
+    long now = ticker.read();
+    if (holder != null && !holder.equals(identity) && now - attemptDueNanos(now) < 0) {
+      events.following(Optional.of(holder));
+    }
+    return false;
   }
 
   private LeadershipTerm tryAcquire() {
@@ -249,6 +365,10 @@ final class LeaseElector implements Runnable {
       return null;
     }
     long now = ticker.read();
+    lastReadSentNanos = sent;
+    lastReadDoneNanos = now;
+    lastReadVersion = current == null || current.getMetadata() == null
+        ? null : current.getMetadata().getResourceVersion();
     if (current == null) {
       // A Lease deleted under its holder (kubectl delete lease) may still be led: its holder notices only at
       // its next renewal. Treat the disappearance as a change and wait out the holder's lease duration.
@@ -374,7 +494,12 @@ final class LeaseElector implements Runnable {
     Object record = lease == null ? MISSING : lease.getSpec() == null ? new LeaseSpec() : lease.getSpec();
     if (!record.equals(observedRecord)) {
       observedRecord = record;
-      observedNanos = now;
+      // Never earlier than a change already seen: an event taken in after a read may be older than the read,
+      // and dating the change back would judge the holder's lease expired too soon.
+      if (!observedAny || now - observedNanos > 0) {
+        observedNanos = now;
+      }
+      observedAny = true;
       Integer seconds = lease == null ? null : ((LeaseSpec) record).getLeaseDurationSeconds();
       if (seconds != null && seconds * 1_000_000_000L > longestHonouredNanos()) {
         LOG.warn("Lease {}/{} claims leaseDurationSeconds={} (held by {}); honouring at most {}", namespace,
@@ -594,28 +719,88 @@ final class LeaseElector implements Runnable {
     }
   }
 
-  private void ensureWatching() {
+  /**
+   * Starts a watch unless one runs or is starting (after a failure, with a backoff of one retry period
+   * doubling up to the lease duration); says whether one is open, so events can stand in for reads.
+   */
+  private boolean ensureWatching() {
     synchronized (lock) {
       if (watch != null && watch.isDone()) {
         try {
           watch.get();
         } catch (ExecutionException | java.util.concurrent.CancellationException failed) {
           LOG.debug("Watch of Lease {}/{} could not start: {}", namespace, leaseName, failed.getMessage());
-          watch = null;
+          watchEnded();
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
         }
       }
-      if (watch == null && !closing) {
-        watch = requests.watch(this::requestWake, this::watchClosed);
+      if (watch == null && !closing && ticker.read() - nextWatchStartNanos >= 0) {
+        int generation = ++watchGeneration;
+        watchOpen = false;
+        watch = requests.watch(new LeaseRequests.WatchListener() {
+          @Override
+          public void opened() {
+            watchOpened(generation);
+          }
+
+          @Override
+          public void changed(Lease lease) {
+            watchEvent(generation, lease);
+          }
+
+          @Override
+          public void closed() {
+            watchClosed(generation);
+          }
+        });
+      }
+      return watch != null && watchOpen;
+    }
+  }
+
+  private void watchOpened(int generation) {
+    synchronized (lock) {
+      if (generation == watchGeneration && watch != null) {
+        watchOpen = true;
+        watchReopened = true;
+        watchFailures = 0;
+        wakeRequested = true;
+        lock.notifyAll();
       }
     }
   }
 
-  private void watchClosed() {
+  private void watchEvent(int generation, Lease lease) {
+    long arrived = ticker.read();
     synchronized (lock) {
-      watch = null;
+      if (generation == watchGeneration) {
+        pendingEvent = lease == null ? MISSING : lease;
+        pendingEventNanos = arrived;
+        wakeRequested = true;
+        lock.notifyAll();
+      }
     }
+  }
+
+  private void watchClosed(int generation) {
+    synchronized (lock) {
+      if (generation == watchGeneration) {
+        watchEnded();
+        // Back to polling at once, rather than sleeping until a read due with the watch in mind.
+        wakeRequested = true;
+        lock.notifyAll();
+      }
+    }
+  }
+
+  /** Forgets the ended watch and sets when the next may start; called holding the lock. */
+  private void watchEnded() {
+    watch = null;
+    watchOpen = false;
+    long backoff = Math.min(leaseDurationNanos, retryPeriodNanos << Math.min(watchFailures, 20));
+    watchFailures++;
+    nextWatchStartNanos = ticker.read() + backoff;
   }
 
   private void stopWatching() {
@@ -623,6 +808,9 @@ final class LeaseElector implements Runnable {
     synchronized (lock) {
       current = watch;
       watch = null;
+      watchOpen = false;
+      // Callbacks of the stopped watch must not count.
+      watchGeneration++;
     }
     if (current == null) {
       return;

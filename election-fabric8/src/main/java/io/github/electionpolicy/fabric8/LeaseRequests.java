@@ -115,24 +115,44 @@ final class LeaseRequests implements AutoCloseable {
     }
   }
 
-  /**
-   * Watches the Lease and calls {@code onChange} on every event; a hint only, so failures are logged and
-   * the caller keeps polling.
-   */
-  Future<Watch> watch(Runnable onChange, Runnable onClosed) {
-    return workers.submit(() -> client.leases().inNamespace(namespace).withName(name)
-        .watch(new Watcher<Lease>() {
-          @Override
-          public void eventReceived(Action action, Lease lease) {
-            onChange.run();
-          }
+  /** What a watch of the Lease reports; called on fabric8's threads. */
+  interface WatchListener {
+    /** The watch is open: events from now on are delivered. */
+    void opened();
 
-          @Override
-          public void onClose(WatcherException cause) {
-            LOG.debug("Watch of Lease {}/{} closed: {}", namespace, name, cause.getMessage());
-            onClosed.run();
-          }
-        }));
+    /** An event: the Lease as the server sent it, or {@code null} when it was deleted. */
+    void changed(Lease lease);
+
+    /** The watch ended for good (fabric8 gave up on it); the caller must poll and watch anew. */
+    void closed();
+  }
+
+  /**
+   * Watches the Lease. fabric8 reconnects a dropped watch by itself, resuming from the last resourceVersion
+   * it saw; it reports {@link WatchListener#closed()} only when it gives up (e.g. 410 Gone).
+   */
+  Future<Watch> watch(WatchListener listener) {
+    return workers.submit(() -> {
+      Watch watch = client.leases().inNamespace(namespace).withName(name)
+          .watch(new Watcher<Lease>() {
+            @Override
+            public void eventReceived(Action action, Lease lease) {
+              if (action == Action.DELETED) {
+                listener.changed(null);
+              } else if (action == Action.ADDED || action == Action.MODIFIED) {
+                listener.changed(lease);
+              }
+            }
+
+            @Override
+            public void onClose(WatcherException cause) {
+              LOG.debug("Watch of Lease {}/{} closed: {}", namespace, name, cause.getMessage());
+              listener.closed();
+            }
+          });
+      listener.opened();
+      return watch;
+    });
   }
 
   @Override

@@ -60,6 +60,8 @@ final class MockApi implements AutoCloseable, AfterEachCallback {
   private static final java.util.logging.Logger MOCK_SERVER_LOG = quiet("io.fabric8.mockwebserver");
 
   final KubernetesMockServer server;
+  /** The Lease writes the server accepted, if this server logs them; else null. */
+  final LeaseWriteLog writes;
   private final List<AutoCloseable> closeables = new ArrayList<>();
   private final List<TcpProxy> proxies = new ArrayList<>();
   private volatile Set<String> deniedVerbs = Set.of();
@@ -72,10 +74,17 @@ final class MockApi implements AutoCloseable, AfterEachCallback {
   }
 
   MockApi() {
+    this(false);
+  }
+
+  /** A server that also records every Lease write it accepts in {@link #writes} when {@code logWrites}. */
+  MockApi(boolean logWrites) {
     MockServerWatchdog.ensureRunning();
     Map<ServerRequest, Queue<ServerResponse>> responses = new HashMap<>();
+    KubernetesMixedDispatcher dispatcher = new KubernetesMixedDispatcher(responses);
+    writes = logWrites ? new LeaseWriteLog(dispatcher, NAMESPACE) : null;
     server = new KubernetesMockServer(new Context(), new MockWebServer(), responses,
-        new KubernetesMixedDispatcher(responses), false);
+        writes == null ? dispatcher : writes, false);
     server.init(InetAddress.getLoopbackAddress(), 0);
   }
 
@@ -117,10 +126,26 @@ final class MockApi implements AutoCloseable, AfterEachCallback {
   }
 
   KubernetesClient client(String url) {
-    Config config = new ConfigBuilder(Config.empty())
+    return client(url, null);
+  }
+
+  /** A client like {@link #client()} whose requests carry {@code userAgent}, so the server can tell them apart. */
+  KubernetesClient clientNamed(String userAgent) {
+    try {
+      return client(proxy().url(), userAgent);
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
+  private KubernetesClient client(String url, String userAgent) {
+    ConfigBuilder builder = new ConfigBuilder(Config.empty())
         .withMasterUrl(url)
-        .withNamespace(NAMESPACE)
-        .build();
+        .withNamespace(NAMESPACE);
+    if (userAgent != null) {
+      builder.withUserAgent(userAgent);
+    }
+    Config config = builder.build();
     KubernetesClient client = new KubernetesClientBuilder()
         .withConfig(config)
         .withHttpClientFactory(new JdkHttpClientFactory())

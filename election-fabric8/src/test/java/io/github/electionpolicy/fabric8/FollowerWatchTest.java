@@ -1,0 +1,93 @@
+package io.github.electionpolicy.fabric8;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.mockwebserver.http.RecordedRequest;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * A follower whose watch is open takes the watch's events as its observations: it reads the Lease far less
+ * often than once per retry period, and tries for a crashed leader's Lease right when the lease duration has
+ * passed since the last renewal reached it, not at a later retry tick.
+ */
+class FollowerWatchTest {
+
+  @RegisterExtension
+  final MockApi api = new MockApi(true).answeringAccessReviews();
+  private final ReconcilerLog log = new ReconcilerLog();
+
+  @Test
+  void followerWithAnOpenWatchReadsTheLeaseFarLessThanOncePerRetryPeriod() throws Exception {
+    try (Replica a = Replica.start("a", api.clientNamed("replica-a"), MockApi.fastSettings("a").build(), log)) {
+      assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(5))).isTrue();
+      try (Replica b = Replica.start("b", api.clientNamed("replica-b"), MockApi.fastSettings("b").build(),
+          log)) {
+        assertThat(Replica.awaitTrue(() -> b.runner.state().equals(new ElectionState.Following(Optional.of("a"))),
+            Duration.ofSeconds(5))).isTrue();
+        // Let b's watch open and its start-up reads pass, then count only what follows.
+        Thread.sleep(1000);
+        drain("replica-b");
+
+        Duration window = Duration.ofSeconds(4);
+        Thread.sleep(window.toMillis());
+        int reads = drain("replica-b");
+
+        // One read per retry period would be 20; b reads every half renew deadline (0.75 s), about 5.
+        long perRetryPeriod = window.toNanos() / MockApi.RETRY_PERIOD.toNanos();
+        System.out.println("MEASURED follower Lease requests in " + window.toMillis() + " ms: " + reads);
+        assertThat(reads).isGreaterThanOrEqualTo(2).isLessThanOrEqualTo((int) (perRetryPeriod / 2));
+        assertThat(b.runner.health().ready()).isTrue();
+        assertThat(b.runner.state()).isEqualTo(new ElectionState.Following(Optional.of("a")));
+      }
+    }
+  }
+
+  @Test
+  void crashedLeaderIsTakenOverRightAtTheLeaseDurationAfterItsLastRenewal() throws Exception {
+    Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log);
+    assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(5))).isTrue();
+    try (Replica b = Replica.start("b", api.client(), MockApi.fastSettings("b").build(), log)) {
+      Thread.sleep(1000);
+
+      long crash = System.nanoTime();
+      a.client.close();
+      Optional<ReconcilerLog.Entry> takeover = log.await("b", ReconcilerLog.Kind.START, crash,
+          Duration.ofSeconds(6));
+      assertThat(takeover).isPresent();
+
+      List<LeaseWriteLog.Write> writes = api.writes.writes();
+      LeaseWriteLog.Write acquired = writes.stream().filter(w -> w.holder().equals("b")).findFirst().orElseThrow();
+      LeaseWriteLog.Write lastRenewal = writes.stream()
+          .filter(w -> w.holder().equals("a") && w.resourceVersion() < acquired.resourceVersion())
+          .reduce((first, second) -> second).orElseThrow();
+      Duration sinceRenewal = Duration.ofNanos(acquired.receivedNanos() - lastRenewal.receivedNanos());
+      System.out.println("MEASURED last renewal -> acquiring write: " + sinceRenewal.toMillis() + " ms");
+      // Never before the lease duration; and well inside the retry period after it (polling would wait for
+      // the next tick, 0-240 ms later).
+      assertThat(sinceRenewal).isGreaterThanOrEqualTo(MockApi.LEASE_DURATION)
+          .isLessThan(MockApi.LEASE_DURATION.plusMillis(150));
+      assertThat(log.overlap()).isEmpty();
+    } finally {
+      a.close();
+    }
+  }
+
+  /** Takes every request the server recorded so far; counts the Lease requests {@code userAgent} made. */
+  private int drain(String userAgent) throws InterruptedException {
+    int count = 0;
+    RecordedRequest request;
+    while ((request = api.server.takeRequest(50, TimeUnit.MILLISECONDS)) != null) {
+      String agent = request.getHeader("User-Agent");
+      if (request.getPath() != null && request.getPath().contains("/leases") && agent != null
+          && agent.contains(userAgent)) {
+        count++;
+      }
+    }
+    return count;
+  }
+}
