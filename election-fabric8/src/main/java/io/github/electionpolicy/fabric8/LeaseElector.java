@@ -372,9 +372,8 @@ final class LeaseElector implements Runnable {
     if (current == null) {
       // A Lease deleted under its holder (kubectl delete lease) may still be led: its holder notices only at
       // its next renewal. Treat the disappearance as a change and wait out the holder's lease duration.
-      boolean heldByAnother = lastHolder != null && !lastHolder.equals(identity);
       observe(null, now);
-      if (heldByAnother && now - observedNanos < lastHolderDurationNanos) {
+      if (attemptDueNanos(now) - now > 0) {
         events.following(Optional.of(lastHolder));
         return null;
       }
@@ -383,8 +382,8 @@ final class LeaseElector implements Runnable {
     observe(current, now);
     LeaseSpec spec = current.getSpec() == null ? new LeaseSpec() : current.getSpec();
     String holder = blankToNull(spec.getHolderIdentity());
-    boolean leftByThisProcess = identity.equals(holder) && sameTerm(spec, lastWrittenSpec);
-    if (holder != null && !leftByThisProcess && !expired(spec, now)) {
+    // The same rule that schedules the follower's attempts decides whether this one may take the Lease.
+    if (attemptDueNanos(now) - now > 0) {
       if (identity.equals(holder) && !warnedOfSameIdentity) {
         warnedOfSameIdentity = true;
         LOG.error("Lease {}/{} is held under this process's own identity {} by a term it did not write: another "
@@ -471,10 +470,6 @@ final class LeaseElector implements Runnable {
   private static boolean sameTerm(LeaseSpec spec, LeaseSpec written) {
     return written != null && Objects.equals(spec.getAcquireTime(), written.getAcquireTime())
         && Objects.equals(spec.getLeaseTransitions(), written.getLeaseTransitions());
-  }
-
-  private boolean expired(LeaseSpec spec, long now) {
-    return now - observedNanos >= durationNanos(spec);
   }
 
   private long durationNanos(LeaseSpec spec) {
