@@ -220,7 +220,7 @@ public final class ElectedReconcilers implements AutoCloseable {
     }
     Optional<Duration> since = elector.lastSuccessNanos().map(last -> Duration.ofNanos(now - last));
     boolean ready = state.kind() != ElectionState.Kind.STOPPED
-        && since.map(s -> s.compareTo(settings.renewDeadline()) <= 0).orElse(false);
+        && since.map(s -> s.compareTo(elector.contactWindow()) <= 0).orElse(false);
     Duration silent = since.orElse(Duration.ofNanos(now - startNanos));
     boolean live = silent.compareTo(settings.healthBudget()) <= 0;
     return new ElectionHealth(ready, live, state, since);
@@ -363,7 +363,7 @@ public final class ElectedReconcilers implements AutoCloseable {
         }
         currentTerm = term;
         publisher.publish(new ElectionState.Leading(term));
-        control.startLater(term, elector::relinquish);
+        control.startLater(term, () -> elector.relinquish(true));
       }
     }
 
