@@ -10,7 +10,8 @@ import java.util.Optional;
  * <ul>
  *   <li><b>ready</b>: running unelected and started; or contending and the last successful Lease call was
  *       sent within the renew deadline (dated when sent, like the leader's own deadline, so a leader that lost
- *       at its deadline is no longer ready). False once stopped.
+ *       at its deadline is no longer ready); a follower whose watch is open, which reads only once per lease
+ *       duration, within the lease duration plus one request timeout. False once stopped.
  *   <li><b>live</b>: true when running unelected; when contending, false once no Lease call has succeeded
  *       for longer than {@link LeaseSettings#healthBudget()} (counted from start before the first success),
  *       so the kubelet restarts a process that is cut off from the API server for good.

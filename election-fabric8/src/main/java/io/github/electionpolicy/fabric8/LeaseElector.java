@@ -148,6 +148,8 @@ final class LeaseElector implements Runnable {
   @Override
   public void run() {
     try {
+      // A follower's watch is opened from the start: it sees what changes while the first read is in flight.
+      watch.ensureRunning(false);
       LeaseStep step = protocol.start(now());
       while (true) {
         take(step);

@@ -150,7 +150,7 @@ final class LeaseProtocol {
     return step(follow(now));
   }
 
-  /** The answer to the request of the last {@link LeaseStep.Read}, {@link LeaseStep.Create} or {@link LeaseStep.Update}. */
+  /** The answer to the request that the last step asked for (a read, a create or an update). */
   LeaseStep answer(Moment now, Answer answer) {
     Pending was = pending;
     pending = Pending.NONE;

@@ -206,7 +206,8 @@ final class InvariantChecker {
    * Health must match what the replica's situation and state were when sampled:
    * <ul>
    *   <li>a stopped runner is not ready;
-   *   <li>a replica cut off for at least renew deadline + margin is not ready, and not live past the liveness
+   *   <li>a replica cut off for at least lease duration + request timeout + margin (a watching follower's
+   *       window; a leader's is the renew deadline) is not ready, and not live past the liveness
    *       budget + margin; a cut-off replica reports no Lease success since the cut;
    *   <li>a replica last seen stable (a success within {@link SoakCluster#FRESH}) so recently that its last
    *       success must lie within the renew deadline is ready; likewise live within the liveness budget;
@@ -218,6 +219,9 @@ final class InvariantChecker {
   private int checkHealth(List<Entry> log, int[] cutSamples) {
     int count = 0;
     long ready = settings.renewDeadline().toNanos();
+    // A follower with an open watch reads once per lease duration, so it may stay ready that long (plus one
+    // request timeout) without a call; a leader or a polling follower only the renew deadline.
+    long readyAtMost = Math.max(ready, settings.leaseDuration().plus(settings.requestTimeout()).toNanos());
     long budget = settings.healthBudget().toNanos();
     long margin = HEALTH_MARGIN.toNanos();
     long fresh = SoakCluster.FRESH.toNanos();
@@ -226,7 +230,7 @@ final class InvariantChecker {
       ElectionHealth h = s.health();
       if (s.cutForNanos() >= 0) {
         cutSamples[0] += s.sinceStableNanos() >= 0 && s.sinceStableNanos() + fresh <= ready - slack ? 1 : 0;
-        cutSamples[1] += s.cutForNanos() >= ready + margin ? 1 : 0;
+        cutSamples[1] += s.cutForNanos() >= readyAtMost + margin ? 1 : 0;
         cutSamples[2] += s.cutForNanos() >= budget + margin ? 1 : 0;
       }
       List<String> wrong = new ArrayList<>();
@@ -237,7 +241,7 @@ final class InvariantChecker {
       if (s.label().startsWith("right after close") && kind != ElectionState.Kind.STOPPED) {
         wrong.add("closed but " + kind);
       }
-      if (s.cutForNanos() >= ready + margin && h.ready()) {
+      if (s.cutForNanos() >= readyAtMost + margin && h.ready()) {
         wrong.add("ready though cut off for " + s.cutForNanos() / 1_000_000 + " ms");
       }
       long lastSuccessAtMost = s.sinceStableNanos() < 0 ? Long.MAX_VALUE : s.sinceStableNanos() + fresh;

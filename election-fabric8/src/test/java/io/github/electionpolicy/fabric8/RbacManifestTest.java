@@ -118,10 +118,15 @@ class RbacManifestTest {
           return review;
         }).always();
 
-    // A whole term: create the Lease, renew it, watch it, and release it on close.
-    try (Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), new ReconcilerLog())) {
+    // A whole term: create the Lease, renew it, release it on close; and a follower that watches it.
+    ReconcilerLog log = new ReconcilerLog();
+    try (Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log)) {
       assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(10))).isTrue();
-      Thread.sleep(MockApi.RETRY_PERIOD.multipliedBy(3).toMillis());
+      try (Replica b = Replica.start("b", api.client(), MockApi.fastSettings("b").build(), log)) {
+        assertThat(Replica.awaitTrue(() -> b.runner.state().equals(new ElectionState.Following(
+            java.util.Optional.of("a"))), Duration.ofSeconds(10))).isTrue();
+        Thread.sleep(MockApi.RETRY_PERIOD.multipliedBy(3).toMillis());
+      }
     }
 
     Set<String> used = new TreeSet<>();

@@ -230,17 +230,21 @@ final class SoakCluster implements AutoCloseable {
 
   /**
    * Waits until exactly one replica leads, only its reconcilers run, every other replica follows it by name,
-   * and every replica is ready and live with a Lease call that succeeded within {@link #FRESH}; then samples
+   * and every replica is ready and live with a fresh Lease call (see {@link #stableLeader}); then samples
    * health there. Records the failure when that does not
    * happen within {@link #STABLE_TIMEOUT}.
    */
   Optional<Slot> awaitStable(String after) throws InterruptedException {
-    long deadline = System.nanoTime() + STABLE_TIMEOUT.toNanos();
+    long waitFrom = System.nanoTime();
+    long deadline = waitFrom + STABLE_TIMEOUT.toNanos();
     while (System.nanoTime() - deadline < 0) {
-      Optional<Slot> leader = stableLeader();
+      Optional<Slot> leader = stableLeader(waitFrom);
       if (leader.isPresent()) {
         long now = System.nanoTime();
-        up().forEach(slot -> slot.stableNanos = now);
+        // Dated so that each replica's last success lies within FRESH before it, as the health checks assume:
+        // a watching follower's may be older than FRESH at the stable point itself.
+        up().forEach(slot -> slot.stableNanos = now - Math.max(0, slot.runner.health().sinceLastLeaseSuccess()
+            .map(Duration::toNanos).orElse(0L) - FRESH.toNanos()));
         sampleAll("stable after " + after, true);
         journal.trace("stable: " + leader.get().identity + " leads, "
             + up().stream().filter(s -> s != leader.get()).map(s -> s.identity).collect(Collectors.joining(", "))
@@ -255,7 +259,12 @@ final class SoakCluster implements AutoCloseable {
     return Optional.empty();
   }
 
-  private Optional<Slot> stableLeader() {
+  /**
+   * The one leader, if the cluster is stable: see {@link #awaitStable}. "Fresh" means a successful Lease call
+   * sent at most {@link #FRESH} before the wait began, or since: a follower with an open watch reads only
+   * once per lease duration, so two of them are rarely fresh within {@code FRESH} of the same instant.
+   */
+  private Optional<Slot> stableLeader(long waitFrom) {
     List<Slot> up = up();
     List<Slot> leading = up.stream().filter(s -> s.state().kind() == ElectionState.Kind.LEADING)
         .collect(Collectors.toList());
@@ -266,7 +275,8 @@ final class SoakCluster implements AutoCloseable {
     ElectionState following = new ElectionState.Following(Optional.of(leader.identity));
     for (Slot slot : up) {
       ElectionHealth health = slot.runner.health();
-      boolean fresh = health.sinceLastLeaseSuccess().map(since -> since.compareTo(FRESH) <= 0).orElse(false);
+      Duration window = FRESH.plusNanos(System.nanoTime() - waitFrom);
+      boolean fresh = health.sinceLastLeaseSuccess().map(since -> since.compareTo(window) <= 0).orElse(false);
       if ((slot != leader && !slot.state().equals(following)) || !health.ready() || !health.live() || !fresh) {
         return Optional.empty();
       }
