@@ -111,6 +111,8 @@ final class LeaseElector implements Runnable {
   private boolean closing;
   private Finish finish = Finish.NONE;
   private boolean relinquish;
+  // Whether the give-up releases the Lease: not when a reconciler may still run (its stop failed).
+  private boolean relinquishRelease;
   private Future<Watch> watch;
   // Each watch started has a number; callbacks of an older one are ignored.
   private int watchGeneration;
@@ -188,10 +190,14 @@ final class LeaseElector implements Runnable {
     }
   }
 
-  /** Gives up leadership as if lost, after releasing the Lease: a reconciler could not start. */
-  void relinquish() {
+  /**
+   * Gives up leadership as if lost (a reconciler could not start), after releasing the Lease if
+   * {@code release}; otherwise the Lease is left to expire.
+   */
+  void relinquish(boolean release) {
     synchronized (lock) {
       relinquish = true;
+      relinquishRelease = release;
       lock.notifyAll();
     }
   }
@@ -533,19 +539,22 @@ final class LeaseElector implements Runnable {
       long deadlineNow = lastRenewSentNanos + renewDeadlineNanos;
       Finish how = awaitSignal(nextAttempt - deadlineNow < 0 ? nextAttempt : deadlineNow, false);
       boolean giveUp;
+      boolean releaseOnGiveUp;
       synchronized (lock) {
         giveUp = relinquish;
+        releaseOnGiveUp = relinquishRelease;
+      }
+      if (how == Finish.ABANDON || giveUp && !releaseOnGiveUp) {
+        LOG.warn("Leaving Lease {}/{} to expire without releasing it", namespace, leaseName);
+        // A give-up counts as a loss; a finish by the runner does not.
+        return how == Finish.NONE;
       }
       if (how == Finish.RELEASE || giveUp) {
         // The watch goes first: closing it while the server still sends it the release's own event is
         // pointless, and stalls fabric8's mock API server.
         stopWatching();
         release();
-        return giveUp && how == Finish.NONE;
-      }
-      if (how == Finish.ABANDON) {
-        LOG.warn("Leaving Lease {}/{} to expire without releasing it", namespace, leaseName);
-        return false;
+        return how == Finish.NONE;
       }
       long now = ticker.read();
       long deadline = lastRenewSentNanos + renewDeadlineNanos;

@@ -42,7 +42,8 @@ class ElectionThreadFailureTest {
       LeadershipTerm term = a.currentTerm().orElseThrow();
 
       Thread.getAllStackTraces().keySet().stream()
-          .filter(thread -> thread.getName().equals("election-lease-" + MockApi.LEASE) && thread.isAlive())
+          .filter(thread -> thread.getName().equals("election-lease[" + MockApi.LEASE + ":a]"))
+          .filter(Thread::isAlive)
           .forEach(Thread::interrupt);
 
       assertThat(a.awaitStopped(Duration.ofSeconds(5))).isTrue();

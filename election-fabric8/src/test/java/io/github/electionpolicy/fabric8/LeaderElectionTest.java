@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -92,6 +93,57 @@ class LeaderElectionTest {
       assertThat(Duration.ofMillis(takeoverMillis)).isLessThan(MockApi.LEASE_DURATION
           .plus(MockApi.RETRY_PERIOD.multipliedBy(2)).plus(Duration.ofMillis(1000)));
     } finally {
+      a.close();
+    }
+  }
+
+  @Test
+  void closeFromAnInterruptedThreadStillStopsThenReleasesAndKeepsTheInterrupt() throws Exception {
+    CountDownLatch stopping = new CountDownLatch(1);
+    Reconciler logged = log.reconciler("a");
+    Reconciler slowToStop = new Reconciler() {
+      @Override
+      public void start(LeadershipTerm term) throws Exception {
+        logged.start(term);
+      }
+
+      @Override
+      public void stop() throws Exception {
+        stopping.countDown();
+        // Long enough that a close() that did not wait would return before this stop ends.
+        Thread.sleep(300);
+        logged.stop();
+      }
+    };
+    ElectedReconcilers a = ElectedReconcilers.builder()
+        .client(api.client())
+        .decision(MockApi.CONTEND)
+        .settings(MockApi.fastSettings("a").build())
+        .reconciler(slowToStop)
+        .start();
+    try (Replica b = Replica.start("b", api.client(), MockApi.fastSettings("b").build(), log)) {
+      assertThat(Replica.awaitTrue(() -> b.runner.state().equals(new ElectionState.Following(Optional.of("a"))),
+          Duration.ofSeconds(5))).isTrue();
+
+      long closing = System.nanoTime();
+      Thread.currentThread().interrupt();
+      a.close();
+      boolean interruptedAfterClose = Thread.interrupted();
+      long closed = System.nanoTime();
+      String holderAfterClose = api.lease().getSpec().getHolderIdentity();
+
+      assertThat(interruptedAfterClose).as("the interrupt flag is set again").isTrue();
+      assertThat(stopping.getCount()).isZero();
+      assertThat(log.of("a", ReconcilerLog.Kind.STOP)).as("close() waited for the stop").hasSize(1)
+          .allSatisfy(stop -> assertThat(stop.nanos() - closed).isNegative());
+      assertThat(holderAfterClose).as("released (or already taken over)").isIn("", "b");
+      Optional<ReconcilerLog.Entry> takeover = log.await("b", ReconcilerLog.Kind.START, closing,
+          Duration.ofSeconds(3));
+      assertThat(takeover).isPresent();
+      assertThat(Duration.ofNanos(takeover.get().nanos() - closing)).isLessThan(MockApi.LEASE_DURATION.dividedBy(2));
+      assertThat(log.overlap()).isEmpty();
+    } finally {
+      Thread.interrupted();
       a.close();
     }
   }
