@@ -508,6 +508,27 @@ public final class ElectedReconcilers implements AutoCloseable {
   }
 
   /**
+   * Test hook: ends this runner the way a killed process ends, as far as other replicas can tell. The Lease
+   * loop stops without another write (no release, no renewal), no reconciler is stopped and no listener or
+   * loss policy runs; the Lease is left to expire. The runner's threads end, so the only trace left is the
+   * Lease as last renewed. (A real crash also ends the reconcilers' work; a test's reconcilers have no work
+   * of their own, and the test records the crash as the instant their work ended.)
+   */
+  void crashForTest() {
+    synchronized (lock) {
+      closing = true;
+    }
+    if (elector != null) {
+      elector.finish(LeaseElector.Finish.ABANDON);
+      joinQuietly(electorThread, settings.requestTimeout().multipliedBy(2).plusSeconds(1));
+      requests.close();
+    }
+    control.shutdown();
+    publisher.shutdown();
+    stopped.countDown();
+  }
+
+  /**
    * Builds and starts an {@link ElectedReconcilers}. Not thread-safe: use one builder from one thread.
    *
    * <pre>{@code
