@@ -14,6 +14,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -66,6 +67,11 @@ public final class ElectedReconcilers implements AutoCloseable {
   private final KubernetesClient client;
   private final Thread electorThread;
   private final LossReaction lossReaction;
+  // Tells this runner's threads from another's in the same JVM: "leaseName:identity", or the identity.
+  private final String threadTag;
+  // The thread that finishes a close() called from a reconciler callback, once started.
+  private volatile Thread finisherThread;
+  private final AtomicBoolean stoppedAfterLoss = new AtomicBoolean();
   // Guarded by lock.
   private boolean closing;
   private LeadershipTerm currentTerm;
@@ -76,8 +82,9 @@ public final class ElectedReconcilers implements AutoCloseable {
     this.identity = b.settings == null ? "unelected" : b.settings.identity();
     this.ticker = b.ticker;
     this.startNanos = ticker.read();
-    this.publisher = new StatePublisher(List.copyOf(b.listeners), initialState(b));
-    this.control = new ReconcilerControl(List.copyOf(b.reconcilers));
+    this.threadTag = decision.contends() ? b.settings.leaseName() + ":" + identity : identity;
+    this.publisher = new StatePublisher(List.copyOf(b.listeners), initialState(b), threadName("events"));
+    this.control = new ReconcilerControl(List.copyOf(b.reconcilers), threadName("reconcilers"));
     if (!decision.contends()) {
       this.unelectedTerm = LeadershipTerm.unelected(identity, b.clock.instant(), ticker);
       this.namespace = null;
@@ -91,12 +98,18 @@ public final class ElectedReconcilers implements AutoCloseable {
     this.unelectedTerm = null;
     this.client = b.client;
     this.namespace = LeaseNamespace.resolve(settings, b.client.getNamespace()).name();
-    this.requests = new LeaseRequests(b.client, namespace, settings.leaseName(), settings.requestTimeout());
+    this.requests = new LeaseRequests(b.client, namespace, settings.leaseName(), settings.requestTimeout(),
+        threadTag);
     this.lossReaction = new LossReaction(settings.lossPolicy(), control, settings.stopTimeout(),
         this::isClosing, this::stopAfterLoss, namespace + "/" + settings.leaseName());
     this.elector = new LeaseElector(requests, namespace, settings, new ElectorEvents(), ticker, b.clock);
-    this.electorThread = new Thread(elector, "election-lease-" + settings.leaseName());
+    this.electorThread = new Thread(elector, threadName("lease"));
     this.electorThread.setDaemon(true);
+  }
+
+  /** The name of one of this runner's threads: {@code election-<role>[<leaseName>:<identity>]}. */
+  private String threadName(String role) {
+    return "election-" + role + "[" + threadTag + "]";
   }
 
   private ElectionState initialState(Builder b) {
@@ -245,31 +258,73 @@ public final class ElectedReconcilers implements AutoCloseable {
   }
 
   /**
-   * Waits until the runner has stopped: closed, or stopped contending after a loss.
+   * Waits until the runner has stopped (closed, or stopped contending after a loss) and its threads have
+   * ended. Called from one of the runner's own threads (a reconciler, listener, loss handler or exiter), it
+   * does not wait for that thread. The one thread it never waits for is a reconciler thread still inside a
+   * {@code stop()} that outlived {@link LeaseSettings#stopTimeout()}: the runner cannot end a stop that does
+   * not return.
    *
    * @throws InterruptedException if interrupted while waiting
    */
   public void awaitStopped() throws InterruptedException {
     stopped.await();
+    threadsEnded(0, true);
   }
 
   /**
-   * Waits at most {@code timeout} until the runner has stopped.
+   * Waits at most {@code timeout} until the runner has stopped and its threads have ended, as in
+   * {@link #awaitStopped()}.
    *
    * @param timeout the longest wait
    * @return true if stopped, false if the wait timed out
    * @throws InterruptedException if interrupted while waiting
    */
   public boolean awaitStopped(Duration timeout) throws InterruptedException {
-    return stopped.await(timeout.toNanos(), TimeUnit.NANOSECONDS);
+    long deadline = System.nanoTime() + timeout.toNanos();
+    return stopped.await(timeout.toNanos(), TimeUnit.NANOSECONDS) && threadsEnded(deadline, false);
+  }
+
+  /** Waits for the runner's threads, except the caller's own; until {@code deadlineNanos} unless forever. */
+  private boolean threadsEnded(long deadlineNanos, boolean forever) throws InterruptedException {
+    for (Thread thread : new Thread[] {electorThread, finisherThread}) {
+      if (thread != null && thread != Thread.currentThread()) {
+        if (forever) {
+          thread.join();
+        } else {
+          long left = deadlineNanos - System.nanoTime();
+          if (left > 0) {
+            TimeUnit.NANOSECONDS.timedJoin(thread, left);
+          }
+          if (thread.isAlive()) {
+            return false;
+          }
+        }
+      }
+    }
+    long left = forever ? Long.MAX_VALUE : deadlineNanos - System.nanoTime();
+    if (!control.awaitTermination(left)) {
+      return false;
+    }
+    left = forever ? Long.MAX_VALUE : deadlineNanos - System.nanoTime();
+    if (!publisher.awaitTermination(left)) {
+      return false;
+    }
+    left = forever ? Long.MAX_VALUE : deadlineNanos - System.nanoTime();
+    return requests == null || requests.awaitTermination(left);
   }
 
   /**
    * Stops the reconcilers first, waiting at most {@link LeaseSettings#stopTimeout()}, then releases the
    * Lease by writing an empty holder with {@code leaseDurationSeconds = 1}, so a follower takes over at
-   * once. If the reconcilers did not stop in time, the Lease is not released but left to expire, so another
-   * replica takes over only after one lease duration. Idempotent; never triggers the loss policy; safe to
-   * call from a shutdown hook, a listener, a loss handler or a reconciler callback.
+   * once. If a reconciler did not stop in time, or its {@code stop()} threw, the Lease is not released but
+   * left to expire (and an ERROR is logged), so another replica takes over only after one lease duration.
+   * Idempotent; never triggers the loss policy, not even when a stop failed: closing is not a loss, and an
+   * {@code EXIT} from a shutdown hook would deadlock. Safe to call from a shutdown hook, a listener, a loss
+   * handler or a reconciler callback.
+   *
+   * <p>An interrupt does not cut it short: called on a thread whose interrupt flag is set (as shutdown hooks
+   * and executors may), it still waits for the reconcilers and the release, and sets the flag again before
+   * it returns, as it does when an interrupt arrives while it waits.
    *
    * <p>Called from a reconciler's own {@code start} or {@code stop}, it ends the term at once (so no
    * reconciler after the caller starts), returns without waiting, and finishes on a thread of its own: the
@@ -278,6 +333,18 @@ public final class ElectedReconcilers implements AutoCloseable {
    */
   @Override
   public void close() {
+    // Cleared so that the waits below run their course; whatever interrupt came is re-asserted at the end.
+    boolean interrupted = Thread.interrupted();
+    try {
+      closeUninterruptibly();
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  private void closeUninterruptibly() {
     LeadershipTerm term;
     synchronized (lock) {
       if (closing) {
@@ -299,7 +366,8 @@ public final class ElectedReconcilers implements AutoCloseable {
       // Stopping here would miss the reconciler whose callback is still running (and any after it), and a
       // release now would let a follower start while they run: queue the stop behind this callback and
       // release only once it is done.
-      Thread finisher = new Thread(this::stopThenRelease, "election-close");
+      Thread finisher = new Thread(this::stopThenRelease, threadName("close"));
+      finisherThread = finisher;
       finisher.start();
       return;
     }
@@ -308,10 +376,13 @@ public final class ElectedReconcilers implements AutoCloseable {
 
   private void stopThenRelease() {
     Duration stopTimeout = settings == null ? LeaseSettings.DEFAULT_RENEW_DEADLINE : settings.stopTimeout();
-    boolean reconcilersStopped = control.stopAndWait(stopTimeout);
-    if (!reconcilersStopped) {
-      LOG.warn("Reconcilers did not stop within {}{}", Durations.format(stopTimeout),
-          elector == null ? "" : "; leaving the Lease to expire instead of releasing it");
+    ReconcilerControl.StopResult stop = control.stopAndWait(stopTimeout);
+    boolean reconcilersStopped = stop.clean();
+    String instead = elector == null ? "" : "; leaving the Lease to expire instead of releasing it";
+    if (stop == ReconcilerControl.StopResult.NOT_FINISHED) {
+      LOG.error("Reconcilers did not stop within {}{}", Durations.format(stopTimeout), instead);
+    } else if (stop == ReconcilerControl.StopResult.FAILED) {
+      LOG.error("A reconciler failed to stop{}", instead);
     }
     if (elector != null) {
       elector.finish(reconcilersStopped ? LeaseElector.Finish.RELEASE : LeaseElector.Finish.ABANDON);
@@ -330,10 +401,18 @@ public final class ElectedReconcilers implements AutoCloseable {
     LOG.info("Stopped {}", identity);
   }
 
+  /** Joins at most {@code timeout}; an interrupt does not cut the wait short but is kept for the caller. */
   private static void joinQuietly(Thread thread, Duration timeout) {
-    try {
-      thread.join(Math.max(1, timeout.toMillis()));
-    } catch (InterruptedException e) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    boolean interrupted = false;
+    while (thread.isAlive() && deadline - System.nanoTime() > 0) {
+      try {
+        TimeUnit.NANOSECONDS.timedJoin(thread, deadline - System.nanoTime());
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
+    }
+    if (interrupted) {
       Thread.currentThread().interrupt();
     }
   }
@@ -363,7 +442,7 @@ public final class ElectedReconcilers implements AutoCloseable {
         }
         currentTerm = term;
         publisher.publish(new ElectionState.Leading(term));
-        control.startLater(term, () -> elector.relinquish(true));
+        control.startLater(term, elector::relinquish);
       }
     }
 
@@ -412,8 +491,40 @@ public final class ElectedReconcilers implements AutoCloseable {
     }
   }
 
+  /**
+   * The runner will not contend again (loss policy, or the loop died): ends its threads. Called on the
+   * election thread, which ends right after.
+   */
   private void stopAfterLoss() {
+    if (!stoppedAfterLoss.compareAndSet(false, true)) {
+      return;
+    }
+    requests.close();
+    control.shutdown();
     publisher.publish(new ElectionState.Stopped());
+    publisher.shutdown();
+    stopped.countDown();
+    LOG.info("Stopped {}", identity);
+  }
+
+  /**
+   * Test hook: ends this runner the way a killed process ends, as far as other replicas can tell. The Lease
+   * loop stops without another write (no release, no renewal), no reconciler is stopped and no listener or
+   * loss policy runs; the Lease is left to expire. The runner's threads end, so the only trace left is the
+   * Lease as last renewed. (A real crash also ends the reconcilers' work; a test's reconcilers have no work
+   * of their own, and the test records the crash as the instant their work ended.)
+   */
+  void crashForTest() {
+    synchronized (lock) {
+      closing = true;
+    }
+    if (elector != null) {
+      elector.finish(LeaseElector.Finish.ABANDON);
+      joinQuietly(electorThread, settings.requestTimeout().multipliedBy(2).plusSeconds(1));
+      requests.close();
+    }
+    control.shutdown();
+    publisher.shutdown();
     stopped.countDown();
   }
 

@@ -472,8 +472,13 @@ final class LeaseProtocol {
     long t = now.nanos();
     long deadline = lastRenewSentNanos + renewDeadlineNanos;
     if (relinquishing) {
-      return relinquishRelease && t - deadline < 0 ? release(now)
-          : lost(LossCause.START_FAILED, Optional.empty());
+      if (relinquishRelease && t - deadline < 0) {
+        return release(now);
+      }
+      // Left to expire because a reconciler may still run: this process must wait it out like any other
+      // holder's term, instead of taking its own last term back at once.
+      lastWritten = null;
+      return lost(LossCause.START_FAILED, Optional.empty());
     }
     if (finish == Finish.RELEASE) {
       if (t - deadline < 0) {

@@ -35,7 +35,11 @@ final class LeaseRequests implements AutoCloseable {
   private final long requestTimeoutNanos;
   private final ExecutorService workers;
 
-  LeaseRequests(KubernetesClient userClient, String namespace, String name, Duration requestTimeout) {
+  /**
+   * @param threadTag what tells this runner's worker threads from others', e.g. {@code "lease:identity"}
+   */
+  LeaseRequests(KubernetesClient userClient, String namespace, String name, Duration requestTimeout,
+      String threadTag) {
     int timeoutMillis = (int) Math.min(Integer.MAX_VALUE, requestTimeout.toMillis());
     // A derived client shares the user's HTTP client and request settings (impersonation included, so the
     // Lease calls run as the same user as the preflight's reviews) but not its retry and timeout settings:
@@ -54,7 +58,7 @@ final class LeaseRequests implements AutoCloseable {
     this.requestTimeoutNanos = requestTimeout.toNanos();
     AtomicInteger count = new AtomicInteger();
     this.workers = Executors.newCachedThreadPool(task -> {
-      Thread thread = new Thread(task, "election-lease-request-" + count.incrementAndGet());
+      Thread thread = new Thread(task, "election-lease-request-" + count.incrementAndGet() + "[" + threadTag + "]");
       thread.setDaemon(true);
       return thread;
     });
@@ -155,8 +159,14 @@ final class LeaseRequests implements AutoCloseable {
     });
   }
 
+  /** Interrupts the calls in flight and ends the workers; no call is accepted after. */
   @Override
   public void close() {
     workers.shutdownNow();
+  }
+
+  /** Waits until every worker ended after {@link #close()}. */
+  boolean awaitTermination(long timeoutNanos) throws InterruptedException {
+    return workers.awaitTermination(timeoutNanos, TimeUnit.NANOSECONDS);
   }
 }

@@ -8,8 +8,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Carries out the {@link LossPolicy} after a loss, on the election thread: always stop the reconcilers
- * first, then exit (at most once), contend again, or ask the custom handler.
+ * Carries out the {@link LossPolicy} after a loss (or a failed start), on the election thread: always stop
+ * the reconcilers first, then exit (at most once), contend again, or ask the custom handler. A stop that
+ * failed does not change the policy (the Lease is already given up); a reconciler that threw a
+ * {@link VirtualMachineError} does: the runner then stops for good, exiting first under {@code EXIT}.
  */
 final class LossReaction {
 
@@ -44,8 +46,10 @@ final class LossReaction {
         return exit();
       case RECONTEND:
         // Contending again while old reconcilers still run could make two runs overlap: wait them out.
-        return control.stopAndWaitUntilStoppedOr(closing)
-            ? LossHandler.AfterLoss.RECONTEND : LossHandler.AfterLoss.STOP;
+        if (control.stopAndWaitUntilStoppedOr(closing) == ReconcilerControl.StopResult.NOT_FINISHED) {
+          return LossHandler.AfterLoss.STOP;
+        }
+        return control.hadFatalFailure() ? stopAfterFatalFailure() : LossHandler.AfterLoss.RECONTEND;
       case CUSTOM:
         return custom(lostTerm);
       default:
@@ -66,9 +70,23 @@ final class LossReaction {
     stopForGood.run();
   }
 
+  /**
+   * A reconciler threw a {@link VirtualMachineError}: the JVM may be broken, so no user code runs any more
+   * (no loss handler, no new term); only {@code EXIT} still ends the process.
+   */
+  private LossHandler.AfterLoss stopAfterFatalFailure() {
+    LOG.error("A reconciler threw a VirtualMachineError: not contending again for Lease {}; restart the "
+        + "process", lease);
+    stopForGood.run();
+    return LossHandler.AfterLoss.STOP;
+  }
+
   private LossHandler.AfterLoss exit() {
-    if (!control.stopAndWait(stopTimeout)) {
+    ReconcilerControl.StopResult stop = control.stopAndWait(stopTimeout);
+    if (stop == ReconcilerControl.StopResult.NOT_FINISHED) {
       LOG.warn("Reconcilers did not stop within {}; exiting anyway", Durations.format(stopTimeout));
+    } else if (stop == ReconcilerControl.StopResult.FAILED) {
+      LOG.warn("A reconciler failed to stop; exiting anyway");
     }
     // Exit before reporting STOPPED: a main that returns from awaitStopped() must not end the JVM with
     // status 0 ahead of the exit.
@@ -86,8 +104,11 @@ final class LossReaction {
   }
 
   private LossHandler.AfterLoss custom(LeadershipTerm lostTerm) {
-    if (!control.stopAndWaitUntilStoppedOr(closing)) {
+    if (control.stopAndWaitUntilStoppedOr(closing) == ReconcilerControl.StopResult.NOT_FINISHED) {
       return LossHandler.AfterLoss.STOP;
+    }
+    if (control.hadFatalFailure()) {
+      return stopAfterFatalFailure();
     }
     LossHandler.AfterLoss next;
     try {

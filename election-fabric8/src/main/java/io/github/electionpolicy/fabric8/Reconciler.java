@@ -21,6 +21,23 @@ import java.util.function.Consumer;
  * <p>{@link #start(LeadershipTerm)} should return promptly, leaving long work to threads of its own that
  * watch {@link LeadershipTerm#isValid()}; {@link #stop()} should return once the work has stopped, within
  * {@link LeaseSettings#stopTimeout()}. Implementations need not be thread-safe beyond that.
+ *
+ * <p><b>What a throw means.</b> Anything thrown from {@code start} or {@code stop}, an {@link Error}
+ * included, is caught, logged at ERROR and counts as that reconciler failing; it never leaves the others
+ * unattended:
+ * <ul>
+ *   <li>a failed {@code start} ends the term, stops the reconcilers already started (in reverse order) and
+ *       gives up leadership as if it had been lost, so the {@link LossPolicy} applies;
+ *   <li>every started reconciler's {@code stop} is called, whatever the others throw;
+ *   <li>a {@code stop} that threw, or did not return within {@link LeaseSettings#stopTimeout()}, means the
+ *       work may still run: the Lease is then not released but left to expire, so another replica starts
+ *       only one lease duration after this one's last renewal.
+ * </ul>
+ * A {@link VirtualMachineError} ({@code OutOfMemoryError}, {@code StackOverflowError}, ...) is handled the
+ * same way, the other reconcilers' {@code stop} included, since stopping them is the only way to end their
+ * work; but the JVM may be broken, so the runner then never releases the Lease, never contends again and
+ * calls no {@link LossHandler}: under {@link LossPolicy#exit()} it exits, under any other policy it stops
+ * (state {@code STOPPED}) and the process should be restarted.
  */
 public interface Reconciler {
 
@@ -28,15 +45,16 @@ public interface Reconciler {
    * Starts the work for a term.
    *
    * @param term the term during which the work may run; fence writes with it
-   * @throws Exception if the work cannot start; the runner then stops the reconcilers started before it
-   *     and gives up leadership as if it had been lost
+   * @throws Exception if the work cannot start (an {@link Error} counts the same); the runner then stops the
+   *     reconcilers started before it and gives up leadership as if it had been lost
    */
   void start(LeadershipTerm term) throws Exception;
 
   /**
    * Stops the work and returns once it has stopped.
    *
-   * @throws Exception if stopping failed; the runner logs it and goes on
+   * @throws Exception if stopping failed (an {@link Error} counts the same); the runner logs it, still stops
+   *     the other reconcilers, and leaves the Lease to expire instead of releasing it
    */
   void stop() throws Exception;
 

@@ -1,7 +1,6 @@
 package io.github.electionpolicy.fabric8;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -15,26 +14,50 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Starts and stops the reconcilers on one thread of their own, one call at a time, so user code never runs
- * on (or holds up) the Lease loop, and a start can never overtake the stop submitted before it.
+ * Runs the {@link ReconcilerSequence} on one thread of its own, one call at a time, so user code never runs
+ * on (or holds up) the Lease loop, and a start can never overtake the stop submitted before it. The sequence
+ * decides the order and what failures mean; this class only adds the thread, the waits and their timeouts.
  */
 final class ReconcilerControl {
 
   private static final Logger LOG = LoggerFactory.getLogger(ElectedReconcilers.class);
   private static final long POLL_MILLIS = 100;
 
-  private final List<Reconciler> reconcilers;
+  /** How a stop that a caller waited for ended. */
+  enum StopResult {
+    /** Every reconciler stopped and none threw, since the last stop reported. */
+    CLEAN,
+    /** Every stop returned, but one threw (here or in a stop since the last one reported). */
+    FAILED,
+    /** The stop did not finish within the wait: a reconciler may still run. */
+    NOT_FINISHED;
+
+    /** Whether the Lease may be released: only when every reconciler stopped without failing. */
+    boolean clean() {
+      return this == CLEAN;
+    }
+  }
+
+  /** Gives up the term after a failed start; {@code release} only if every reconciler stopped cleanly. */
+  @FunctionalInterface
+  interface GiveUp {
+    void giveUp(boolean release);
+  }
+
+  private final ReconcilerSequence sequence;
   private final ExecutorService thread;
-  // Confined to the control thread.
-  private final List<Reconciler> running = new ArrayList<>();
+  // Confined to the control thread. A stop failure not yet reported to a caller that decides about the
+  // Lease: stops made while starting (the term ended mid-start) are reported by the next stop waited for.
+  private boolean unreportedStopFailure;
   private volatile boolean started;
+  private volatile boolean fatal;
   private volatile Thread controlThread;
   private volatile Future<?> timedOutStop;
 
-  ReconcilerControl(List<Reconciler> reconcilers) {
-    this.reconcilers = reconcilers;
+  ReconcilerControl(List<Reconciler> reconcilers, String threadName) {
+    this.sequence = new ReconcilerSequence(reconcilers);
     this.thread = Executors.newSingleThreadExecutor(task -> {
-      Thread t = new Thread(task, "election-reconcilers");
+      Thread t = new Thread(task, threadName);
       t.setDaemon(true);
       controlThread = t;
       return t;
@@ -46,32 +69,51 @@ final class ReconcilerControl {
     return Thread.currentThread() == controlThread;
   }
 
+  /**
+   * Whether a reconciler threw a {@link VirtualMachineError}: the runner then keeps the Lease, contends no
+   * more and calls no loss handler.
+   */
+  boolean hadFatalFailure() {
+    return fatal;
+  }
+
   /** Starts the reconcilers and waits until they started; a failure stops those started and is thrown. */
   void startNow(LeadershipTerm term) {
-    Future<Throwable> outcome = thread.submit(() -> startAll(term));
-    Throwable failure;
+    Future<ReconcilerSequence.StartOutcome> outcome = thread.submit(() -> start(term));
+    ReconcilerSequence.StartOutcome started;
     try {
-      failure = outcome.get();
+      started = outcome.get();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while starting reconcilers", e);
     } catch (ExecutionException e) {
-      failure = e.getCause();
+      throw new IllegalStateException("starting the reconcilers failed: " + e.getCause(), e.getCause());
     }
-    if (failure != null) {
+    if (started.startFailure().isPresent()) {
+      Throwable failure = started.startFailure().get().cause();
       throw new IllegalStateException("a reconciler failed to start: " + failure.getMessage(), failure);
     }
   }
 
-  /** Starts the reconcilers for {@code term} unless it ended first; runs {@code onFailure} if one fails. */
-  void startLater(LeadershipTerm term, Runnable onFailure) {
+  /**
+   * Starts the reconcilers for {@code term} unless it ended first; if one fails, calls {@code giveUp} with
+   * whether the others all stopped cleanly.
+   */
+  void startLater(LeadershipTerm term, GiveUp giveUp) {
     try {
       thread.execute(() -> {
         if (!term.isValid()) {
           return;
         }
-        if (startAll(term) != null) {
-          onFailure.run();
+        ReconcilerSequence.StartOutcome outcome = start(term);
+        if (outcome.kind() == ReconcilerSequence.StartKind.FAILED) {
+          boolean release = outcome.stop().clean() && !outcome.fatal();
+          if (!release) {
+            LOG.error("After the failed start, {}: giving up the term without releasing the Lease; another "
+                + "replica takes over once it expires", outcome.fatal() ? "a VirtualMachineError was thrown"
+                : "a reconciler failed to stop");
+          }
+          giveUp.giveUp(release);
         }
       });
     } catch (RejectedExecutionException closed) {
@@ -79,107 +121,102 @@ final class ReconcilerControl {
     }
   }
 
-  private Throwable startAll(LeadershipTerm term) {
-    for (Reconciler reconciler : reconcilers) {
-      if (!term.isValid()) {
-        // The term ended while starting (e.g. a reconciler closed the runner, or the Lease was lost): the
-        // reconcilers after it must not start under a term another replica may already have followed.
-        break;
-      }
-      try {
-        reconciler.start(term);
-        running.add(reconciler);
-      } catch (Exception | LinkageError e) {
-        LOG.error("Reconciler {} failed to start; stopping the others and giving up the term", reconciler, e);
-        stopAll();
-        return e;
-      }
+  // On the control thread.
+  private ReconcilerSequence.StartOutcome start(LeadershipTerm term) {
+    ReconcilerSequence.StartOutcome outcome = sequence.startAll(term);
+    noteFailures(outcome);
+    if (outcome.kind() == ReconcilerSequence.StartKind.TERM_ENDED && !outcome.stop().clean()) {
+      // Whoever ended the term (close, a loss) waits for a stop next and must learn of this failure.
+      unreportedStopFailure = true;
     }
-    if (!term.isValid()) {
-      // Nothing started under an ended term may keep running.
-      stopAll();
-      return null;
-    }
-    started = true;
-    LOG.info("Started {} reconciler(s) for {}", running.size(), term);
-    return null;
+    started = outcome.kind() == ReconcilerSequence.StartKind.STARTED;
+    return outcome;
   }
 
-  private void stopAll() {
-    if (running.isEmpty()) {
-      return;
-    }
-    // A snapshot, cleared before the first stop(): a stop() that re-enters (say, by closing the runner)
-    // finds nothing left to stop instead of stopping a reconciler twice.
-    List<Reconciler> stopping = List.copyOf(running);
-    running.clear();
+  // On the control thread.
+  private StopResult stop() {
+    ReconcilerSequence.StopOutcome outcome = sequence.stopAll();
+    noteFailures(outcome);
     started = false;
-    for (int i = stopping.size() - 1; i >= 0; i--) {
-      Reconciler reconciler = stopping.get(i);
-      try {
-        reconciler.stop();
-      } catch (Exception | LinkageError e) {
-        LOG.error("Reconciler {} failed to stop cleanly", reconciler, e);
-      }
+    boolean failed = unreportedStopFailure || !outcome.clean();
+    unreportedStopFailure = false;
+    return failed ? StopResult.FAILED : StopResult.CLEAN;
+  }
+
+  private void noteFailures(ReconcilerSequence.Outcome outcome) {
+    if (outcome.fatal()) {
+      fatal = true;
     }
-    LOG.info("Stopped {} reconciler(s)", stopping.size());
   }
 
   /**
-   * Stops the reconcilers; true once they stopped within {@code timeout}. Never call it on the control
-   * thread: the stop is queued behind the task running there. If an earlier stop already timed out and
-   * still hangs, returns false at once: a stop queued behind a hung one cannot finish sooner, and a shutdown
-   * hook's close() after an EXIT must not wait a second stop timeout.
+   * Stops the reconcilers and waits at most {@code timeout}, without being cut short by an interrupt (one
+   * that arrives is kept for the caller). Never call it on the control thread: the stop is queued behind the
+   * task running there. If an earlier stop already timed out and still hangs, returns
+   * {@link StopResult#NOT_FINISHED} at once: a stop queued behind a hung one cannot finish sooner, and a
+   * shutdown hook's close() after an EXIT must not wait a second stop timeout.
    */
-  boolean stopAndWait(Duration timeout) {
+  StopResult stopAndWait(Duration timeout) {
     Future<?> hung = timedOutStop;
     if (hung != null && !hung.isDone()) {
-      return false;
+      return StopResult.NOT_FINISHED;
     }
-    Future<?> stop = submitStop();
+    Future<StopResult> stop = submitStop();
     if (stop == null) {
-      return true;
+      return StopResult.CLEAN;
     }
+    long deadline = System.nanoTime() + timeout.toNanos();
+    boolean interrupted = false;
     try {
-      stop.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
-      return true;
-    } catch (TimeoutException e) {
-      timedOutStop = stop;
-      return false;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return false;
-    } catch (ExecutionException e) {
-      return true;
-    }
-  }
-
-  /** Stops the reconcilers and waits until they stopped (true) or {@code abandon} turns true (false). */
-  boolean stopAndWaitUntilStoppedOr(BooleanSupplier abandon) {
-    Future<?> stop = submitStop();
-    if (stop == null) {
-      return true;
-    }
-    while (true) {
-      try {
-        stop.get(POLL_MILLIS, TimeUnit.MILLISECONDS);
-        return true;
-      } catch (TimeoutException e) {
-        if (abandon.getAsBoolean()) {
-          return false;
+      while (true) {
+        try {
+          return stop.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+          interrupted = true;
+        } catch (TimeoutException e) {
+          timedOutStop = stop;
+          return StopResult.NOT_FINISHED;
+        } catch (ExecutionException e) {
+          LOG.error("Stopping the reconcilers failed", e.getCause());
+          return StopResult.FAILED;
         }
-      } catch (InterruptedException e) {
+      }
+    } finally {
+      if (interrupted) {
         Thread.currentThread().interrupt();
-        return false;
-      } catch (ExecutionException e) {
-        return true;
       }
     }
   }
 
-  private Future<?> submitStop() {
+  /**
+   * Stops the reconcilers and waits until they stopped, or until {@code abandon} turns true or the caller is
+   * interrupted ({@link StopResult#NOT_FINISHED}).
+   */
+  StopResult stopAndWaitUntilStoppedOr(BooleanSupplier abandon) {
+    Future<StopResult> stop = submitStop();
+    if (stop == null) {
+      return StopResult.CLEAN;
+    }
+    while (true) {
+      try {
+        return stop.get(POLL_MILLIS, TimeUnit.MILLISECONDS);
+      } catch (TimeoutException e) {
+        if (abandon.getAsBoolean()) {
+          return StopResult.NOT_FINISHED;
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return StopResult.NOT_FINISHED;
+      } catch (ExecutionException e) {
+        LOG.error("Stopping the reconcilers failed", e.getCause());
+        return StopResult.FAILED;
+      }
+    }
+  }
+
+  private Future<StopResult> submitStop() {
     try {
-      return thread.submit(this::stopAll);
+      return thread.submit(this::stop);
     } catch (RejectedExecutionException closed) {
       return null;
     }
@@ -189,7 +226,24 @@ final class ReconcilerControl {
     return started;
   }
 
+  /** Lets queued calls finish, then ends the thread. */
   void shutdown() {
     thread.shutdown();
+  }
+
+  /**
+   * Waits until the thread ended after {@link #shutdown()}; true at once on the control thread itself, and
+   * when a stop that timed out still hangs there: the runner cannot end a stop() that will not return.
+   */
+  boolean awaitTermination(long timeoutNanos) throws InterruptedException {
+    if (onControlThread()) {
+      return true;
+    }
+    Future<?> hung = timedOutStop;
+    if (hung != null && !hung.isDone()) {
+      LOG.warn("Not waiting for the reconciler thread: a stop() that outlived its timeout still runs there");
+      return true;
+    }
+    return thread.awaitTermination(timeoutNanos, TimeUnit.NANOSECONDS);
   }
 }

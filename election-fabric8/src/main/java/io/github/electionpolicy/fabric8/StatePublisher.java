@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -16,13 +17,15 @@ final class StatePublisher {
   private final List<ElectionListener> listeners;
   private final ExecutorService events;
   private volatile ElectionState current;
+  private volatile Thread eventsThread;
 
-  StatePublisher(List<ElectionListener> listeners, ElectionState initial) {
+  StatePublisher(List<ElectionListener> listeners, ElectionState initial, String threadName) {
     this.listeners = listeners;
     this.current = initial;
     this.events = Executors.newSingleThreadExecutor(task -> {
-      Thread t = new Thread(task, "election-events");
+      Thread t = new Thread(task, threadName);
       t.setDaemon(true);
+      eventsThread = t;
       return t;
     });
   }
@@ -67,7 +70,16 @@ final class StatePublisher {
     }
   }
 
+  /** Lets the events already queued reach the listeners, then ends the thread. */
   void shutdown() {
     events.shutdown();
+  }
+
+  /** Waits until the thread ended after {@link #shutdown()}; true at once on that thread (a listener). */
+  boolean awaitTermination(long timeoutNanos) throws InterruptedException {
+    if (Thread.currentThread() == eventsThread) {
+      return true;
+    }
+    return events.awaitTermination(timeoutNanos, TimeUnit.NANOSECONDS);
   }
 }

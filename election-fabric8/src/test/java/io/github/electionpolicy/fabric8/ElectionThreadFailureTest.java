@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -18,7 +19,11 @@ class ElectionThreadFailureTest {
   @Test
   void interruptedElectionThreadStopsTheReconcilersAndExits() throws Exception {
     List<Integer> exits = new CopyOnWriteArrayList<>();
-    LeaseSettings settings = MockApi.fastSettings("a").lossPolicy(LossPolicy.exit(exits::add)).build();
+    AtomicLong exitNanos = new AtomicLong();
+    LeaseSettings settings = MockApi.fastSettings("a").lossPolicy(LossPolicy.exit(status -> {
+      exitNanos.set(System.nanoTime());
+      exits.add(status);
+    })).build();
     Reconciler logged = log.reconciler("a");
     Reconciler slowToStop = new Reconciler() {
       @Override
@@ -42,14 +47,17 @@ class ElectionThreadFailureTest {
       LeadershipTerm term = a.currentTerm().orElseThrow();
 
       Thread.getAllStackTraces().keySet().stream()
-          .filter(thread -> thread.getName().equals("election-lease-" + MockApi.LEASE) && thread.isAlive())
+          .filter(thread -> thread.getName().equals("election-lease[" + MockApi.LEASE + ":a]"))
+          .filter(Thread::isAlive)
           .forEach(Thread::interrupt);
 
       assertThat(a.awaitStopped(Duration.ofSeconds(5))).isTrue();
-      assertThat(log.running()).as("stopped before the exit").isEmpty();
+      assertThat(exits).containsExactly(LossPolicy.LOSS_EXIT_STATUS);
+      assertThat(log.of("a", ReconcilerLog.Kind.STOP)).as("stopped before the exit").hasSize(1)
+          .allSatisfy(stop -> assertThat(stop.nanos() - exitNanos.get()).isNegative());
+      assertThat(log.running()).isEmpty();
       assertThat(term.isValid()).isFalse();
       assertThat(a.state()).isEqualTo(new ElectionState.Stopped());
-      assertThat(exits).containsExactly(LossPolicy.LOSS_EXIT_STATUS);
     }
   }
 

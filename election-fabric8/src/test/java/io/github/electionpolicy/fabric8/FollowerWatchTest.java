@@ -12,7 +12,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A follower whose watch is open takes the watch's events as its observations: it reads the Lease far less
- * often than once per retry period, and tries for a crashed leader's Lease right when the lease duration has
+ * often than once per retry period, and tries for the Lease of a leader that stopped renewing (crashed, or
+ * cut off) right when the lease duration has
  * passed since the last renewal reached it, not at a later retry tick.
  */
 class FollowerWatchTest {
@@ -48,6 +49,38 @@ class FollowerWatchTest {
     }
   }
 
+  /** A partition, not a crash: a's client is closed while its runner goes on, so its renewals fail. */
+  @Test
+  void partitionedLeaderIsTakenOverRightAtTheLeaseDurationAfterItsLastRenewal() throws Exception {
+    Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log);
+    assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(5))).isTrue();
+    try (Replica b = Replica.start("b", api.client(), MockApi.fastSettings("b").build(), log)) {
+      Thread.sleep(1000);
+
+      long cut = System.nanoTime();
+      a.client.close();
+      Optional<ReconcilerLog.Entry> takeover = log.await("b", ReconcilerLog.Kind.START, cut,
+          Duration.ofSeconds(6));
+      assertThat(takeover).isPresent();
+
+      List<LeaseWriteLog.Write> writes = api.writes.writes();
+      LeaseWriteLog.Write acquired = writes.stream().filter(w -> w.holder().equals("b")).findFirst().orElseThrow();
+      LeaseWriteLog.Write lastRenewal = writes.stream()
+          .filter(w -> w.holder().equals("a") && w.resourceVersion() < acquired.resourceVersion())
+          .reduce((first, second) -> second).orElseThrow();
+      Duration sinceRenewal = Duration.ofNanos(acquired.receivedNanos() - lastRenewal.receivedNanos());
+      System.out.println("MEASURED last renewal -> acquiring write: " + sinceRenewal.toMillis() + " ms");
+      // Never before the lease duration; and well inside the retry period after it (polling would wait for
+      // the next tick, 0-240 ms later).
+      assertThat(sinceRenewal).isGreaterThanOrEqualTo(MockApi.LEASE_DURATION)
+          .isLessThan(MockApi.LEASE_DURATION.plusMillis(150));
+      assertThat(log.overlap()).isEmpty();
+    } finally {
+      a.close();
+    }
+  }
+
+  /** A crash: see {@link ElectedReconcilers#crashForTest()}. */
   @Test
   void crashedLeaderIsTakenOverRightAtTheLeaseDurationAfterItsLastRenewal() throws Exception {
     Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log);
@@ -56,7 +89,9 @@ class FollowerWatchTest {
       Thread.sleep(1000);
 
       long crash = System.nanoTime();
-      a.client.close();
+      // Ends the way a killed process does: no stop, no release, no further write.
+      a.runner.crashForTest();
+      log.crashed("a");
       Optional<ReconcilerLog.Entry> takeover = log.await("b", ReconcilerLog.Kind.START, crash,
           Duration.ofSeconds(6));
       assertThat(takeover).isPresent();

@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -66,32 +67,126 @@ class LeaderElectionTest {
     }
   }
 
+  /**
+   * A partition, not a crash: a's client is closed while its runner goes on, so its renewals fail, its term
+   * lapses at the renew deadline and its reconciler stops; b must still wait out the lease duration.
+   */
   @Test
-  void crashedLeaderIsTakenOverAfterTheLeaseDurationAndNotBefore() throws Exception {
+  void partitionedLeaderIsTakenOverAfterTheLeaseDurationAndNotBefore() throws Exception {
     Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log);
-    // b starts once a leads, so that a is the leader this test crashes.
+    // b starts once a leads, so that a is the leader this test cuts off.
     assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(5))).isTrue();
     try (Replica b = Replica.start("b", api.client(), MockApi.fastSettings("b").build(), log)) {
       Thread.sleep(500);
 
-      long crash = System.nanoTime();
+      long cut = System.nanoTime();
       a.client.close();
       Thread.sleep(300);
       Lease lastRenewal = api.lease();
       assertThat(lastRenewal.getSpec().getHolderIdentity()).isEqualTo("a");
       Instant expiry = lastRenewal.getSpec().getRenewTime().toInstant().plus(MockApi.LEASE_DURATION);
-      Optional<ReconcilerLog.Entry> takeover = log.await("b", ReconcilerLog.Kind.START, crash,
+      Optional<ReconcilerLog.Entry> takeover = log.await("b", ReconcilerLog.Kind.START, cut,
           Duration.ofSeconds(6));
       Instant takenAt = Instant.now().minusNanos(System.nanoTime() - takeover.map(ReconcilerLog.Entry::nanos)
           .orElse(System.nanoTime()));
 
       assertThat(takeover).isPresent();
+      long takeoverMillis = Duration.ofNanos(takeover.get().nanos() - cut).toMillis();
+      System.out.println("MEASURED partition take-over: " + takeoverMillis + " ms");
+      assertThat(takenAt).isAfterOrEqualTo(expiry);
+      assertThat(Duration.ofMillis(takeoverMillis)).isLessThan(MockApi.LEASE_DURATION
+          .plus(MockApi.RETRY_PERIOD.multipliedBy(2)).plus(Duration.ofMillis(1000)));
+      assertThat(log.overlap()).isEmpty();
+    } finally {
+      a.close();
+    }
+  }
+
+  /**
+   * A crash: a's runner ends the way a killed process does (no stop, no release, no further write; see
+   * {@link ElectedReconcilers#crashForTest()}), and the log records that its work ended at that instant.
+   */
+  @Test
+  void crashedLeaderIsTakenOverAfterTheLeaseDurationAndNotBefore() throws Exception {
+    Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log);
+    assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(5))).isTrue();
+    try (Replica b = Replica.start("b", api.client(), MockApi.fastSettings("b").build(), log)) {
+      assertThat(Replica.awaitTrue(() -> b.runner.state().equals(new ElectionState.Following(Optional.of("a"))),
+          Duration.ofSeconds(5))).isTrue();
+
+      long crash = System.nanoTime();
+      a.runner.crashForTest();
+      log.crashed("a");
+      // Nothing of a's writes after the crash: this is its last renewal.
+      Lease lastRenewal = api.lease();
+      assertThat(lastRenewal.getSpec().getHolderIdentity()).isEqualTo("a");
+      Instant expiry = lastRenewal.getSpec().getRenewTime().toInstant().plus(MockApi.LEASE_DURATION);
+      Optional<ReconcilerLog.Entry> takeover = log.await("b", ReconcilerLog.Kind.START, crash,
+          Duration.ofSeconds(6));
+
+      assertThat(takeover).isPresent();
+      Instant takenAt = Instant.now().minusNanos(System.nanoTime() - takeover.get().nanos());
       long takeoverMillis = Duration.ofNanos(takeover.get().nanos() - crash).toMillis();
       System.out.println("MEASURED crash take-over: " + takeoverMillis + " ms");
       assertThat(takenAt).isAfterOrEqualTo(expiry);
       assertThat(Duration.ofMillis(takeoverMillis)).isLessThan(MockApi.LEASE_DURATION
           .plus(MockApi.RETRY_PERIOD.multipliedBy(2)).plus(Duration.ofMillis(1000)));
+      assertThat(log.of("a", ReconcilerLog.Kind.STOP)).as("only the crash ended a's work").hasSize(1)
+          .allSatisfy(stop -> assertThat(stop.nanos() - crash).isNotNegative());
+      assertThat(log.overlap()).isEmpty();
+      assertThat(api.lease().getSpec().getHolderIdentity()).isEqualTo("b");
     } finally {
+      a.close();
+    }
+  }
+
+  @Test
+  void closeFromAnInterruptedThreadStillStopsThenReleasesAndKeepsTheInterrupt() throws Exception {
+    CountDownLatch stopping = new CountDownLatch(1);
+    Reconciler logged = log.reconciler("a");
+    Reconciler slowToStop = new Reconciler() {
+      @Override
+      public void start(LeadershipTerm term) throws Exception {
+        logged.start(term);
+      }
+
+      @Override
+      public void stop() throws Exception {
+        stopping.countDown();
+        // Long enough that a close() that did not wait would return before this stop ends.
+        Thread.sleep(300);
+        logged.stop();
+      }
+    };
+    ElectedReconcilers a = ElectedReconcilers.builder()
+        .client(api.client())
+        .decision(MockApi.CONTEND)
+        .settings(MockApi.fastSettings("a").build())
+        .reconciler(slowToStop)
+        .start();
+    try (Replica b = Replica.start("b", api.client(), MockApi.fastSettings("b").build(), log)) {
+      assertThat(Replica.awaitTrue(() -> b.runner.state().equals(new ElectionState.Following(Optional.of("a"))),
+          Duration.ofSeconds(5))).isTrue();
+
+      long closing = System.nanoTime();
+      Thread.currentThread().interrupt();
+      a.close();
+      boolean interruptedAfterClose = Thread.interrupted();
+      long closed = System.nanoTime();
+      String holderAfterClose = api.lease().getSpec().getHolderIdentity();
+
+      assertThat(interruptedAfterClose).as("the interrupt flag is set again").isTrue();
+      assertThat(stopping.getCount()).isZero();
+      assertThat(log.of("a", ReconcilerLog.Kind.STOP)).as("close() waited for the stop").hasSize(1)
+          .allSatisfy(stop -> assertThat(stop.nanos() - closed).isNegative());
+      assertThat(holderAfterClose).as("released (or already taken over)").isIn("", "b");
+      Optional<ReconcilerLog.Entry> takeover = log.await("b", ReconcilerLog.Kind.START, closing,
+          Duration.ofSeconds(3));
+      assertThat(takeover).isPresent();
+      assertThat(Duration.ofNanos(takeover.get().nanos() - closing)).isLessThan(MockApi.LEASE_DURATION.dividedBy(2));
+      assertThat(log.overlap()).isEmpty();
+    } finally {
+      Thread.interrupted();
       a.close();
     }
   }

@@ -63,7 +63,7 @@ class LeadershipTermTest {
 
       @Override
       public Instant instant() {
-        if (Thread.currentThread().getName().equals("election-lease-" + MockApi.LEASE)
+        if (Thread.currentThread().getName().startsWith("election-lease[" + MockApi.LEASE + ":")
             && armed.compareAndSet(true, false)) {
           offset.addAndGet(jump);
         }

@@ -526,6 +526,23 @@ class LeaseProtocolStepTest {
     }
 
     @Test
+    void aTermGivenUpWithoutReleaseIsWaitedOutLikeAnyOtherHoldersNotTakenBackAtOnce() {
+      LeaseStep take = readAtZero(new LeaseRecord(null, 1, WALL, WALL, 6, "10"));
+      LeaseRecord mine = writtenRecord(take).withResourceVersion("11");
+      protocol.answer(at(0), new Answer.Written(mine));
+      protocol.relinquish(at(100), false);
+      protocol.afterLoss(at(100), true);
+
+      protocol.wake(at(2_100));
+      LeaseStep seen = protocol.answer(at(2_100), found(mine));
+      protocol.wake(at(17_100));
+      LeaseStep expired = protocol.answer(at(17_100), found(mine));
+
+      assertThat(seen.action()).isInstanceOf(LeaseStep.Await.class);
+      assertThat(expired.action()).isInstanceOf(LeaseStep.Update.class);
+    }
+
+    @Test
     void aTermThatEndsOtherwiseResetsTheBackoff() {
       electedAtZero();
       protocol.relinquish(at(0), false);

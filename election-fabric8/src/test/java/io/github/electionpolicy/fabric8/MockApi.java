@@ -181,6 +181,22 @@ final class MockApi implements AutoCloseable, AfterEachCallback {
     return client().leases().inNamespace(NAMESPACE).withName(LEASE).get();
   }
 
+  /** Writes another holder into the Lease, as a foreign writer would, re-reading after each conflict. */
+  void takeLeaseAs(String holder) {
+    while (true) {
+      try {
+        client().leases().inNamespace(NAMESPACE).resource(
+            new io.fabric8.kubernetes.api.model.coordination.v1.LeaseBuilder(lease())
+                .editSpec().withHolderIdentity(holder).endSpec().build()).update();
+        return;
+      } catch (io.fabric8.kubernetes.client.KubernetesClientException e) {
+        if (e.getCode() != 409) {
+          throw e;
+        }
+      }
+    }
+  }
+
   static LeaseSettings.Builder fastSettings(String identity) {
     return LeaseSettings.builder()
         .leaseName(LEASE)

@@ -79,7 +79,7 @@ class ReconcilerCallbacksTest {
       assertThat(Replica.awaitTrue(() -> runner.state().kind() == ElectionState.Kind.LEADING,
           Duration.ofSeconds(5))).isTrue();
 
-      takeLeaseAs("intruder");
+      api.takeLeaseAs("intruder");
 
       assertThat(runner.awaitStopped(Duration.ofSeconds(5))).isTrue();
       Thread.sleep(MockApi.RETRY_PERIOD.toMillis());
@@ -87,22 +87,6 @@ class ReconcilerCallbacksTest {
       assertThat(runner.state()).isEqualTo(new ElectionState.Stopped());
     } finally {
       runner.close();
-    }
-  }
-
-  /** Writes another holder into the Lease, re-reading after each conflict with the leader's renewals. */
-  private void takeLeaseAs(String holder) {
-    while (true) {
-      try {
-        api.client().leases().inNamespace(MockApi.NAMESPACE).resource(
-            new io.fabric8.kubernetes.api.model.coordination.v1.LeaseBuilder(api.lease())
-                .editSpec().withHolderIdentity(holder).endSpec().build()).update();
-        return;
-      } catch (io.fabric8.kubernetes.client.KubernetesClientException e) {
-        if (e.getCode() != 409) {
-          throw e;
-        }
-      }
     }
   }
 }

@@ -1,7 +1,10 @@
 package io.github.electionpolicy.fabric8;
 
 import java.time.Duration;
+import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.Collectors;
@@ -27,6 +30,23 @@ final class ReconcilerLog {
         entries.add(new Entry(replica, Kind.STOP, System.nanoTime(), null));
       }
     };
+  }
+
+  /** Adds an entry as given: for tests of this log's own checks. */
+  void add(String replica, Kind kind, long nanos) {
+    entries.add(new Entry(replica, kind, nanos, null));
+  }
+
+  /**
+   * Records that {@code replica}'s process crashed now: a crash ends all its work at once, so each of its
+   * reconcilers still running gets a STOP at this instant (no stop() ran; the process is gone).
+   */
+  void crashed(String replica) {
+    long now = System.nanoTime();
+    int running = of(replica, Kind.START).size() - of(replica, Kind.STOP).size();
+    for (int i = 0; i < running; i++) {
+      entries.add(new Entry(replica, Kind.STOP, now, null));
+    }
   }
 
   List<Entry> entries() {
@@ -62,21 +82,23 @@ final class ReconcilerLog {
   }
 
   /**
-   * The intervals during which each replica ran, checked pairwise: empty when no two replicas ever ran at
-   * the same time, else a description of the overlap.
+   * Whether two replicas ever ran at the same time: empty if not, else a description of the first overlap.
+   * A replica runs while it has more reconcilers started than stopped (it may run several); the entries are
+   * replayed in time order, keeping each replica's count.
    */
   Optional<String> overlap() {
     List<Entry> all = entries();
-    String runner = null;
-    for (Entry e : all.stream().sorted((a, b) -> Long.compare(a.nanos(), b.nanos()))
-        .collect(Collectors.toList())) {
+    Map<String, Integer> runningCount = new HashMap<>();
+    // Stable: entries with the same instant keep the order in which they were logged.
+    for (Entry e : all.stream().sorted(Comparator.comparingLong(Entry::nanos)).collect(Collectors.toList())) {
+      int count = runningCount.getOrDefault(e.replica(), 0) + (e.kind() == Kind.START ? 1 : -1);
+      runningCount.put(e.replica(), Math.max(0, count));
       if (e.kind() == Kind.START) {
-        if (runner != null && !runner.equals(e.replica())) {
-          return Optional.of(e.replica() + " started while " + runner + " still ran: " + all);
+        Optional<String> other = runningCount.entrySet().stream()
+            .filter(r -> !r.getKey().equals(e.replica()) && r.getValue() > 0).map(Map.Entry::getKey).findFirst();
+        if (other.isPresent()) {
+          return Optional.of(e.replica() + " started while " + other.get() + " still ran: " + all);
         }
-        runner = e.replica();
-      } else if (e.replica().equals(runner)) {
-        runner = null;
       }
     }
     return Optional.empty();

@@ -1,0 +1,180 @@
+package io.github.electionpolicy.fabric8;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The order in which reconcilers start and stop, and what a failure in either means, with no thread of its
+ * own: {@link ReconcilerControl} runs it on the reconciler thread, and a single-threaded simulation can call
+ * it directly.
+ *
+ * <ul>
+ *   <li>{@link #startAll(LeadershipTerm)} starts each reconciler in order while the term is valid. When one
+ *       fails (throws anything), the term is ended and the ones started are stopped in reverse order; when the
+ *       term ends while starting, the ones started are stopped too.
+ *   <li>{@link #stopAll()} stops every running reconciler in reverse order, whatever each one throws, and
+ *       reports which failed. A reconciler is stopped at most once per start: one whose {@code stop()}
+ *       re-enters (say, by closing the runner) finds nothing left to stop.
+ *   <li>Anything a reconciler throws counts as that reconciler failing, {@link Error}s included: the safety
+ *       actions (stop the others, keep the Lease when a stop failed) must happen whatever was thrown. A
+ *       {@link VirtualMachineError} is {@linkplain Outcome#fatal() fatal}: the runner keeps the Lease and runs
+ *       no further user code beyond the stops.
+ * </ul>
+ *
+ * <p>Not thread-safe: one caller at a time (the reconciler thread).
+ */
+final class ReconcilerSequence {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ElectedReconcilers.class);
+
+  /** How a {@link #startAll(LeadershipTerm)} ended. */
+  enum StartKind {
+    /** Every reconciler started and the term is still valid. */
+    STARTED,
+    /** The term ended before or while starting; those started were stopped again. */
+    TERM_ENDED,
+    /** A reconciler's {@code start} threw; the term was ended and those started were stopped again. */
+    FAILED
+  }
+
+  /** A reconciler and what it threw. */
+  record Failure(Reconciler reconciler, Throwable cause) {
+    Failure {
+      Objects.requireNonNull(reconciler, "reconciler");
+      Objects.requireNonNull(cause, "cause");
+    }
+  }
+
+  /** Common to both outcomes: the failures, and whether one was fatal. */
+  interface Outcome {
+    List<Failure> failures();
+
+    /** Whether a {@link VirtualMachineError} was thrown: the JVM may be broken. */
+    default boolean fatal() {
+      return failures().stream().anyMatch(f -> f.cause() instanceof VirtualMachineError);
+    }
+  }
+
+  /**
+   * The outcome of {@link #stopAll()}: how many reconcilers were stopped and which of them threw.
+   *
+   * @param stopped how many {@code stop()} calls were made
+   * @param failures the reconcilers whose {@code stop()} threw, in the order they were stopped
+   */
+  record StopOutcome(int stopped, List<Failure> failures) implements Outcome {
+    static final StopOutcome NOTHING_RUNNING = new StopOutcome(0, List.of());
+
+    StopOutcome {
+      failures = List.copyOf(failures);
+    }
+
+    /** Every stop returned normally: the work stopped, and the Lease may be released. */
+    boolean clean() {
+      return failures.isEmpty();
+    }
+  }
+
+  /**
+   * The outcome of {@link #startAll(LeadershipTerm)}.
+   *
+   * @param kind how the start ended
+   * @param started how many reconcilers returned from {@code start} normally
+   * @param startFailure what the failing {@code start} threw; present only for {@link StartKind#FAILED}
+   * @param stop the stops that followed a failure or the end of the term; nothing stopped when started
+   */
+  record StartOutcome(StartKind kind, int started, Optional<Failure> startFailure, StopOutcome stop)
+      implements Outcome {
+    StartOutcome {
+      Objects.requireNonNull(kind, "kind");
+      Objects.requireNonNull(startFailure, "startFailure");
+      Objects.requireNonNull(stop, "stop");
+    }
+
+    /** The start failure (if any) first, then the stop failures. */
+    @Override
+    public List<Failure> failures() {
+      List<Failure> all = new ArrayList<>();
+      startFailure.ifPresent(all::add);
+      all.addAll(stop.failures());
+      return List.copyOf(all);
+    }
+  }
+
+  private final List<Reconciler> reconcilers;
+  private final List<Reconciler> running = new ArrayList<>();
+
+  ReconcilerSequence(List<Reconciler> reconcilers) {
+    this.reconcilers = List.copyOf(reconcilers);
+  }
+
+  /** Whether any reconciler runs: started and not stopped since. */
+  boolean anyRunning() {
+    return !running.isEmpty();
+  }
+
+  /**
+   * Starts every reconciler in order for {@code term}; see the class comment for failures and ended terms.
+   *
+   * @param term the term to start under; ended here if a start fails
+   * @return the outcome
+   */
+  StartOutcome startAll(LeadershipTerm term) {
+    for (Reconciler reconciler : reconcilers) {
+      if (!term.isValid()) {
+        // The term ended while starting (e.g. a reconciler closed the runner, or the Lease was lost): the
+        // reconcilers after it must not start under a term another replica may already have followed.
+        break;
+      }
+      try {
+        reconciler.start(term);
+        running.add(reconciler);
+      } catch (Throwable e) {
+        LOG.error("Reconciler {} failed to start; stopping the others and giving up the term", reconciler, e);
+        // The term is given up: work already started sees it end before its stop() is called.
+        term.end();
+        int started = running.size();
+        return new StartOutcome(StartKind.FAILED, started, Optional.of(new Failure(reconciler, e)), stopAll());
+      }
+    }
+    int started = running.size();
+    if (!term.isValid()) {
+      // Nothing started under an ended term may keep running.
+      return new StartOutcome(StartKind.TERM_ENDED, started, Optional.empty(), stopAll());
+    }
+    LOG.info("Started {} reconciler(s) for {}", started, term);
+    return new StartOutcome(StartKind.STARTED, started, Optional.empty(), StopOutcome.NOTHING_RUNNING);
+  }
+
+  /**
+   * Stops every running reconciler in reverse order, calling each one's {@code stop()} whatever the others
+   * threw.
+   *
+   * @return how many were stopped and which threw
+   */
+  StopOutcome stopAll() {
+    if (running.isEmpty()) {
+      return StopOutcome.NOTHING_RUNNING;
+    }
+    // A snapshot, cleared before the first stop(): a stop() that re-enters (say, by closing the runner)
+    // finds nothing left to stop instead of stopping a reconciler twice.
+    List<Reconciler> stopping = List.copyOf(running);
+    running.clear();
+    List<Failure> failures = new ArrayList<>();
+    for (int i = stopping.size() - 1; i >= 0; i--) {
+      Reconciler reconciler = stopping.get(i);
+      try {
+        reconciler.stop();
+      } catch (Throwable e) {
+        LOG.error("Reconciler {} failed to stop cleanly; the Lease will not be released", reconciler, e);
+        failures.add(new Failure(reconciler, e));
+      }
+    }
+    LOG.info("Stopped {} reconciler(s){}", stopping.size(),
+        failures.isEmpty() ? "" : ", " + failures.size() + " of them with a failure");
+    return new StopOutcome(stopping.size(), failures);
+  }
+}
