@@ -289,4 +289,73 @@ class LeaseProtocolAttackTest {
 
     assertThat(waits).allSatisfy(w -> assertThat(w).isGreaterThanOrEqualTo(retry));
   }
+  // ---- FINDING 5 -----------------------------------------------------------------------------------------
+
+  /**
+   * Attack: a foreign writer restores an old copy of the Lease (a GitOps sync or a backup restore of the
+   * namespace, a {@code kubectl replace} of a stale manifest) that names this process with the acquireTime and
+   * transitions of its own earlier term, while another replica leads. Every other follower sees a change and
+   * waits a lease duration, but this process takes "its own last term" at once, on the strength of
+   * acquireTime + transitions alone. The current leader's term is still valid (it only notices at its next
+   * renewal, up to a retry period later, and its reconcilers run until then): two leaders.
+   *
+   * <p>Fix: count a record as this process's own last term only if nothing was written since, i.e. its
+   * resourceVersion is the one this process's last write got (or the record is content-equal and no other
+   * holder was observed since); otherwise wait it out like any other change.
+   */
+  @Test
+  @Disabled("FINDING 5: a restored copy of this process's earlier term is taken at once while another leads")
+  void aRestoredCopyOfItsOwnEarlierTermIsWaitedOutLikeAnyOtherChange() {
+    LeaseProtocol protocol = new LeaseProtocol("me", LEASE, DEADLINE, RETRY, TIMEOUT, 42);
+    protocol.start(at(0));
+    LeaseStep take = protocol.answer(at(0), new Answer.Found(new LeaseRecord(null, 1, WALL, WALL, 6, "10")));
+    LeaseStep elected = protocol.answer(at(0), written(take, "11"));
+    LeaseRecord mine = writtenRecord(take).withResourceVersion("11");
+    assertThat(elected.signals()).anyMatch(LeaseStep.Elected.class::isInstance);
+    // Another replica takes the Lease; this one loses at its next renewal and follows.
+    protocol.wake(at(2_000));
+    protocol.answer(at(2_050), failed(FailureKind.CONFLICT));
+    LeaseRecord other = new LeaseRecord("other", 15, WALL.plusSeconds(1), WALL.plusSeconds(1), 8, "12");
+    protocol.answer(at(2_100), new Answer.Found(other));
+    protocol.afterLoss(at(2_100), true);
+    LeaseStep following = protocol.answer(at(2_200), new Answer.Found(other));
+    assertThat(following.action()).isInstanceOf(LeaseStep.Await.class);
+
+    // At 3 s a restore writes back the spec of this process's old term (new resourceVersion 13).
+    protocol.wake(at(3_000));
+    LeaseStep step = protocol.answer(at(3_000), new Answer.Found(mine.withResourceVersion("13")));
+
+    assertThat(step.action()).isInstanceOf(LeaseStep.Await.class);
+  }
+
+  // ---- FINDING 6 -----------------------------------------------------------------------------------------
+
+  /**
+   * Attack: leaseTransitions is raised to Integer.MAX_VALUE once (a foreign writer's typo, or the token
+   * really ran out) and an operator resets it, as the TOKEN_EXHAUSTED fact asks. Every running replica keeps
+   * highestTransitions = MAX_VALUE in memory for good and never takes a term again, however free the Lease is:
+   * with all replicas running, nobody leads until every pod is restarted. A single transient bad write is
+   * enough to stop the whole controller.
+   *
+   * <p>Fix: when the Lease shows a count lower than the highest remembered and the record is free or
+   * expired, either follow the operator's reset (log it loudly: tokens restart) or make the required action
+   * explicit: exit (so the pod restarts) rather than wait forever; at the least say "restart every replica"
+   * in the fact, not "reset the token".
+   */
+  @Test
+  @Disabled("FINDING 6: after an exhausted token is reset by an operator, running replicas never lead again")
+  void aReplicaThatSawAnExhaustedTokenLeadsAgainAfterTheOperatorResetsIt() {
+    LeaseProtocol protocol = new LeaseProtocol("me", LEASE, DEADLINE, RETRY, TIMEOUT, 42);
+    protocol.start(at(0));
+    LeaseStep exhausted = protocol.answer(at(0),
+        new Answer.Found(new LeaseRecord(null, 1, WALL, WALL, Integer.MAX_VALUE, "10")));
+    assertThat(exhausted.signals()).contains(new LeaseStep.Fact(FactKind.TOKEN_EXHAUSTED, "2147483647"));
+
+    // The operator resets the token: a free Lease with transitions 0.
+    protocol.wake(at(15_000));
+    LeaseStep step = protocol.answer(at(15_000),
+        new Answer.Found(new LeaseRecord(null, 1, WALL, WALL, 0, "20")));
+
+    assertThat(step.action()).isInstanceOf(LeaseStep.Update.class);
+  }
 }
