@@ -79,12 +79,18 @@ final class MockApi implements AutoCloseable, AfterEachCallback {
 
   /** A server that also records every Lease write it accepts in {@link #writes} when {@code logWrites}. */
   MockApi(boolean logWrites) {
+    this(logWrites, d -> d);
+  }
+
+  /** A server whose dispatcher is wrapped by {@code decorate}, e.g. to inject latency or concurrent writes. */
+  MockApi(boolean logWrites,
+      java.util.function.UnaryOperator<io.fabric8.mockwebserver.http.Dispatcher> decorate) {
     MockServerWatchdog.ensureRunning();
     Map<ServerRequest, Queue<ServerResponse>> responses = new HashMap<>();
     KubernetesMixedDispatcher dispatcher = new KubernetesMixedDispatcher(responses);
     writes = logWrites ? new LeaseWriteLog(dispatcher, NAMESPACE) : null;
     server = new KubernetesMockServer(new Context(), new MockWebServer(), responses,
-        writes == null ? dispatcher : writes, false);
+        decorate.apply(writes == null ? dispatcher : writes), false);
     server.init(InetAddress.getLoopbackAddress(), 0);
   }
 
