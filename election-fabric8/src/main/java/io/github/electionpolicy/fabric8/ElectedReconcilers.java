@@ -442,7 +442,7 @@ public final class ElectedReconcilers implements AutoCloseable {
         }
         currentTerm = term;
         publisher.publish(new ElectionState.Leading(term));
-        control.startLater(term, elector::relinquish);
+        control.startLater(term, release -> elector.relinquish(term, release));
       }
     }
 

@@ -80,6 +80,7 @@ final class LeaseElector implements Runnable {
   private Finish finish = Finish.NONE;
   private boolean finishDelivered;
   private Boolean relinquishRelease;
+  private LeadershipTerm relinquishTerm;
 
   // Confined to the elector thread.
   private Lease lastSeen;
@@ -135,11 +136,14 @@ final class LeaseElector implements Runnable {
   }
 
   /**
-   * Gives up leadership as if lost, because a reconciler could not start: after releasing the Lease when
-   * {@code release} (every reconciler stopped cleanly), else leaving it to expire.
+   * Gives up {@code failed} as if lost, because a reconciler could not start: after releasing the Lease when
+   * {@code release} (every reconciler stopped cleanly), else leaving it to expire. Ignored unless
+   * {@code failed} is still the current term: a start that fails after its term was lost must not give up
+   * the next one.
    */
-  void relinquish(boolean release) {
+  void relinquish(LeadershipTerm failed, boolean release) {
     synchronized (lock) {
+      relinquishTerm = failed;
       relinquishRelease = release;
       lock.notifyAll();
     }
@@ -154,18 +158,28 @@ final class LeaseElector implements Runnable {
       while (true) {
         take(step);
         Action action = step.action();
+        // Each answer is dated when it came, after the request: dated when it was sent, a change it shows
+        // would count as seen earlier than it was, and a follower would take over too soon.
         if (action instanceof LeaseStep.Read read) {
-          step = protocol.answer(now(), read(read.answerByNanos()));
+          Answer answer = read(read.answerByNanos());
+          step = protocol.answer(now(), answer);
         } else if (action instanceof LeaseStep.Create create) {
-          step = protocol.answer(now(), write(create.record(), create.answerByNanos(), true));
+          Answer answer = write(create.record(), create.answerByNanos(), true);
+          step = protocol.answer(now(), answer);
         } else if (action instanceof LeaseStep.Update update) {
-          step = protocol.answer(now(), write(update.record(), update.answerByNanos(), false));
+          Answer answer = write(update.record(), update.answerByNanos(), false);
+          step = protocol.answer(now(), answer);
         } else if (action instanceof LeaseStep.Await await) {
           step = await(await.untilNanos());
         } else if (action instanceof LeaseStep.HandleLoss) {
           LeadershipTerm lostTerm = term;
           term = null;
           lostTerm.end();
+          synchronized (lock) {
+            // A give-up of the term just lost is moot; one of a later term cannot exist yet.
+            relinquishRelease = null;
+            relinquishTerm = null;
+          }
           boolean again = events.lost(lostTerm) == LossHandler.AfterLoss.RECONTEND;
           step = protocol.afterLoss(now(), again);
         } else {
@@ -269,8 +283,12 @@ final class LeaseElector implements Runnable {
         }
         if (relinquishRelease != null) {
           boolean release = relinquishRelease;
+          boolean current = relinquishTerm == term && term != null;
           relinquishRelease = null;
-          return protocol.relinquish(now(), release);
+          relinquishTerm = null;
+          if (current) {
+            return protocol.relinquish(now(), release);
+          }
         }
         if (finish != Finish.NONE && !finishDelivered) {
           finishDelivered = true;

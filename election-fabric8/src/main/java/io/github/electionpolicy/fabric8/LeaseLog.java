@@ -86,7 +86,12 @@ final class LeaseLog {
       case TOKEN_EXHAUSTED:
         LOG.error("Lease {}: leaseTransitions reached {} (Integer.MAX_VALUE), so no new term can get a larger "
             + "fencing token; not taking the Lease. Fix: reset the fencing token in every store that checks it, "
-            + "then delete the Lease and restart the replicas", lease, fact.detail());
+            + "then delete the Lease (or set its leaseTransitions to 0): the replicas count on from there", lease,
+            fact.detail());
+        break;
+      case TOKEN_RESET:
+        LOG.warn("Lease {}: the exhausted fencing token was reset; the next term's leaseTransitions is {}", lease,
+            fact.detail());
         break;
       case RELEASED:
         LOG.info("Released Lease {}", lease);

@@ -105,6 +105,9 @@ final class LeaseProtocol {
   // This process's terms.
   private LeaseRecord mine;
   private LeaseRecord lastWritten;
+  // A take whose answer never came: the server may have applied it, and then the Lease shows this term.
+  private LeaseRecord lastAttempted;
+  private LeaseRecord takeInFlight;
   private long lastRenewSentNanos;
   private long lastAttemptNanos;
   private boolean releaseRetried;
@@ -273,7 +276,11 @@ final class LeaseProtocol {
     lastReadVersion = null;
     if (lostByRelinquish) {
       failedTermsInARow++;
-      long wait = Math.min(leaseDurationNanos, retryPeriodNanos << Math.min(failedTermsInARow - 1, 30));
+      long wait = retryPeriodNanos;
+      for (int i = 1; i < failedTermsInARow && wait < leaseDurationNanos; i++) {
+        wait *= 2;
+      }
+      wait = Math.min(leaseDurationNanos, wait);
       notBeforeNanos = now.nanos() + wait;
       backingOff = true;
       fact(FactKind.BACKING_OFF, Long.toString(wait / 1_000_000));
@@ -383,7 +390,7 @@ final class LeaseProtocol {
       return heldByAnother ? observedNanos + lastHolderDurationNanos : t;
     }
     String holder = observed.holder();
-    if (holder == null || holder.equals(identity) && observed.sameTerm(lastWritten)) {
+    if (holder == null || holder.equals(identity) && isOwnLastTerm(observed)) {
       return t;
     }
     long duration = durationNanos(observed);
@@ -394,6 +401,17 @@ final class LeaseProtocol {
       return observedNanos + java.time.Duration.between(observedWall, observed.renewTime()).toNanos() + duration;
     }
     return observedNanos + duration;
+  }
+
+  /**
+   * Whether a record naming this identity is this process's own last term, left by it: exactly what its last
+   * confirmed write stored (same term and resourceVersion, so a restored copy of an older record does not
+   * count), or the term of a take whose answer never came (the server may have applied it).
+   */
+  private boolean isOwnLastTerm(LeaseRecord record) {
+    boolean lastWrite = record.sameTerm(lastWritten) && lastWritten.resourceVersion() != null
+        && lastWritten.resourceVersion().equals(record.resourceVersion());
+    return lastWrite || record.sameTerm(lastAttempted);
   }
 
   private Action readAnswered(Moment now, Answer answer) {
@@ -424,6 +442,12 @@ final class LeaseProtocol {
     }
     // Every new term counts as a transition, even one taken back from this process's own earlier term:
     // leaseTransitions then tells any two terms apart, which fencing relies on.
+    if (highestTransitions >= Integer.MAX_VALUE && (current == null || current.transitions() < Integer.MAX_VALUE)) {
+      // An exhausted token was reset by an operator (the Lease deleted, or its count lowered), as the
+      // TOKEN_EXHAUSTED error asks: count on from the Lease, not from the exhausted maximum.
+      highestTransitions = current == null ? -1 : current.transitions();
+      fact(FactKind.TOKEN_RESET, Long.toString(highestTransitions + 1));
+    }
     long base = Math.max(highestTransitions, current == null ? -1 : current.transitions());
     if (base >= Integer.MAX_VALUE) {
       fact(FactKind.TOKEN_EXHAUSTED, Long.toString(base));
@@ -436,6 +460,7 @@ final class LeaseProtocol {
         current == null ? null : current.resourceVersion());
     pending = Pending.TAKE;
     pendingSentNanos = t;
+    takeInFlight = taken;
     return current == null ? new LeaseStep.Create(taken, t + requestTimeoutNanos)
         : new LeaseStep.Update(taken, t + requestTimeoutNanos);
   }
@@ -448,6 +473,7 @@ final class LeaseProtocol {
       observe(record, now.nanos());
       mine = record;
       lastWritten = record;
+      lastAttempted = null;
       lastRenewSentNanos = sent;
       lastAttemptNanos = sent;
       role = Role.LEADING;
@@ -462,6 +488,7 @@ final class LeaseProtocol {
       readNow = true;
       return follow(now);
     }
+    lastAttempted = takeInFlight;
     failed(failed.failure());
     return awaitAsFollower(now.nanos());
   }
@@ -478,6 +505,7 @@ final class LeaseProtocol {
       // Left to expire because a reconciler may still run: this process must wait it out like any other
       // holder's term, instead of taking its own last term back at once.
       lastWritten = null;
+      lastAttempted = null;
       return lost(LossCause.START_FAILED, Optional.empty());
     }
     if (finish == Finish.RELEASE) {

@@ -106,6 +106,8 @@ record LeaseStep(Action action, List<Signal> signals) {
     LONG_LEASE_DURATION,
     /** leaseTransitions reached Integer.MAX_VALUE: no new term can get a larger fencing token. */
     TOKEN_EXHAUSTED,
+    /** After an exhausted token, the Lease shows a lower count or is gone: counting restarts (detail: the next). */
+    TOKEN_RESET,
     /** The Lease was released. */
     RELEASED,
     /** The release failed (detail: the failure); the Lease expires instead. */

@@ -31,6 +31,14 @@ record LeaseContest(Optional<Duration> firstStartAfter, List<ElectionState> stat
     Lease finalLease, String logs, Optional<String> overlap, List<String> running, String leftBehind) {
 
   static LeaseContest against(Consumer<MockApi> plant, Duration observe) throws Exception {
+    return against(plant, observe, Duration.ZERO);
+  }
+
+  /**
+   * Like {@link #against(Consumer, Duration)}, but once both replicas have read the Lease their monotonic
+   * clocks jump {@code jump} ahead: what a follower does after that much time, without waiting for it.
+   */
+  static LeaseContest against(Consumer<MockApi> plant, Duration observe, Duration jump) throws Exception {
     try (MockApi api = new MockApi().answeringAccessReviews()) {
       plant.accept(api);
       ReconcilerLog log = new ReconcilerLog();
@@ -38,11 +46,17 @@ record LeaseContest(Optional<Duration> firstStartAfter, List<ElectionState> stat
       List<ElectionState> states = new ArrayList<>();
       List<Boolean> ready = new ArrayList<>();
       long started = System.nanoTime();
+      java.util.concurrent.atomic.AtomicLong offset = new java.util.concurrent.atomic.AtomicLong();
       Lease finalLease;
       List<String> running;
       try (LogCapture capture = new LogCapture();
-          Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log);
-          Replica b = Replica.start("b", api.client(), MockApi.fastSettings("b").build(), log)) {
+          Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log, offset::get);
+          Replica b = Replica.start("b", api.client(), MockApi.fastSettings("b").build(), log, offset::get)) {
+        if (!jump.isZero()) {
+          Replica.awaitTrue(() -> a.runner.health().sinceLastLeaseSuccess().isPresent()
+              && b.runner.health().sinceLastLeaseSuccess().isPresent(), observe);
+          offset.addAndGet(jump.toNanos());
+        }
         Replica.awaitTrue(() -> !log.running().isEmpty(), observe);
         // Let the follower see the new holder, and a second contender try its luck.
         Thread.sleep(MockApi.RETRY_PERIOD.toMillis() * 3);

@@ -32,6 +32,19 @@ final class Replica implements AutoCloseable {
     return new Replica(name, client, runner);
   }
 
+  /** A replica whose monotonic clock runs {@code offset} nanoseconds ahead, so a test can move its time. */
+  static Replica start(String name, KubernetesClient client, LeaseSettings settings, ReconcilerLog log,
+      java.util.function.LongSupplier offset) {
+    ElectedReconcilers runner = ElectedReconcilers.builder()
+        .client(client)
+        .decision(MockApi.CONTEND)
+        .settings(settings)
+        .reconciler(log.reconciler(name))
+        .ticker(() -> System.nanoTime() + offset.getAsLong())
+        .start();
+    return new Replica(name, client, runner);
+  }
+
   boolean leads() {
     return runner.state().kind() == ElectionState.Kind.LEADING;
   }
