@@ -1,0 +1,115 @@
+package io.github.electionpolicy.fabric8;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.http.HttpClient;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A write gate: a view of your {@link KubernetesClient} through which every request that could change the
+ * cluster fails fast with a {@link TermEndedException} once the {@link LeadershipTerm} it was opened for is
+ * no longer {@linkplain LeadershipTerm#isValid() valid}. Reads pass always.
+ *
+ * <pre>{@code
+ * final class OrdersReconciler implements Reconciler {
+ *   private final KubernetesClient client;            // yours; you close it when the process ends
+ *   private ExecutorService worker;
+ *
+ *   public void start(LeadershipTerm term) {
+ *     KubernetesClient gated = WriteGate.gate(client, term);
+ *     worker = Executors.newSingleThreadExecutor();
+ *     worker.submit(() -> {
+ *       try (gated) {
+ *         while (term.isValid()) {
+ *           ConfigMap seen = gated.configMaps().withName("orders").get();
+ *           seen.getData().put("leader-term", Integer.toString(term.leaseTransitions()));
+ *           gated.configMaps().resource(seen).update();   // conditional on the resourceVersion read
+ *         }
+ *       } catch (TermEndedException e) {
+ *         // the term ended between the check above and the write: the write was not sent
+ *       }
+ *     });
+ *   }
+ *
+ *   public void stop() {
+ *     worker.shutdownNow();
+ *   }
+ * }
+ * }</pre>
+ *
+ * <p><b>What is gated.</b> Every request whose HTTP method is not {@code GET}, {@code HEAD} or {@code OPTIONS},
+ * that is every {@code POST}, {@code PUT}, {@code PATCH} and {@code DELETE} (creates, updates, patches, server-side
+ * applies, deletes, evictions, scale and status writes, dry runs and access reviews included). The gate asks
+ * {@link LeadershipTerm#isValid()} in an HTTP interceptor that fabric8 runs after your client's own interceptors,
+ * right before it hands each attempt to the HTTP client. A refused request throws a {@link TermEndedException} from
+ * the fabric8 call itself ({@code create()}, {@code update()}, ...), on the calling thread. Automatic retries
+ * (your client's {@code requestRetryBackoffLimit}) are checked too, each one when it is due: with fabric8 8.0.0 a
+ * refused retry fails the call with the same exception type. Reads ({@code get}, {@code list}, {@code watch},
+ * informers, logs) pass whatever the term.
+ *
+ * <p><b>Unelected terms.</b> When the process runs unelected ({@link LeadershipTerm#isElected()} false), the term
+ * is valid until the runner is {@linkplain ElectedReconcilers#close() closed}; the gate lets writes through until
+ * then and refuses them afterwards.
+ *
+ * <p><b>What it does not guarantee.</b> The gate narrows the window in which a former leader can write; it does
+ * not close it, and it is not fencing:
+ * <ul>
+ *   <li>A request that passed the gate before the term ended can still land afterwards: it may be on the wire,
+ *       queued in the HTTP client, or waiting in the API server. To make such a late write harmless, write
+ *       conditionally: update with the {@code resourceVersion} you read, so the API server rejects it with 409
+ *       if anyone (the next leader) changed the object since; and store {@link LeadershipTerm#leaseTransitions()}
+ *       with your data, so later writers can tell an older term's write.</li>
+ *   <li>The term is judged on this process's monotonic clock. A process that was paused (GC, a suspended VM)
+ *       and resumes with its renew deadline passed finds the term expired and is refused, but only if the check
+ *       runs after the pause: a pause between the check and the send is not seen.</li>
+ *   <li>An interceptor of your client that re-sends a request after a failure (fabric8's token refresh re-sends
+ *       after a 401) does so without asking the gate again.</li>
+ *   <li>With fabric8 7.x, a retry that the gate refuses is lost by fabric8's retry helper (it drops an exception
+ *       thrown while a scheduled retry starts, fabric8io/kubernetes-client#8105): the call then waits until its
+ *       thread is interrupted. On 7.x, gate a client with {@code requestRetryBackoffLimit} 0 and retry in your
+ *       reconcile loop, or let {@link Reconciler#stop()} interrupt the term's threads.</li>
+ *   <li>Exec, attach and port-forward open WebSockets with {@code GET}, so they pass.</li>
+ *   <li>Writes made through any other client, including the one you passed in, are not gated.</li>
+ * </ul>
+ *
+ * <p><b>Ownership.</b> The gated client borrows your client's HTTP client (connections, TLS settings, credentials
+ * and your own interceptors) and uses its configuration (master URL, namespace, impersonation, request settings,
+ * serialization). Closing the gated client stops the informers started through it and makes it refuse further
+ * requests, but it never closes your client or its HTTP client; closing your client, on the other hand, ends the
+ * gated client too. A watch opened through the gated client runs on your client's connections and is not closed
+ * with the gated client: close the {@code Watch} itself.
+ *
+ * <p>Thread-safe: the gated client is as thread-safe as any fabric8 client, the check is a read of the term's
+ * state, and {@link #gate} may be called from any thread, once per term or more often.
+ */
+public final class WriteGate {
+
+  private static final AtomicLong GATES = new AtomicLong();
+
+  private WriteGate() {}
+
+  /**
+   * Opens a view of {@code client} whose writes pass only while {@code term} is valid.
+   *
+   * @param client your client; it stays yours: closing the view does not close it
+   * @param term the term that must be valid for a write to be sent, usually the one passed to
+   *     {@link Reconciler#start(LeadershipTerm)}
+   * @return a new client that refuses every {@code POST}, {@code PUT}, {@code PATCH} and {@code DELETE} with a
+   *     {@link TermEndedException} once the term is no longer valid; close it when the term's work is done
+   * @throws NullPointerException if {@code client} or {@code term} is null
+   */
+  public static KubernetesClient gate(KubernetesClient client, LeadershipTerm term) {
+    Objects.requireNonNull(client, "client");
+    Objects.requireNonNull(term, "term");
+    // A name of its own per gate, so a gate opened on a gated client adds a check instead of replacing one.
+    String interceptorName = "io.github.electionpolicy.write-gate-" + GATES.incrementAndGet();
+    HttpClient.DerivedClientBuilder gatedHttp = client.getHttpClient().newBuilder()
+        .addOrReplaceInterceptor(interceptorName, new WriteGateInterceptor(term));
+    return new KubernetesClientBuilder()
+        .withConfig(client.getConfiguration())
+        .withKubernetesSerialization(client.getKubernetesSerialization())
+        .withHttpClientFactory(BorrowedHttpClient.factory(gatedHttp))
+        .build();
+  }
+}
