@@ -2,6 +2,8 @@ package io.github.electionpolicy.fabric8;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.RequestConfig;
+import io.fabric8.kubernetes.client.RequestConfigBuilder;
 import io.fabric8.kubernetes.client.http.HttpClient;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
@@ -43,10 +45,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * applies, deletes, evictions, scale and status writes, dry runs and access reviews included). The gate asks
  * {@link LeadershipTerm#isValid()} in an HTTP interceptor that fabric8 runs after your client's own interceptors,
  * right before it hands each attempt to the HTTP client. A refused request throws a {@link TermEndedException} from
- * the fabric8 call itself ({@code create()}, {@code update()}, ...), on the calling thread. Automatic retries
- * (your client's {@code requestRetryBackoffLimit}) are checked too, each one when it is due: with fabric8 8.0.0 a
- * refused retry fails the call with the same exception type. Reads ({@code get}, {@code list}, {@code watch},
- * informers, logs) pass whatever the term.
+ * the fabric8 call itself ({@code create()}, {@code update()}, ...), on the calling thread. Reads ({@code get},
+ * {@code list}, {@code watch}, informers, logs) pass whatever the term.
+ *
+ * <p><b>No automatic retries.</b> The gated client sends each request once, whatever your client's
+ * {@code requestRetryBackoffLimit}: a failed request (a 5xx, a timeout) reaches your code at once, which retries
+ * in its reconcile loop after checking the term again. A retry scheduled by fabric8 could otherwise outlive the
+ * term it was sent for, and with fabric8 7.x a retry that the gate refuses is lost by fabric8's retry helper
+ * (fabric8io/kubernetes-client#8105), leaving the call waiting for ever.
  *
  * <p><b>Unelected terms.</b> When the process runs unelected ({@link LeadershipTerm#isElected()} false), the term
  * is valid until the runner is {@linkplain ElectedReconcilers#close() closed}; the gate lets writes through until
@@ -65,11 +71,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *       runs after the pause: a pause between the check and the send is not seen.</li>
  *   <li>An interceptor of your client that re-sends a request after a failure (fabric8's token refresh re-sends
  *       after a 401) does so without asking the gate again.</li>
- *   <li>With fabric8 7.x, a retry that the gate refuses is lost by fabric8's retry helper (it drops an exception
- *       thrown while a scheduled retry starts, fabric8io/kubernetes-client#8105): the call then waits until its
- *       thread is interrupted. On 7.x, gate a client with {@code requestRetryBackoffLimit} 0 and retry in your
- *       reconcile loop, or let {@link Reconciler#stop()} interrupt the term's threads.</li>
- *   <li>Exec, attach and port-forward open WebSockets with {@code GET}, so they pass.</li>
+ *  *   <li>Exec, attach and port-forward open WebSockets with {@code GET}, so they pass.</li>
  *   <li>Writes made through any other client, including the one you passed in, are not gated.</li>
  * </ul>
  *
@@ -106,10 +108,16 @@ public final class WriteGate {
     String interceptorName = "io.github.electionpolicy.write-gate-" + GATES.incrementAndGet();
     HttpClient.DerivedClientBuilder gatedHttp = client.getHttpClient().newBuilder()
         .addOrReplaceInterceptor(interceptorName, new WriteGateInterceptor(term));
-    return new KubernetesClientBuilder()
+    KubernetesClient gated = new KubernetesClientBuilder()
         .withConfig(client.getConfiguration())
         .withKubernetesSerialization(client.getKubernetesSerialization())
         .withHttpClientFactory(BorrowedHttpClient.factory(gatedHttp))
         .build();
+    // Retries are a per-request setting of fabric8's operations: a view of the gated client with none.
+    RequestConfig requests = client.getConfiguration().getRequestConfig();
+    return gated.newClient((requests == null ? new RequestConfigBuilder() : new RequestConfigBuilder(requests))
+            .withRequestRetryBackoffLimit(0)
+            .build())
+        .adapt(KubernetesClient.class);
   }
 }
