@@ -9,7 +9,7 @@ import java.util.regex.Pattern;
  *
  * <pre>{@code
  * ElectionDecision decision = ElectionPolicy.defaults()
- *     .decide(Environment.system(), Substrate.of("kubernetes", true));
+ *     .decide(Environment.system(), Substrate.usingKubernetesApi("kubernetes"));
  * DecisionLog.log(decision); // one line: the outcome and every reason
  * }</pre>
  *

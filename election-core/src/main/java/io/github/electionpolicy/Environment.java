@@ -15,7 +15,7 @@ import java.util.Optional;
  * Environment env = Environment.of(Map.of(
  *     "KUBERNETES_SERVICE_HOST", "10.96.0.1",
  *     "KUBERNETES_SERVICE_PORT", "443"));
- * ElectionDecision decision = ElectionPolicy.defaults().decide(env, Substrate.of("direct", false));
+ * ElectionDecision decision = ElectionPolicy.defaults().decide(env, Substrate.withoutKubernetesApi("direct"));
  * }</pre>
  *
  * <p>Implementations must be thread-safe and must not change what they return for a name while a

@@ -57,7 +57,7 @@ class ElectionDecisionTableTest {
         "KUBERNETES_SERVICE_HOST", "10.96.0.1",
         "KUBERNETES_SERVICE_PORT", "443"));
 
-    ElectionDecision decision = ElectionPolicy.defaults().decide(env, Substrate.of("kubernetes", true));
+    ElectionDecision decision = ElectionPolicy.defaults().decide(env, Substrate.usingKubernetesApi("kubernetes"));
 
     assertThat(decision.outcome()).isEqualTo(RUN_UNELECTED);
     assertThat(decision.reasons()).containsExactly(KILL_SWITCH_OFF);
@@ -66,7 +66,7 @@ class ElectionDecisionTableTest {
   @Test
   void unsetKillSwitchLeavesElectionOn() {
     ElectionDecision decision =
-        ElectionPolicy.defaults().decide(Environment.of(Map.of()), Substrate.of("kubernetes", true));
+        ElectionPolicy.defaults().decide(Environment.of(Map.of()), Substrate.usingKubernetesApi("kubernetes"));
 
     assertThat(decision.outcome()).isEqualTo(CONTEND);
     assertThat(decision.reasons()).containsExactly(SUBSTRATE_USES_KUBERNETES_API);

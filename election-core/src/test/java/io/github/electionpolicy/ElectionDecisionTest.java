@@ -18,7 +18,7 @@ class ElectionDecisionTest {
 
   @Test
   void killSwitchSummaryNamesTheVariableItsValueAndTheOneReplicaRule() {
-    String summary = decide(Map.of("LEADER_ELECTION_ENABLED", "Off"), Substrate.of("kubernetes", true))
+    String summary = decide(Map.of("LEADER_ELECTION_ENABLED", "Off"), Substrate.usingKubernetesApi("kubernetes"))
         .summary();
 
     assertThat(summary)
@@ -29,7 +29,7 @@ class ElectionDecisionTest {
 
   @Test
   void outsidePodSummaryNamesTheHostAndTheSubstrate() {
-    String summary = decide(Map.of(), Substrate.of("direct", false)).summary();
+    String summary = decide(Map.of(), Substrate.withoutKubernetesApi("direct")).summary();
 
     assertThat(summary)
         .contains("without leader election")
@@ -39,7 +39,7 @@ class ElectionDecisionTest {
 
   @Test
   void podSummaryNamesThePod() {
-    String summary = decide(POD, Substrate.of("direct", false)).summary();
+    String summary = decide(POD, Substrate.withoutKubernetesApi("direct")).summary();
 
     assertThat(summary)
         .startsWith("Contending for the leader Lease because the process runs in a Kubernetes pod")
@@ -49,7 +49,7 @@ class ElectionDecisionTest {
 
   @Test
   void substrateSummaryNamesTheSubstrate() {
-    String summary = decide(Map.of("LEADER_ELECTION_ENABLED", "yes"), Substrate.of("kubernetes", true))
+    String summary = decide(Map.of("LEADER_ELECTION_ENABLED", "yes"), Substrate.usingKubernetesApi("kubernetes"))
         .summary();
 
     assertThat(summary)
@@ -60,7 +60,7 @@ class ElectionDecisionTest {
 
   @Test
   void podAndSubstrateSummaryNamesBoth() {
-    String summary = decide(POD, Substrate.of("kubernetes", true)).summary();
+    String summary = decide(POD, Substrate.usingKubernetesApi("kubernetes")).summary();
 
     assertThat(summary)
         .contains("runs in a Kubernetes pod")
@@ -87,7 +87,7 @@ class ElectionDecisionTest {
 
   @Test
   void reasonsAreUnmodifiable() {
-    ElectionDecision decision = decide(POD, Substrate.of("kubernetes", true));
+    ElectionDecision decision = decide(POD, Substrate.usingKubernetesApi("kubernetes"));
 
     assertThatThrownBy(() -> decision.reasons().clear()).isInstanceOf(UnsupportedOperationException.class);
   }
@@ -132,7 +132,7 @@ class ElectionDecisionTest {
 
   @Test
   void toStringShowsTheRecordTheReasonsAndTheSummary() {
-    ElectionDecision decision = decide(POD, Substrate.of("direct", false));
+    ElectionDecision decision = decide(POD, Substrate.withoutKubernetesApi("direct"));
 
     assertThat(decision.toString())
         .startsWith("ElectionDecision.Contend[IN_KUBERNETES_POD]: Contending");

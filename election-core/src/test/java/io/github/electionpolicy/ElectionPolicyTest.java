@@ -11,8 +11,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 class ElectionPolicyTest {
-  private static final Substrate DIRECT = Substrate.of("direct", false);
-  private static final Substrate KUBERNETES = Substrate.of("kubernetes", true);
+  private static final Substrate DIRECT = Substrate.withoutKubernetesApi("direct");
+  private static final Substrate KUBERNETES = Substrate.usingKubernetesApi("kubernetes");
 
   @Test
   void defaultsReadLeaderElectionEnabled() {

@@ -11,11 +11,19 @@ class SubstrateTest {
 
   @Test
   void keepsNameAndCapability() {
-    Substrate substrate = Substrate.of("kubernetes", true);
+    Substrate substrate = Substrate.usingKubernetesApi("kubernetes");
 
     assertThat(substrate.name()).isEqualTo("kubernetes");
     assertThat(substrate.usesKubernetesApi()).isTrue();
-    assertThat(substrate).isEqualTo(Substrate.of("kubernetes", true)).isNotEqualTo(Substrate.of("kubernetes", false));
+    assertThat(substrate).isEqualTo(Substrate.of("kubernetes", true))
+        .isNotEqualTo(Substrate.withoutKubernetesApi("kubernetes"));
+  }
+
+  @Test
+  void theNamedFactoriesSayWhetherTheKubernetesApiIsUsed() {
+    assertThat(Substrate.usingKubernetesApi("jobs").usesKubernetesApi()).isTrue();
+    assertThat(Substrate.withoutKubernetesApi("direct").usesKubernetesApi()).isFalse();
+    assertThatThrownBy(() -> Substrate.withoutKubernetesApi(" ")).isInstanceOf(InvalidElectionSettingException.class);
   }
 
   @ParameterizedTest

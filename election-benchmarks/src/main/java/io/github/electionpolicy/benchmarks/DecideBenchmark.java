@@ -35,7 +35,7 @@ public class DecideBenchmark {
   public String scenario;
 
   private final ElectionPolicy policy = ElectionPolicy.defaults();
-  private final Substrate substrate = Substrate.of("kubernetes", true);
+  private final Substrate substrate = Substrate.usingKubernetesApi("kubernetes");
   private Environment environment;
 
   /** Builds the environment for the scenario. */

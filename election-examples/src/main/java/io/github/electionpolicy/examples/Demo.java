@@ -8,7 +8,7 @@ import java.util.Objects;
 /**
  * The one-command demo: by default starts fabric8's mock API server in CRUD mode on localhost and runs three
  * controller replicas in this JVM, each with its own client, the real {@link
- * io.github.electionpolicy.fabric8.ElectedReconcilers} and a toy reconciler that prints what it does. It
+ * io.github.electionpolicy.fabric8.ElectionRunner} and a toy reconciler that prints what it does. It
  * prints each replica's decision, who leads, then closes the leader gracefully and measures the take-over,
  * then kills the new leader without release and measures the crash take-over, then shuts everything down.
  *

@@ -55,7 +55,7 @@ record DemoOptions(int replicas, Duration leaseDuration, Duration renewDeadline,
     Duration leaseDuration = DEFAULT_LEASE_DURATION;
     Duration renewDeadline = DEFAULT_RENEW_DEADLINE;
     Duration retryPeriod = DEFAULT_RETRY_PERIOD;
-    Substrate substrate = Substrate.of("kubernetes", true);
+    Substrate substrate = Substrate.usingKubernetesApi("kubernetes");
     Optional<String> killSwitch = Optional.empty();
     Optional<String> master = Optional.empty();
     Optional<Path> kubeconfig = Optional.empty();
@@ -97,9 +97,9 @@ record DemoOptions(int replicas, Duration leaseDuration, Duration renewDeadline,
   private static Substrate substrate(String name) {
     switch (name) {
       case "kubernetes":
-        return Substrate.of("kubernetes", true);
+        return Substrate.usingKubernetesApi("kubernetes");
       case "direct":
-        return Substrate.of("direct", false);
+        return Substrate.withoutKubernetesApi("direct");
       default:
         throw new InvalidOptionException("--substrate", name,
             "kubernetes (the replicas' work uses the Kubernetes API) or direct (it does not)",

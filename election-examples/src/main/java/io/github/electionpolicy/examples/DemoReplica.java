@@ -2,7 +2,7 @@ package io.github.electionpolicy.examples;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.github.electionpolicy.ElectionDecision;
-import io.github.electionpolicy.fabric8.ElectedReconcilers;
+import io.github.electionpolicy.fabric8.ElectionRunner;
 import io.github.electionpolicy.fabric8.ElectionState;
 import io.github.electionpolicy.fabric8.LeaseSettings;
 import io.github.electionpolicy.fabric8.LossHandler;
@@ -11,7 +11,7 @@ import java.io.PrintStream;
 
 /**
  * One controller replica of the demo, as one pod would run it: its own client, the real {@link
- * ElectedReconcilers} and a {@link ToyReconciler}.
+ * ElectionRunner} and a {@link ToyReconciler}.
  *
  * <p>Used from the demo's main thread only; the adapter's threads print through the shared stream.
  */
@@ -19,10 +19,10 @@ final class DemoReplica implements AutoCloseable {
 
   private final String name;
   private final KubernetesClient client;
-  private final ElectedReconcilers runner;
+  private final ElectionRunner runner;
   private boolean closed;
 
-  private DemoReplica(String name, KubernetesClient client, ElectedReconcilers runner) {
+  private DemoReplica(String name, KubernetesClient client, ElectionRunner runner) {
     this.name = name;
     this.client = client;
     this.runner = runner;
@@ -42,11 +42,11 @@ final class DemoReplica implements AutoCloseable {
         out.println(Demo.line(name, "lost the Lease; stops contending (a controller would exit and restart)"));
         return LossHandler.AfterLoss.STOP;
       });
-      ElectedReconcilers runner = ElectedReconcilers.builder()
+      ElectionRunner runner = ElectionRunner.builder()
           .client(client)
           .decision(decision)
           .settings(settings.identity(name).lossPolicy(stopOnLoss).build())
-          .reconciler(new ToyReconciler(name, out))
+          .service(new ToyReconciler(name, out))
           .listener(timeline.listenerFor(name))
           .listener(new RenewalFailures(name, out))
           .rbacPreflight(true)

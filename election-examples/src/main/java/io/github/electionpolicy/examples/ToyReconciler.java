@@ -1,7 +1,7 @@
 package io.github.electionpolicy.examples;
 
 import io.github.electionpolicy.fabric8.LeadershipTerm;
-import io.github.electionpolicy.fabric8.Reconciler;
+import io.github.electionpolicy.fabric8.LeaderService;
 import java.io.PrintStream;
 
 /**
@@ -12,7 +12,7 @@ import java.io.PrintStream;
  *
  * <p>Called by the adapter one call at a time; the pass counter is read after the worker has joined.
  */
-final class ToyReconciler implements Reconciler {
+final class ToyReconciler implements LeaderService {
 
   static final long PASS_MILLIS = 100;
 

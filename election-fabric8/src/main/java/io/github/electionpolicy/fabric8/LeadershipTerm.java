@@ -7,7 +7,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One uninterrupted stretch of leadership, handed to {@link Reconciler#start(LeadershipTerm)}. Long work
+ * One uninterrupted stretch of leadership, handed to {@link LeaderService#start(LeadershipTerm)}. Long work
  * checks {@link #isValid()} between steps or waits on {@link #awaitEnd(Duration)}; writes can be fenced
  * with the term's identity, for instance by storing {@link #leaseTransitions()} next to the data written
  * and refusing writes that carry an older one.

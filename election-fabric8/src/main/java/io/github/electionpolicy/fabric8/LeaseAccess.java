@@ -15,7 +15,7 @@ import java.util.Optional;
  * the namespace (by name, except {@code create}, which RBAC cannot restrict by name), then one for {@code
  * watch}, which is advice only. A review changes nothing on the server.
  *
- * <p>{@link ElectedReconcilers} runs this review before it contends (its RBAC preflight): {@link
+ * <p>{@link ElectionRunner} runs this review before it contends (its RBAC preflight): {@link
  * Verdict#DENIED} fails the start with a {@link LeaseAccessDeniedException}, {@link Verdict#UNKNOWN} warns and
  * contends anyway. Operator tools call {@link #review(KubernetesClient, String, String)} to show the same
  * verdict without starting anything:

@@ -7,7 +7,7 @@ import java.util.List;
  * the missing verbs and shows the Role rules that grant them.
  *
  * <pre>{@code
- * try (ElectedReconcilers runner = builder.start()) {
+ * try (ElectionRunner runner = builder.start()) {
  *   runner.awaitStopped();
  * } catch (LeaseAccessDeniedException e) {
  *   log.error("{}", e.getMessage());   // shows the Role to apply

@@ -8,7 +8,7 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * The namespace of the Lease and where it came from. {@link ElectedReconcilers} resolves it once at start, in
+ * The namespace of the Lease and where it came from. {@link ElectionRunner} resolves it once at start, in
  * this order: {@link LeaseSettings#namespace()} when set, else the pod's namespace in {@link
  * LeaseSettings#serviceAccountNamespaceFile()}, else the namespace of the client's configuration (kubeconfig
  * context or {@code KUBERNETES_NAMESPACE}). Operator tools call {@link #resolve(LeaseSettings, String)} to say
@@ -68,7 +68,7 @@ public record LeaseNamespace(String name, Source source) {
   }
 
   /**
-   * Resolves the namespace of the Lease the way {@link ElectedReconcilers} does.
+   * Resolves the namespace of the Lease the way {@link ElectionRunner} does.
    *
    * @param settings the Lease settings, for the explicit namespace and the service-account file
    * @param clientNamespace the namespace of the client's configuration, {@code null} when it has none

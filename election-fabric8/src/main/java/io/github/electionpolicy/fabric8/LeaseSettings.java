@@ -30,7 +30,7 @@ import java.util.Optional;
  *
  * <p>Instances are immutable and thread-safe. The {@link Builder} is not thread-safe.
  *
- * @see ElectedReconcilers
+ * @see ElectionRunner
  */
 public final class LeaseSettings {
 
@@ -164,7 +164,7 @@ public final class LeaseSettings {
   }
 
   /**
-   * How long {@link ElectedReconcilers#close()} and a loss with {@link LossPolicy#exit()} wait for the
+   * How long {@link ElectionRunner#close()} and a loss with {@link LossPolicy#exit()} wait for the
    * reconcilers to stop. The default is the safety margin {@code leaseDuration - renewDeadline}: a leader
    * that lost at its renew deadline has that long before a follower may take over, so under
    * {@link LossPolicy#exit()} the process exits (ending whatever still runs) before anyone else can start.

@@ -15,10 +15,10 @@ import org.slf4j.LoggerFactory;
  */
 final class LossReaction {
 
-  private static final Logger LOG = LoggerFactory.getLogger(ElectedReconcilers.class);
+  private static final Logger LOG = LoggerFactory.getLogger(ElectionRunner.class);
 
   private final LossPolicy policy;
-  private final ReconcilerControl control;
+  private final ServiceControl control;
   private final Duration stopTimeout;
   private final BooleanSupplier closing;
   private final Runnable stopForGood;
@@ -30,7 +30,7 @@ final class LossReaction {
    * @param stopForGood moves the runner to STOPPED when it will not contend again
    * @param lease the Lease, as {@code namespace/name}, for logs
    */
-  LossReaction(LossPolicy policy, ReconcilerControl control, Duration stopTimeout, BooleanSupplier closing,
+  LossReaction(LossPolicy policy, ServiceControl control, Duration stopTimeout, BooleanSupplier closing,
       Runnable stopForGood, String lease) {
     this.policy = policy;
     this.control = control;
@@ -46,7 +46,7 @@ final class LossReaction {
         return exit();
       case RECONTEND:
         // Contending again while old reconcilers still run could make two runs overlap: wait them out.
-        if (control.stopAndWaitUntilStoppedOr(closing) == ReconcilerControl.StopResult.NOT_FINISHED) {
+        if (control.stopAndWaitUntilStoppedOr(closing) == ServiceControl.StopResult.NOT_FINISHED) {
           return LossHandler.AfterLoss.STOP;
         }
         return control.hadFatalFailure() ? stopAfterFatalFailure() : LossHandler.AfterLoss.RECONTEND;
@@ -82,10 +82,10 @@ final class LossReaction {
   }
 
   private LossHandler.AfterLoss exit() {
-    ReconcilerControl.StopResult stop = control.stopAndWait(stopTimeout);
-    if (stop == ReconcilerControl.StopResult.NOT_FINISHED) {
+    ServiceControl.StopResult stop = control.stopAndWait(stopTimeout);
+    if (stop == ServiceControl.StopResult.NOT_FINISHED) {
       LOG.warn("Reconcilers did not stop within {}; exiting anyway", Durations.format(stopTimeout));
-    } else if (stop == ReconcilerControl.StopResult.FAILED) {
+    } else if (stop == ServiceControl.StopResult.FAILED) {
       LOG.warn("A reconciler failed to stop; exiting anyway");
     }
     // Exit before reporting STOPPED: a main that returns from awaitStopped() must not end the JVM with
@@ -104,7 +104,7 @@ final class LossReaction {
   }
 
   private LossHandler.AfterLoss custom(LeadershipTerm lostTerm) {
-    if (control.stopAndWaitUntilStoppedOr(closing) == ReconcilerControl.StopResult.NOT_FINISHED) {
+    if (control.stopAndWaitUntilStoppedOr(closing) == ServiceControl.StopResult.NOT_FINISHED) {
       return LossHandler.AfterLoss.STOP;
     }
     if (control.hadFatalFailure()) {

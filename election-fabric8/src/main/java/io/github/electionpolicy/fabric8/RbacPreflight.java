@@ -7,12 +7,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The start-up check of {@link ElectedReconcilers}: a {@link LeaseAccess} review before contending, so a
+ * The start-up check of {@link ElectionRunner}: a {@link LeaseAccess} review before contending, so a
  * missing Role fails at start with the fix instead of as a stream of 403s.
  */
 final class RbacPreflight {
 
-  private static final Logger LOG = LoggerFactory.getLogger(ElectedReconcilers.class);
+  private static final Logger LOG = LoggerFactory.getLogger(ElectionRunner.class);
 
   /** A one-off at start, not on the renew path: it may take the time a cold client needs to connect. */
   private static final long REVIEW_WAIT_NANOS = TimeUnit.SECONDS.toNanos(10);

@@ -12,7 +12,7 @@ import org.slf4j.LoggerFactory;
 /** Holds the current {@link ElectionState} and tells listeners, in order, on a thread of its own. */
 final class StatePublisher {
 
-  private static final Logger LOG = LoggerFactory.getLogger(ElectedReconcilers.class);
+  private static final Logger LOG = LoggerFactory.getLogger(ElectionRunner.class);
 
   private final List<ElectionListener> listeners;
   private final ExecutorService events;

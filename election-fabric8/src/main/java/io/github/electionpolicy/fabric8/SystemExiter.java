@@ -7,7 +7,7 @@ import org.slf4j.LoggerFactory;
 enum SystemExiter implements Exiter {
   INSTANCE;
 
-  private static final Logger LOG = LoggerFactory.getLogger(ElectedReconcilers.class);
+  private static final Logger LOG = LoggerFactory.getLogger(ElectionRunner.class);
 
   @Override
   public void exit(int status) {

@@ -14,7 +14,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * no longer {@linkplain LeadershipTerm#isValid() valid}. Reads pass always.
  *
  * <pre>{@code
- * final class OrdersReconciler implements Reconciler {
+ * final class OrdersReconciler implements LeaderService {
  *   private final KubernetesClient client;            // yours; you close it when the process ends
  *   private ExecutorService worker;
  *
@@ -55,7 +55,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * (fabric8io/kubernetes-client#8105), leaving the call waiting for ever.
  *
  * <p><b>Unelected terms.</b> When the process runs unelected ({@link LeadershipTerm#isElected()} false), the term
- * is valid until the runner is {@linkplain ElectedReconcilers#close() closed}; the gate lets writes through until
+ * is valid until the runner is {@linkplain ElectionRunner#close() closed}; the gate lets writes through until
  * then and refuses them afterwards.
  *
  * <p><b>What it does not guarantee.</b> The gate narrows the window in which a former leader can write; it does
@@ -96,7 +96,7 @@ public final class WriteGate {
    *
    * @param client your client; it stays yours: closing the view does not close it
    * @param term the term that must be valid for a write to be sent, usually the one passed to
-   *     {@link Reconciler#start(LeadershipTerm)}
+   *     {@link LeaderService#start(LeadershipTerm)}
    * @return a new client that refuses every {@code POST}, {@code PUT}, {@code PATCH} and {@code DELETE} with a
    *     {@link TermEndedException} once the term is no longer valid; close it when the term's work is done
    * @throws NullPointerException if {@code client} or {@code term} is null

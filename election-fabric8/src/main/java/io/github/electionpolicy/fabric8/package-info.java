@@ -2,20 +2,20 @@
  * Acts on the core's election decision with fabric8: runs the reconcilers at once when the process runs
  * unelected, or contends for a {@code coordination.k8s.io/v1} Lease and runs them only while it leads.
  *
- * <p>Start with {@link io.github.electionpolicy.fabric8.ElectedReconcilers}; configure it with
+ * <p>Start with {@link io.github.electionpolicy.fabric8.ElectionRunner}; configure it with
  * {@link io.github.electionpolicy.fabric8.LeaseSettings}; give it
- * {@link io.github.electionpolicy.fabric8.Reconciler}s, which receive a
+ * {@link io.github.electionpolicy.fabric8.LeaderService}s, which receive a
  * {@link io.github.electionpolicy.fabric8.LeadershipTerm}. What happens on a loss is a
  * {@link io.github.electionpolicy.fabric8.LossPolicy}; health and state are
  * {@link io.github.electionpolicy.fabric8.ElectionHealth} and
  * {@link io.github.electionpolicy.fabric8.ElectionState}.
  *
  * <pre>{@code
- * try (ElectedReconcilers runner = ElectedReconcilers.builder()
+ * try (ElectionRunner runner = ElectionRunner.builder()
  *     .client(client)
- *     .decide(ElectionPolicy.defaults(), Environment.system(), Substrate.of("kubernetes", true))
+ *     .decide(ElectionPolicy.defaults(), Environment.system(), Substrate.usingKubernetesApi("kubernetes"))
  *     .settings(LeaseSettings.builder().leaseName("orders-controller").build())
- *     .reconciler(ordersReconciler)
+ *     .service(ordersReconciler)
  *     .start()) {
  *   runner.awaitStopped();
  * }

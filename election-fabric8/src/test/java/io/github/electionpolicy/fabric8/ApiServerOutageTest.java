@@ -16,7 +16,7 @@ class ApiServerOutageTest {
 
   @RegisterExtension
   final MockApi api = new MockApi().answeringAccessReviews();
-  private final ReconcilerLog log = new ReconcilerLog();
+  private final ServiceLog log = new ServiceLog();
 
   @Test
   void leaderStopsItsReconcilersWithinTheRenewDeadlineAndExitsOnce() throws Exception {
@@ -31,7 +31,7 @@ class ApiServerOutageTest {
       api.stopServer();
       long notReady = awaitHealth(a, false, true, Duration.ofSeconds(5));
       long notLive = awaitHealth(a, false, false, Duration.ofSeconds(6));
-      Optional<ReconcilerLog.Entry> stopped = log.await("a", ReconcilerLog.Kind.STOP, down, Duration.ZERO);
+      Optional<ServiceLog.Entry> stopped = log.await("a", ServiceLog.Kind.STOP, down, Duration.ZERO);
 
       assertThat(stopped).isPresent();
       assertThat(Duration.ofNanos(stopped.get().nanos() - down))
@@ -55,7 +55,7 @@ class ApiServerOutageTest {
 
       long down = System.nanoTime();
       proxy.refuse();
-      assertThat(log.await("a", ReconcilerLog.Kind.STOP, down, MockApi.RENEW_DEADLINE.plus(MARGIN)))
+      assertThat(log.await("a", ServiceLog.Kind.STOP, down, MockApi.RENEW_DEADLINE.plus(MARGIN)))
           .isPresent();
       assertThat(first.isValid()).isFalse();
       assertThat(a.runner.state().kind()).isEqualTo(ElectionState.Kind.FOLLOWING);
@@ -63,7 +63,7 @@ class ApiServerOutageTest {
 
       long back = System.nanoTime();
       proxy.restore();
-      Optional<ReconcilerLog.Entry> restarted = log.await("a", ReconcilerLog.Kind.START, back,
+      Optional<ServiceLog.Entry> restarted = log.await("a", ServiceLog.Kind.START, back,
           MockApi.LEASE_DURATION.plus(Duration.ofSeconds(3)));
 
       assertThat(restarted).isPresent();
@@ -80,7 +80,7 @@ class ApiServerOutageTest {
     TcpProxy proxy = api.proxy();
     List<String> calls = new CopyOnWriteArrayList<>();
     LeaseSettings settings = MockApi.fastSettings("a").lossPolicy(LossPolicy.custom(lostTerm -> {
-      calls.add("handler saw " + log.of("a", ReconcilerLog.Kind.STOP).size() + " stop, term valid="
+      calls.add("handler saw " + log.of("a", ServiceLog.Kind.STOP).size() + " stop, term valid="
           + lostTerm.isValid());
       return LossHandler.AfterLoss.STOP;
     })).build();

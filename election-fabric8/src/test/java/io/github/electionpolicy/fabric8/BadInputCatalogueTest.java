@@ -36,7 +36,7 @@ import org.junit.jupiter.api.TestFactory;
  */
 class BadInputCatalogueTest {
 
-  private static final Substrate KUBERNETES = Substrate.of("kubernetes", true);
+  private static final Substrate KUBERNETES = Substrate.usingKubernetesApi("kubernetes");
   private static final Environment POD = Environment.of(Map.of("POD_NAME", "orders-0"));
   private static final String LEASE_PATH = "apis/coordination.k8s.io/v1/namespaces/" + MockApi.NAMESPACE + "/leases";
 
@@ -119,20 +119,20 @@ class BadInputCatalogueTest {
   Stream<DynamicTest> missingOrNullInputsFailAtStartUpNamingTheInput() {
     return Stream.of(
         failsWith("null client", NullPointerException.class, "client",
-            () -> ElectedReconcilers.builder().client(null)),
+            () -> ElectionRunner.builder().client(null)),
         failsWith("null decision", NullPointerException.class, "decision",
-            () -> ElectedReconcilers.builder().decision(null)),
+            () -> ElectionRunner.builder().decision(null)),
         failsWith("null reconciler", NullPointerException.class, "reconciler",
-            () -> ElectedReconcilers.builder().reconciler(null)),
+            () -> ElectionRunner.builder().service(null)),
         failsWith("null environment for the decision", NullPointerException.class, "Environment.system()",
-            () -> ElectedReconcilers.builder().decide(ElectionPolicy.defaults(), null, KUBERNETES)),
-        failsWith("no reconciler at all", IllegalStateException.class, "reconciler(...)",
-            () -> ElectedReconcilers.builder().decision(MockApi.CONTEND).settings(settings(b -> b)).start()),
+            () -> ElectionRunner.builder().decide(ElectionPolicy.defaults(), null, KUBERNETES)),
+        failsWith("no service at all", IllegalStateException.class, "service(...)",
+            () -> ElectionRunner.builder().decision(MockApi.CONTEND).settings(settings(b -> b)).start()),
         failsWith("contending without settings", IllegalStateException.class, "settings(LeaseSettings",
-            () -> ElectedReconcilers.builder().decision(MockApi.CONTEND).reconciler(noWork()).start()),
+            () -> ElectionRunner.builder().decision(MockApi.CONTEND).service(noWork()).start()),
         failsWith("contending without a client", IllegalStateException.class, "client(kubernetesClient)",
-            () -> ElectedReconcilers.builder().decision(MockApi.CONTEND).settings(settings(b -> b))
-                .reconciler(noWork()).start()))
+            () -> ElectionRunner.builder().decision(MockApi.CONTEND).settings(settings(b -> b))
+                .service(noWork()).start()))
         .map(c -> dynamicTest(c.name(), () -> assertThatThrownBy(c.attempt())
             .isInstanceOf(c.type()).hasMessageContaining(c.fragment())));
   }
@@ -291,7 +291,7 @@ class BadInputCatalogueTest {
    */
   private static void replicasSharingAnIdentityNeverBothRun() throws Exception {
     try (MockApi api = new MockApi().answeringAccessReviews(); LogCapture logs = new LogCapture()) {
-      ReconcilerLog log = new ReconcilerLog();
+      ServiceLog log = new ServiceLog();
       try (Replica a = Replica.start("a", api.client(), MockApi.fastSettings("orders").build(), log)) {
         assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(3))).isTrue();
         try (Replica b = Replica.start("b", api.client(), MockApi.fastSettings("orders").build(), log)) {
@@ -344,8 +344,8 @@ class BadInputCatalogueTest {
     return change.apply(LeaseSettings.builder().leaseName(MockApi.LEASE).environment(POD)).build();
   }
 
-  private static Reconciler noWork() {
-    return Reconciler.of(term -> { }, () -> { });
+  private static LeaderService noWork() {
+    return LeaderService.of(term -> { }, () -> { });
   }
 
   private static void startWithClientNamespace() throws Exception {
@@ -354,10 +354,10 @@ class BadInputCatalogueTest {
             .withConfig(new io.fabric8.kubernetes.client.ConfigBuilder(io.fabric8.kubernetes.client.Config.empty())
                 .withMasterUrl(api.proxy().url()).withNamespace("Team_Orders").build())
             .withHttpClientFactory(new io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory()).build()) {
-      ElectedReconcilers.builder().client(client).decision(MockApi.CONTEND)
+      ElectionRunner.builder().client(client).decision(MockApi.CONTEND)
           .settings(LeaseSettings.builder().leaseName(MockApi.LEASE).identity("a")
               .serviceAccountNamespaceFile(Path.of("target", "no-such-namespace-file")).build())
-          .reconciler(noWork()).start().close();
+          .service(noWork()).start().close();
     }
   }
 
@@ -366,10 +366,10 @@ class BadInputCatalogueTest {
     try (MockApi api = new MockApi().answeringAccessReviews()) {
       Files.writeString(file, content);
       KubernetesClient client = api.client();
-      ElectedReconcilers.builder().client(client).decision(MockApi.CONTEND)
+      ElectionRunner.builder().client(client).decision(MockApi.CONTEND)
           .settings(LeaseSettings.builder().leaseName(MockApi.LEASE).identity("a").serviceAccountNamespaceFile(file)
               .build())
-          .reconciler(noWork()).start().close();
+          .service(noWork()).start().close();
     } finally {
       Files.deleteIfExists(file);
     }

@@ -14,7 +14,7 @@ class ElectionThreadFailureTest {
 
   @RegisterExtension
   final MockApi api = new MockApi().answeringAccessReviews();
-  private final ReconcilerLog log = new ReconcilerLog();
+  private final ServiceLog log = new ServiceLog();
 
   @Test
   void interruptedElectionThreadStopsTheReconcilersAndExits() throws Exception {
@@ -24,8 +24,8 @@ class ElectionThreadFailureTest {
       exitNanos.set(System.nanoTime());
       exits.add(status);
     })).build();
-    Reconciler logged = log.reconciler("a");
-    Reconciler slowToStop = new Reconciler() {
+    LeaderService logged = log.service("a");
+    LeaderService slowToStop = new LeaderService() {
       @Override
       public void start(LeadershipTerm term) throws Exception {
         logged.start(term);
@@ -37,13 +37,13 @@ class ElectionThreadFailureTest {
         logged.stop();
       }
     };
-    try (ElectedReconcilers a = ElectedReconcilers.builder()
+    try (ElectionRunner a = ElectionRunner.builder()
         .client(api.client())
         .decision(MockApi.CONTEND)
         .settings(settings)
-        .reconciler(slowToStop)
+        .service(slowToStop)
         .start()) {
-      assertThat(log.await("a", ReconcilerLog.Kind.START, 0, Duration.ofSeconds(5))).isPresent();
+      assertThat(log.await("a", ServiceLog.Kind.START, 0, Duration.ofSeconds(5))).isPresent();
       LeadershipTerm term = a.currentTerm().orElseThrow();
 
       Thread.getAllStackTraces().keySet().stream()
@@ -53,7 +53,7 @@ class ElectionThreadFailureTest {
 
       assertThat(a.awaitStopped(Duration.ofSeconds(5))).isTrue();
       assertThat(exits).containsExactly(LossPolicy.LOSS_EXIT_STATUS);
-      assertThat(log.of("a", ReconcilerLog.Kind.STOP)).as("stopped before the exit").hasSize(1)
+      assertThat(log.of("a", ServiceLog.Kind.STOP)).as("stopped before the exit").hasSize(1)
           .allSatisfy(stop -> assertThat(stop.nanos() - exitNanos.get()).isNegative());
       assertThat(log.running()).isEmpty();
       assertThat(term.isValid()).isFalse();

@@ -20,7 +20,7 @@ class FollowerWatchTest {
 
   @RegisterExtension
   final MockApi api = new MockApi(true).answeringAccessReviews();
-  private final ReconcilerLog log = new ReconcilerLog();
+  private final ServiceLog log = new ServiceLog();
 
   @Test
   void followerWithAnOpenWatchReadsTheLeaseFarLessThanOncePerRetryPeriod() throws Exception {
@@ -59,7 +59,7 @@ class FollowerWatchTest {
 
       long cut = System.nanoTime();
       a.client.close();
-      Optional<ReconcilerLog.Entry> takeover = log.await("b", ReconcilerLog.Kind.START, cut,
+      Optional<ServiceLog.Entry> takeover = log.await("b", ServiceLog.Kind.START, cut,
           Duration.ofSeconds(6));
       assertThat(takeover).isPresent();
 
@@ -80,7 +80,7 @@ class FollowerWatchTest {
     }
   }
 
-  /** A crash: see {@link ElectedReconcilers#crashForTest()}. */
+  /** A crash: see {@link ElectionRunner#crashForTest()}. */
   @Test
   void crashedLeaderIsTakenOverRightAtTheLeaseDurationAfterItsLastRenewal() throws Exception {
     Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log);
@@ -92,7 +92,7 @@ class FollowerWatchTest {
       // Ends the way a killed process does: no stop, no release, no further write.
       a.runner.crashForTest();
       log.crashed("a");
-      Optional<ReconcilerLog.Entry> takeover = log.await("b", ReconcilerLog.Kind.START, crash,
+      Optional<ServiceLog.Entry> takeover = log.await("b", ServiceLog.Kind.START, crash,
           Duration.ofSeconds(6));
       assertThat(takeover).isPresent();
 

@@ -14,7 +14,7 @@ class HealthAndListenerTest {
 
   @RegisterExtension
   final MockApi api = new MockApi().answeringAccessReviews();
-  private final ReconcilerLog log = new ReconcilerLog();
+  private final ServiceLog log = new ServiceLog();
 
   @Test
   void listenerSeesEveryStateChangeInOrder() throws Exception {

@@ -1,7 +1,7 @@
 package io.github.electionpolicy.fabric8;
 
 import io.github.electionpolicy.fabric8.LeaseWriteLog.Write;
-import io.github.electionpolicy.fabric8.ReconcilerLog.Entry;
+import io.github.electionpolicy.fabric8.ServiceLog.Entry;
 import io.github.electionpolicy.fabric8.SoakJournal.GracefulClose;
 import io.github.electionpolicy.fabric8.SoakJournal.HealthSample;
 import io.github.electionpolicy.fabric8.SoakJournal.Outage;
@@ -84,7 +84,7 @@ final class InvariantChecker {
     int[] cutSamples = new int[3];
     int healthViolations = checkHealth(log, cutSamples);
     journal.unrecovered().forEach(u -> violations.add("UNRECOVERED after " + u.event() + ": " + u.states()));
-    int runs = (int) log.stream().filter(e -> e.kind() == ReconcilerLog.Kind.START).count();
+    int runs = (int) log.stream().filter(e -> e.kind() == ServiceLog.Kind.START).count();
     return new Report(events, runs, overlaps, gap[0] == Long.MAX_VALUE ? -1 : gap[0] / 1000, expected[0], lost,
         takeovers[0], early, minWait[0] == Long.MAX_VALUE ? -1 : minWait[0] / 1_000_000,
         journal.outages().size(), maxRecovery, journal.samples().size(), healthViolations,
@@ -96,7 +96,7 @@ final class InvariantChecker {
     long lastStop = Long.MIN_VALUE;
     int overlaps = 0;
     for (Entry e : log) {
-      if (e.kind() == ReconcilerLog.Kind.START) {
+      if (e.kind() == ServiceLog.Kind.START) {
         if (!running.isEmpty()) {
           overlaps++;
           violations.add("OVERLAP: " + e.replica() + " started at " + journal.at(e.nanos()) + " ms while "
@@ -173,7 +173,7 @@ final class InvariantChecker {
       if (activeThroughout(log, outage.returnNanos(), outage.stableNanos())) {
         recovery = 0;
       } else {
-        Optional<Entry> next = log.stream().filter(e -> e.kind() == ReconcilerLog.Kind.START
+        Optional<Entry> next = log.stream().filter(e -> e.kind() == ServiceLog.Kind.START
             && e.nanos() - outage.returnNanos() >= 0).findFirst();
         recovery = next.map(e -> e.nanos() - outage.returnNanos()).orElse(Long.MAX_VALUE);
       }
@@ -193,7 +193,7 @@ final class InvariantChecker {
       if (e.nanos() - to > 0) {
         break;
       }
-      if (e.kind() == ReconcilerLog.Kind.START) {
+      if (e.kind() == ServiceLog.Kind.START) {
         started.put(e.replica(), e.nanos());
       } else {
         started.remove(e.replica());
@@ -268,7 +268,7 @@ final class InvariantChecker {
         }
         if (h.state() instanceof ElectionState.Leading) {
           Optional<Entry> lastStart = log.stream().filter(e -> e.replica().equals(s.identity())
-              && e.kind() == ReconcilerLog.Kind.START && e.nanos() - s.nanos() <= 0)
+              && e.kind() == ServiceLog.Kind.START && e.nanos() - s.nanos() <= 0)
               .reduce((first, second) -> second);
           if (lastStart.isEmpty() || lastStart.get().term() != ((ElectionState.Leading) h.state()).term()) {
             wrong.add("leading with a term its reconcilers were not started with");

@@ -17,7 +17,7 @@ class LeaderElectionTest {
 
   @RegisterExtension
   final MockApi api = new MockApi().answeringAccessReviews();
-  private final ReconcilerLog log = new ReconcilerLog();
+  private final ServiceLog log = new ServiceLog();
 
   @Test
   void ofThreeReplicasExactlyOneLeadsAndTheOthersFollowIt() throws Exception {
@@ -53,8 +53,8 @@ class LeaderElectionTest {
 
         long closing = System.nanoTime();
         a.close();
-        Optional<ReconcilerLog.Entry> takeover =
-            log.await("b", ReconcilerLog.Kind.START, closing, Duration.ofSeconds(3));
+        Optional<ServiceLog.Entry> takeover =
+            log.await("b", ServiceLog.Kind.START, closing, Duration.ofSeconds(3));
 
         assertThat(takeover).isPresent();
         long handOverMillis = Duration.ofNanos(takeover.get().nanos() - closing).toMillis();
@@ -85,9 +85,9 @@ class LeaderElectionTest {
       Lease lastRenewal = api.lease();
       assertThat(lastRenewal.getSpec().getHolderIdentity()).isEqualTo("a");
       Instant expiry = lastRenewal.getSpec().getRenewTime().toInstant().plus(MockApi.LEASE_DURATION);
-      Optional<ReconcilerLog.Entry> takeover = log.await("b", ReconcilerLog.Kind.START, cut,
+      Optional<ServiceLog.Entry> takeover = log.await("b", ServiceLog.Kind.START, cut,
           Duration.ofSeconds(6));
-      Instant takenAt = Instant.now().minusNanos(System.nanoTime() - takeover.map(ReconcilerLog.Entry::nanos)
+      Instant takenAt = Instant.now().minusNanos(System.nanoTime() - takeover.map(ServiceLog.Entry::nanos)
           .orElse(System.nanoTime()));
 
       assertThat(takeover).isPresent();
@@ -104,7 +104,7 @@ class LeaderElectionTest {
 
   /**
    * A crash: a's runner ends the way a killed process does (no stop, no release, no further write; see
-   * {@link ElectedReconcilers#crashForTest()}), and the log records that its work ended at that instant.
+   * {@link ElectionRunner#crashForTest()}), and the log records that its work ended at that instant.
    */
   @Test
   void crashedLeaderIsTakenOverAfterTheLeaseDurationAndNotBefore() throws Exception {
@@ -121,7 +121,7 @@ class LeaderElectionTest {
       Lease lastRenewal = api.lease();
       assertThat(lastRenewal.getSpec().getHolderIdentity()).isEqualTo("a");
       Instant expiry = lastRenewal.getSpec().getRenewTime().toInstant().plus(MockApi.LEASE_DURATION);
-      Optional<ReconcilerLog.Entry> takeover = log.await("b", ReconcilerLog.Kind.START, crash,
+      Optional<ServiceLog.Entry> takeover = log.await("b", ServiceLog.Kind.START, crash,
           Duration.ofSeconds(6));
 
       assertThat(takeover).isPresent();
@@ -131,7 +131,7 @@ class LeaderElectionTest {
       assertThat(takenAt).isAfterOrEqualTo(expiry);
       assertThat(Duration.ofMillis(takeoverMillis)).isLessThan(MockApi.LEASE_DURATION
           .plus(MockApi.RETRY_PERIOD.multipliedBy(2)).plus(Duration.ofMillis(1000)));
-      assertThat(log.of("a", ReconcilerLog.Kind.STOP)).as("only the crash ended a's work").hasSize(1)
+      assertThat(log.of("a", ServiceLog.Kind.STOP)).as("only the crash ended a's work").hasSize(1)
           .allSatisfy(stop -> assertThat(stop.nanos() - crash).isNotNegative());
       assertThat(log.overlap()).isEmpty();
       assertThat(api.lease().getSpec().getHolderIdentity()).isEqualTo("b");
@@ -143,8 +143,8 @@ class LeaderElectionTest {
   @Test
   void closeFromAnInterruptedThreadStillStopsThenReleasesAndKeepsTheInterrupt() throws Exception {
     CountDownLatch stopping = new CountDownLatch(1);
-    Reconciler logged = log.reconciler("a");
-    Reconciler slowToStop = new Reconciler() {
+    LeaderService logged = log.service("a");
+    LeaderService slowToStop = new LeaderService() {
       @Override
       public void start(LeadershipTerm term) throws Exception {
         logged.start(term);
@@ -158,11 +158,11 @@ class LeaderElectionTest {
         logged.stop();
       }
     };
-    ElectedReconcilers a = ElectedReconcilers.builder()
+    ElectionRunner a = ElectionRunner.builder()
         .client(api.client())
         .decision(MockApi.CONTEND)
         .settings(MockApi.fastSettings("a").build())
-        .reconciler(slowToStop)
+        .service(slowToStop)
         .start();
     try (Replica b = Replica.start("b", api.client(), MockApi.fastSettings("b").build(), log)) {
       assertThat(Replica.awaitTrue(() -> b.runner.state().equals(new ElectionState.Following(Optional.of("a"))),
@@ -177,10 +177,10 @@ class LeaderElectionTest {
 
       assertThat(interruptedAfterClose).as("the interrupt flag is set again").isTrue();
       assertThat(stopping.getCount()).isZero();
-      assertThat(log.of("a", ReconcilerLog.Kind.STOP)).as("close() waited for the stop").hasSize(1)
+      assertThat(log.of("a", ServiceLog.Kind.STOP)).as("close() waited for the stop").hasSize(1)
           .allSatisfy(stop -> assertThat(stop.nanos() - closed).isNegative());
       assertThat(holderAfterClose).as("released (or already taken over)").isIn("", "b");
-      Optional<ReconcilerLog.Entry> takeover = log.await("b", ReconcilerLog.Kind.START, closing,
+      Optional<ServiceLog.Entry> takeover = log.await("b", ServiceLog.Kind.START, closing,
           Duration.ofSeconds(3));
       assertThat(takeover).isPresent();
       assertThat(Duration.ofNanos(takeover.get().nanos() - closing)).isLessThan(MockApi.LEASE_DURATION.dividedBy(2));
@@ -193,11 +193,11 @@ class LeaderElectionTest {
 
   @Test
   void runUnelectedStartsReconcilersAtOnceWithoutAnyRequest() throws Exception {
-    try (ElectedReconcilers runner = ElectedReconcilers.builder()
+    try (ElectionRunner runner = ElectionRunner.builder()
         .client(api.client())
         .decision(MockApi.RUN_UNELECTED)
         .settings(MockApi.fastSettings("solo").build())
-        .reconciler(log.reconciler("solo"))
+        .service(log.service("solo"))
         .start()) {
       assertThat(log.running()).containsExactly("solo");
       assertThat(runner.state()).isEqualTo(new ElectionState.NotContending("solo"));
@@ -216,7 +216,7 @@ class LeaderElectionTest {
   void closeIsIdempotentAndEndsTheTerm() throws Exception {
     long started = System.nanoTime();
     Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log);
-    assertThat(log.await("a", ReconcilerLog.Kind.START, started, Duration.ofSeconds(5))).isPresent();
+    assertThat(log.await("a", ServiceLog.Kind.START, started, Duration.ofSeconds(5))).isPresent();
     LeadershipTerm term = a.runner.currentTerm().orElseThrow();
 
     a.close();
@@ -225,22 +225,22 @@ class LeaderElectionTest {
     assertThat(term.isValid()).isFalse();
     assertThat(term.awaitEnd(Duration.ZERO)).isTrue();
     assertThat(a.runner.state()).isEqualTo(new ElectionState.Stopped());
-    assertThat(log.of("a", ReconcilerLog.Kind.STOP)).hasSize(1);
+    assertThat(log.of("a", ServiceLog.Kind.STOP)).hasSize(1);
     assertThat(Stream.of(api.lease().getSpec().getHolderIdentity())).containsExactly("");
   }
 
   @Test
   void closeCalledFromAReconcilerReturnsPromptlyAndReleases() throws Exception {
-    java.util.concurrent.atomic.AtomicReference<ElectedReconcilers> runnerRef =
+    java.util.concurrent.atomic.AtomicReference<ElectionRunner> runnerRef =
         new java.util.concurrent.atomic.AtomicReference<>();
     java.util.concurrent.CompletableFuture<Duration> closeTook = new java.util.concurrent.CompletableFuture<>();
     java.util.concurrent.CountDownLatch ready = new java.util.concurrent.CountDownLatch(1);
     java.util.concurrent.atomic.AtomicInteger stops = new java.util.concurrent.atomic.AtomicInteger();
-    ElectedReconcilers runner = ElectedReconcilers.builder()
+    ElectionRunner runner = ElectionRunner.builder()
         .client(api.client())
         .decision(MockApi.CONTEND)
         .settings(MockApi.fastSettings("a").build())
-        .reconciler(Reconciler.of(term -> {
+        .service(LeaderService.of(term -> {
           try {
             ready.await();
           } catch (InterruptedException e) {

@@ -14,7 +14,7 @@ class LeadershipTermTest {
 
   @RegisterExtension
   final MockApi api = new MockApi().answeringAccessReviews();
-  private final ReconcilerLog log = new ReconcilerLog();
+  private final ServiceLog log = new ServiceLog();
 
   @Test
   void termTurnsInvalidAtItsDeadlineEvenWithoutTheElectionThread() {
@@ -70,24 +70,24 @@ class LeadershipTermTest {
         return Instant.now();
       }
     };
-    ElectedReconcilers runner = ElectedReconcilers.builder()
+    ElectionRunner runner = ElectionRunner.builder()
         .client(api.client())
         .decision(MockApi.CONTEND)
         .settings(MockApi.fastSettings("a").leaseDuration(Duration.ofSeconds(4)).renewDeadline(renewDeadline)
             .retryPeriod(retryPeriod).build())
-        .reconciler(log.reconciler("a"))
+        .service(log.service("a"))
         .ticker(() -> System.nanoTime() + offset.get())
         .clock(clock)
         .start();
     try {
-      assertThat(log.await("a", ReconcilerLog.Kind.START, 0, Duration.ofSeconds(5))).isPresent();
+      assertThat(log.await("a", ServiceLog.Kind.START, 0, Duration.ofSeconds(5))).isPresent();
       LeadershipTerm term = runner.currentTerm().orElseThrow();
       Thread.sleep(retryPeriod.toMillis() * 2);
 
       long jumped = System.nanoTime();
       armed.set(true);
 
-      assertThat(log.await("a", ReconcilerLog.Kind.STOP, jumped, Duration.ofSeconds(3))).isPresent();
+      assertThat(log.await("a", ServiceLog.Kind.STOP, jumped, Duration.ofSeconds(3))).isPresent();
       assertThat(term.isValid()).isFalse();
     } finally {
       runner.close();
@@ -110,12 +110,12 @@ class LeadershipTermTest {
   void leaseTransitionsGrowWithEachHandOverSoTermsFenceWrites() throws Exception {
     Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log);
     try (Replica b = Replica.start("b", api.client(), MockApi.fastSettings("b").build(), log)) {
-      Optional<ReconcilerLog.Entry> first = log.await("a", ReconcilerLog.Kind.START, 0, Duration.ofSeconds(5));
+      Optional<ServiceLog.Entry> first = log.await("a", ServiceLog.Kind.START, 0, Duration.ofSeconds(5));
       assertThat(first).isPresent();
       LeadershipTerm aTerm = first.get().term();
 
       a.close();
-      Optional<ReconcilerLog.Entry> second = log.await("b", ReconcilerLog.Kind.START, 0, Duration.ofSeconds(3));
+      Optional<ServiceLog.Entry> second = log.await("b", ServiceLog.Kind.START, 0, Duration.ofSeconds(3));
 
       assertThat(second).isPresent();
       LeadershipTerm bTerm = second.get().term();
@@ -135,20 +135,20 @@ class LeadershipTermTest {
   @Test
   void reconcilerThatFailsToStartGivesTheTermUpAndTheLossPolicyApplies() throws Exception {
     java.util.List<Integer> exits = new java.util.concurrent.CopyOnWriteArrayList<>();
-    ElectedReconcilers runner = ElectedReconcilers.builder()
+    ElectionRunner runner = ElectionRunner.builder()
         .client(api.client())
         .decision(MockApi.CONTEND)
         .settings(MockApi.fastSettings("a").lossPolicy(LossPolicy.exit(exits::add)).build())
-        .reconciler(log.reconciler("a"))
-        .reconciler(Reconciler.of(term -> {
+        .service(log.service("a"))
+        .service(LeaderService.of(term -> {
           throw new IllegalStateException("informer cache did not sync");
         }, () -> { }))
         .start();
     try {
       assertThat(runner.awaitStopped(Duration.ofSeconds(5))).isTrue();
 
-      assertThat(log.of("a", ReconcilerLog.Kind.START)).hasSize(1);
-      assertThat(log.of("a", ReconcilerLog.Kind.STOP)).hasSize(1);
+      assertThat(log.of("a", ServiceLog.Kind.START)).hasSize(1);
+      assertThat(log.of("a", ServiceLog.Kind.STOP)).hasSize(1);
       assertThat(exits).containsExactly(LossPolicy.LOSS_EXIT_STATUS);
       assertThat(api.lease().getSpec().getHolderIdentity()).isEmpty();
     } finally {

@@ -41,7 +41,7 @@ record LeaseContest(Optional<Duration> firstStartAfter, List<ElectionState> stat
   static LeaseContest against(Consumer<MockApi> plant, Duration observe, Duration jump) throws Exception {
     try (MockApi api = new MockApi().answeringAccessReviews()) {
       plant.accept(api);
-      ReconcilerLog log = new ReconcilerLog();
+      ServiceLog log = new ServiceLog();
       String logs;
       List<ElectionState> states = new ArrayList<>();
       List<Boolean> ready = new ArrayList<>();
@@ -68,7 +68,7 @@ record LeaseContest(Optional<Duration> firstStartAfter, List<ElectionState> stat
         finalLease = api.lease();
         logs = capture.text();
       }
-      Optional<Duration> first = log.entries().stream().filter(e -> e.kind() == ReconcilerLog.Kind.START)
+      Optional<Duration> first = log.entries().stream().filter(e -> e.kind() == ServiceLog.Kind.START)
           .findFirst().map(e -> Duration.ofNanos(e.nanos() - started));
       String left = http(api, "GET", "apis/coordination.k8s.io/v1beta1/namespaces/" + MockApi.NAMESPACE
           + "/leases/" + MockApi.LEASE, null);

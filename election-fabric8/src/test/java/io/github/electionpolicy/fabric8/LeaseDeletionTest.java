@@ -12,7 +12,7 @@ class LeaseDeletionTest {
 
   @RegisterExtension
   final MockApi api = new MockApi().answeringAccessReviews();
-  private final ReconcilerLog log = new ReconcilerLog();
+  private final ServiceLog log = new ServiceLog();
 
   @Test
   void deletedLeaseStopsTheOldLeaderBeforeAnyoneStartsAndTheFencingTokenGrows() throws Exception {
@@ -26,9 +26,9 @@ class LeaseDeletionTest {
 
       long deleted = System.nanoTime();
       api.client().leases().inNamespace(MockApi.NAMESPACE).withName(MockApi.LEASE).delete();
-      Optional<ReconcilerLog.Entry> oldLeaderStopped = log.await("a", ReconcilerLog.Kind.STOP, deleted,
+      Optional<ServiceLog.Entry> oldLeaderStopped = log.await("a", ServiceLog.Kind.STOP, deleted,
           Duration.ofSeconds(3));
-      Optional<ReconcilerLog.Entry> nextStart = log.await(null, ReconcilerLog.Kind.START, deleted,
+      Optional<ServiceLog.Entry> nextStart = log.await(null, ServiceLog.Kind.START, deleted,
           MockApi.LEASE_DURATION.plusSeconds(3));
 
       assertThat(oldLeaderStopped).as("the old leader treats the deletion as a loss").isPresent();

@@ -88,7 +88,7 @@ class LeaseProtocolAttackTest {
     AtomicLong changedAt = new AtomicLong();
     AtomicLong takenAt = new AtomicLong();
     String leasePath = "/apis/coordination.k8s.io/v1/namespaces/" + MockApi.NAMESPACE + "/leases/" + MockApi.LEASE;
-    ReconcilerLog log = new ReconcilerLog();
+    ServiceLog log = new ServiceLog();
     try (MockApi api = new MockApi(false, delegate -> new Dispatcher() {
       @Override
       public MockResponse dispatch(RecordedRequest request) {
@@ -119,11 +119,11 @@ class LeaseProtocolAttackTest {
           .withAcquireTime(ZonedDateTime.now()).withRenewTime(ZonedDateTime.now()).withLeaseTransitions(4)
           .endSpec().build()).create();
 
-      try (ElectedReconcilers a = ElectedReconcilers.builder()
+      try (ElectionRunner a = ElectionRunner.builder()
           .client(client)
           .decision(MockApi.CONTEND)
           .settings(MockApi.fastSettings("a").build())
-          .reconciler(log.reconciler("a"))
+          .service(log.service("a"))
           .ticker(ticker)
           .rbacPreflight(false)
           .start()) {
@@ -140,7 +140,7 @@ class LeaseProtocolAttackTest {
   // ---- FINDING 2 -----------------------------------------------------------------------------------------
 
   /**
-   * Attack: ElectedReconcilers hands ReconcilerControl {@code () -> elector.relinquish(true)} as the failure
+   * Attack: ElectionRunner hands ServiceControl {@code () -> elector.relinquish(true)} as the failure
    * callback, and LeaseElector.relinquish just sets a flag: neither says WHICH term failed. A reconciler whose
    * start() is slow and then fails (say, an informer sync that times out because the API server is flaky)
    * fails while the elector is inside events.lost() for that very term (the RECONTEND stop is queued behind the
@@ -158,12 +158,12 @@ class LeaseProtocolAttackTest {
    */
   @Test
   void aFailedStartOfALostTermNeverGivesUpTheNextTerm() throws Exception {
-    ReconcilerLog log = new ReconcilerLog();
+    ServiceLog log = new ServiceLog();
     CountDownLatch firstStartEntered = new CountDownLatch(1);
     CountDownLatch failFirstStart = new CountDownLatch(1);
     AtomicInteger starts = new AtomicInteger();
-    Reconciler recorded = log.reconciler("a");
-    Reconciler reconciler = new Reconciler() {
+    LeaderService recorded = log.service("a");
+    LeaderService reconciler = new LeaderService() {
       @Override
       public void start(LeadershipTerm term) throws Exception {
         if (starts.incrementAndGet() == 1) {
@@ -181,11 +181,11 @@ class LeaseProtocolAttackTest {
     };
     try (MockApi api = new MockApi()) {
       KubernetesClient client = api.client();
-      try (ElectedReconcilers a = ElectedReconcilers.builder()
+      try (ElectionRunner a = ElectionRunner.builder()
           .client(client)
           .decision(MockApi.CONTEND)
           .settings(MockApi.fastSettings("a").build())
-          .reconciler(reconciler)
+          .service(reconciler)
           .rbacPreflight(false)
           .start()) {
         assertThat(firstStartEntered.await(5, TimeUnit.SECONDS)).isTrue();
@@ -204,12 +204,12 @@ class LeaseProtocolAttackTest {
             .withHolderIdentity("").withLeaseDurationSeconds(1).endSpec().build()).update();
         failFirstStart.countDown();
 
-        Optional<ReconcilerLog.Entry> term2 = log.await("a", ReconcilerLog.Kind.START, 0, Duration.ofSeconds(3));
+        Optional<ServiceLog.Entry> term2 = log.await("a", ServiceLog.Kind.START, 0, Duration.ofSeconds(3));
         assertThat(term2).isPresent();
         Thread.sleep(1_000);
 
         // Nothing went wrong with term 2: it must still run, never stopped, still holding the Lease.
-        assertThat(log.of("a", ReconcilerLog.Kind.STOP)).isEmpty();
+        assertThat(log.of("a", ServiceLog.Kind.STOP)).isEmpty();
         assertThat(a.currentTerm()).hasValueSatisfying(
             t -> assertThat(t.leaseTransitions()).isEqualTo(term2.get().term().leaseTransitions()));
       }

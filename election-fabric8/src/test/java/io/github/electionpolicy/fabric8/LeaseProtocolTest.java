@@ -15,7 +15,7 @@ class LeaseProtocolTest {
 
   @RegisterExtension
   final MockApi api = new MockApi().answeringAccessReviews();
-  private final ReconcilerLog log = new ReconcilerLog();
+  private final ServiceLog log = new ServiceLog();
 
   private void createLeaseHeldBy(String holder, ZonedDateTime renewTime) {
     api.client().leases().inNamespace(MockApi.NAMESPACE).resource(new LeaseBuilder()
@@ -36,7 +36,7 @@ class LeaseProtocolTest {
 
     long started = System.nanoTime();
     try (Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log)) {
-      Optional<ReconcilerLog.Entry> taken = log.await("a", ReconcilerLog.Kind.START, started,
+      Optional<ServiceLog.Entry> taken = log.await("a", ServiceLog.Kind.START, started,
           MockApi.LEASE_DURATION.plusSeconds(3));
 
       assertThat(taken).isPresent();
@@ -51,7 +51,7 @@ class LeaseProtocolTest {
 
     long started = System.nanoTime();
     try (Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log)) {
-      Optional<ReconcilerLog.Entry> taken = log.await("a", ReconcilerLog.Kind.START, started,
+      Optional<ServiceLog.Entry> taken = log.await("a", ServiceLog.Kind.START, started,
           MockApi.LEASE_DURATION.plusSeconds(3));
 
       assertThat(taken).isPresent();
@@ -73,11 +73,11 @@ class LeaseProtocolTest {
         .endSpec()
         .build()).create();
     java.util.concurrent.atomic.AtomicLong offset = new java.util.concurrent.atomic.AtomicLong();
-    try (ElectedReconcilers a = ElectedReconcilers.builder()
+    try (ElectionRunner a = ElectionRunner.builder()
         .client(api.client())
         .decision(MockApi.CONTEND)
         .settings(MockApi.fastSettings("a").build())
-        .reconciler(log.reconciler("a"))
+        .service(log.service("a"))
         .ticker(() -> System.nanoTime() + offset.get())
         .start()) {
       assertThat(Replica.awaitTrue(
@@ -88,25 +88,25 @@ class LeaseProtocolTest {
       // promise, keeps its term: the old one-hour cap would have taken over here.
       long pastAnHour = System.nanoTime();
       offset.addAndGet(Duration.ofHours(1).plusSeconds(5).toNanos());
-      assertThat(log.await("a", ReconcilerLog.Kind.START, pastAnHour, Duration.ofSeconds(2))).isEmpty();
+      assertThat(log.await("a", ServiceLog.Kind.START, pastAnHour, Duration.ofSeconds(2))).isEmpty();
 
       long pastTwoHours = System.nanoTime();
       offset.addAndGet(Duration.ofHours(1).toNanos());
-      assertThat(log.await("a", ReconcilerLog.Kind.START, pastTwoHours, Duration.ofSeconds(3))).isPresent();
+      assertThat(log.await("a", ServiceLog.Kind.START, pastTwoHours, Duration.ofSeconds(3))).isPresent();
     }
   }
 
   @Test
   void leaderWhoseLeaseWasTakenStopsAtItsNextRenewalWithoutWaitingForTheDeadline() throws Exception {
     try (Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log)) {
-      assertThat(log.await("a", ReconcilerLog.Kind.START, 0, Duration.ofSeconds(5))).isPresent();
+      assertThat(log.await("a", ServiceLog.Kind.START, 0, Duration.ofSeconds(5))).isPresent();
 
       long taken = System.nanoTime();
       Lease current = api.lease();
       api.client().leases().inNamespace(MockApi.NAMESPACE).resource(new LeaseBuilder(current)
           .editSpec().withHolderIdentity("intruder").withRenewTime(ZonedDateTime.now()).endSpec()
           .build()).update();
-      Optional<ReconcilerLog.Entry> stopped = log.await("a", ReconcilerLog.Kind.STOP, taken,
+      Optional<ServiceLog.Entry> stopped = log.await("a", ServiceLog.Kind.STOP, taken,
           Duration.ofSeconds(3));
 
       assertThat(stopped).isPresent();

@@ -22,7 +22,7 @@ class LeaseRequestsTest {
 
   @RegisterExtension
   final MockApi api = new MockApi().answeringAccessReviews();
-  private final ReconcilerLog log = new ReconcilerLog();
+  private final ServiceLog log = new ServiceLog();
 
   @Test
   void leaseRequestsImpersonateTheUserThatTheClientImpersonates() throws Exception {

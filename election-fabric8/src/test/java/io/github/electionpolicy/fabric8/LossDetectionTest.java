@@ -16,7 +16,7 @@ class LossDetectionTest {
 
   @RegisterExtension
   final MockApi api = new MockApi().answeringAccessReviews();
-  private final ReconcilerLog log = new ReconcilerLog();
+  private final ServiceLog log = new ServiceLog();
 
   @Test
   void leaderWhoseRetryPeriodOutlastsItsDeadlineStopsAtTheDeadlineNotAtTheNextAttempt() throws Exception {
@@ -32,7 +32,7 @@ class LossDetectionTest {
       proxy.refuse();
       assertThat(Replica.awaitTrue(() -> !term.isValid(), Duration.ofSeconds(8))).isTrue();
       long invalid = System.nanoTime();
-      Optional<ReconcilerLog.Entry> stopped = log.await("a", ReconcilerLog.Kind.STOP, cut, Duration.ofSeconds(5));
+      Optional<ServiceLog.Entry> stopped = log.await("a", ServiceLog.Kind.STOP, cut, Duration.ofSeconds(5));
 
       assertThat(stopped).isPresent();
       assertThat(Duration.ofNanos(stopped.get().nanos() - invalid)).isLessThan(Duration.ofMillis(800));
@@ -43,7 +43,7 @@ class LossDetectionTest {
   void closeFromAShutdownHookAfterAnExitWhoseStopTimedOutDoesNotWaitASecondTime() throws Exception {
     Duration stopTimeout = Duration.ofSeconds(2);
     CountDownLatch releaseHungStop = new CountDownLatch(1);
-    AtomicReference<ElectedReconcilers> runnerRef = new AtomicReference<>();
+    AtomicReference<ElectionRunner> runnerRef = new AtomicReference<>();
     List<Duration> closeTook = new CopyOnWriteArrayList<>();
     LeaseSettings settings = MockApi.fastSettings("a").stopTimeout(stopTimeout)
         .lossPolicy(LossPolicy.exit(status -> {
@@ -53,11 +53,11 @@ class LossDetectionTest {
         }))
         .build();
     TcpProxy proxy = api.proxy();
-    ElectedReconcilers runner = ElectedReconcilers.builder()
+    ElectionRunner runner = ElectionRunner.builder()
         .client(api.client(proxy.url()))
         .decision(MockApi.CONTEND)
         .settings(settings)
-        .reconciler(Reconciler.of(term -> { }, () -> {
+        .service(LeaderService.of(term -> { }, () -> {
           try {
             releaseHungStop.await();
           } catch (InterruptedException e) {

@@ -50,11 +50,11 @@ final class MockApi implements AutoCloseable, AfterEachCallback {
 
   static final ElectionDecision CONTEND = ElectionPolicy.defaults().decide(
       Environment.of(Map.of("KUBERNETES_SERVICE_HOST", "10.0.0.1", "KUBERNETES_SERVICE_PORT", "443")),
-      Substrate.of("kubernetes", true));
+      Substrate.usingKubernetesApi("kubernetes"));
   static final ElectionDecision RUN_UNELECTED = ElectionPolicy.defaults().decide(
       Environment.of(Map.of("KUBERNETES_SERVICE_HOST", "10.0.0.1", "KUBERNETES_SERVICE_PORT", "443",
           "LEADER_ELECTION_ENABLED", "false")),
-      Substrate.of("kubernetes", true));
+      Substrate.usingKubernetesApi("kubernetes"));
 
   // Held strongly: java.util.logging forgets the level of a logger nobody references.
   private static final java.util.logging.Logger MOCK_SERVER_LOG = quiet("io.fabric8.mockwebserver");

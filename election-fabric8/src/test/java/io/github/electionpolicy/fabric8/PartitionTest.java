@@ -12,7 +12,7 @@ class PartitionTest {
 
   @RegisterExtension
   final MockApi api = new MockApi().answeringAccessReviews();
-  private final ReconcilerLog log = new ReconcilerLog();
+  private final ServiceLog log = new ServiceLog();
 
   @Test
   void cutOffLeaderStopsItsReconcilersBeforeTheNewLeaderStartsItsOwn() throws Exception {
@@ -28,9 +28,9 @@ class PartitionTest {
 
         long cut = System.nanoTime();
         proxy.blackhole();
-        Optional<ReconcilerLog.Entry> aStopped = log.await("a", ReconcilerLog.Kind.STOP, cut,
+        Optional<ServiceLog.Entry> aStopped = log.await("a", ServiceLog.Kind.STOP, cut,
             Duration.ofSeconds(4));
-        Optional<ReconcilerLog.Entry> newLeader = log.await(null, ReconcilerLog.Kind.START, cut,
+        Optional<ServiceLog.Entry> newLeader = log.await(null, ServiceLog.Kind.START, cut,
             Duration.ofSeconds(6));
 
         assertThat(aStopped).as("the cut-off leader stops its reconcilers").isPresent();

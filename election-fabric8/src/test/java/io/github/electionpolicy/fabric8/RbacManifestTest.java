@@ -101,7 +101,7 @@ class RbacManifestTest {
           return review;
         }).always();
 
-    try (Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), new ReconcilerLog())) {
+    try (Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), new ServiceLog())) {
       assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(10))).isTrue();
     }
 
@@ -119,7 +119,7 @@ class RbacManifestTest {
         }).always();
 
     // A whole term: create the Lease, renew it, release it on close; and a follower that watches it.
-    ReconcilerLog log = new ReconcilerLog();
+    ServiceLog log = new ServiceLog();
     try (Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log)) {
       assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(10))).isTrue();
       try (Replica b = Replica.start("b", api.client(), MockApi.fastSettings("b").build(), log)) {

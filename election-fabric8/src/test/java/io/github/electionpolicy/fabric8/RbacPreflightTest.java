@@ -13,7 +13,7 @@ class RbacPreflightTest {
 
   @RegisterExtension
   final MockApi api = new MockApi();
-  private final ReconcilerLog log = new ReconcilerLog();
+  private final ServiceLog log = new ServiceLog();
 
   @Test
   void missingVerbsFailTheStartNamingThemAndShowingTheRole() {
@@ -58,11 +58,11 @@ class RbacPreflightTest {
   void preflightCanBeTurnedOff() throws Exception {
     api.answeringAccessReviews().denying(Set.of("get", "create", "update"));
 
-    try (ElectedReconcilers runner = ElectedReconcilers.builder()
+    try (ElectionRunner runner = ElectionRunner.builder()
         .client(api.client())
         .decision(MockApi.CONTEND)
         .settings(MockApi.fastSettings("a").build())
-        .reconciler(log.reconciler("a"))
+        .service(log.service("a"))
         .rbacPreflight(false)
         .start()) {
       assertThat(Replica.awaitTrue(() -> runner.state().kind() == ElectionState.Kind.LEADING,

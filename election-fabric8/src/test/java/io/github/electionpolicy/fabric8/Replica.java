@@ -8,38 +8,38 @@ final class Replica implements AutoCloseable {
 
   final String name;
   final KubernetesClient client;
-  final ElectedReconcilers runner;
+  final ElectionRunner runner;
 
-  private Replica(String name, KubernetesClient client, ElectedReconcilers runner) {
+  private Replica(String name, KubernetesClient client, ElectionRunner runner) {
     this.name = name;
     this.client = client;
     this.runner = runner;
   }
 
-  static Replica start(String name, KubernetesClient client, LeaseSettings settings, ReconcilerLog log) {
+  static Replica start(String name, KubernetesClient client, LeaseSettings settings, ServiceLog log) {
     return start(name, client, settings, log, new ElectionListener() {});
   }
 
-  static Replica start(String name, KubernetesClient client, LeaseSettings settings, ReconcilerLog log,
+  static Replica start(String name, KubernetesClient client, LeaseSettings settings, ServiceLog log,
       ElectionListener listener) {
-    ElectedReconcilers runner = ElectedReconcilers.builder()
+    ElectionRunner runner = ElectionRunner.builder()
         .client(client)
         .decision(MockApi.CONTEND)
         .settings(settings)
-        .reconciler(log.reconciler(name))
+        .service(log.service(name))
         .listener(listener)
         .start();
     return new Replica(name, client, runner);
   }
 
   /** A replica whose monotonic clock runs {@code offset} nanoseconds ahead, so a test can move its time. */
-  static Replica start(String name, KubernetesClient client, LeaseSettings settings, ReconcilerLog log,
+  static Replica start(String name, KubernetesClient client, LeaseSettings settings, ServiceLog log,
       java.util.function.LongSupplier offset) {
-    ElectedReconcilers runner = ElectedReconcilers.builder()
+    ElectionRunner runner = ElectionRunner.builder()
         .client(client)
         .decision(MockApi.CONTEND)
         .settings(settings)
-        .reconciler(log.reconciler(name))
+        .service(log.service(name))
         .ticker(() -> System.nanoTime() + offset.getAsLong())
         .start();
     return new Replica(name, client, runner);

@@ -16,7 +16,7 @@ class RunnerThreadsTest {
 
   @RegisterExtension
   final MockApi api = new MockApi().answeringAccessReviews();
-  private final ReconcilerLog log = new ReconcilerLog();
+  private final ServiceLog log = new ServiceLog();
 
   /** The live threads of the runner with this identity: each is named {@code election-<role>[lease:identity]}. */
   private static List<String> threadsOf(String identity) {
@@ -28,15 +28,15 @@ class RunnerThreadsTest {
         .collect(Collectors.toList());
   }
 
-  private ElectedReconcilers leader(String identity, LossPolicy policy) throws InterruptedException {
-    ElectedReconcilers runner = ElectedReconcilers.builder()
+  private ElectionRunner leader(String identity, LossPolicy policy) throws InterruptedException {
+    ElectionRunner runner = ElectionRunner.builder()
         .client(api.client())
         .decision(MockApi.CONTEND)
         .settings(MockApi.fastSettings(identity).lossPolicy(policy).build())
-        .reconciler(log.reconciler(identity))
+        .service(log.service(identity))
         .listener(new ElectionListener() { })
         .start();
-    assertThat(log.await(identity, ReconcilerLog.Kind.START, 0, Duration.ofSeconds(5))).isPresent();
+    assertThat(log.await(identity, ServiceLog.Kind.START, 0, Duration.ofSeconds(5))).isPresent();
     assertThat(threadsOf(identity)).as("threads while leading")
         .anyMatch(name -> name.startsWith("election-lease["))
         .anyMatch(name -> name.startsWith("election-reconcilers["))
@@ -48,7 +48,7 @@ class RunnerThreadsTest {
   @Timeout(value = 20, unit = TimeUnit.SECONDS)
   void runnerThatExitedAfterItsLeaseWasTakenLeavesNoThreadOnceAwaitStoppedReturns() throws Exception {
     List<Integer> exits = new CopyOnWriteArrayList<>();
-    ElectedReconcilers a = leader("a", LossPolicy.exit(exits::add));
+    ElectionRunner a = leader("a", LossPolicy.exit(exits::add));
     try {
       api.takeLeaseAs("intruder");
 
@@ -64,7 +64,7 @@ class RunnerThreadsTest {
   @Test
   void runnerWhoseLossHandlerStoppedAfterTheServerWentAwayLeavesNoThreadOnceAwaitStoppedReturns()
       throws Exception {
-    ElectedReconcilers a = leader("a", LossPolicy.custom(lost -> LossHandler.AfterLoss.STOP));
+    ElectionRunner a = leader("a", LossPolicy.custom(lost -> LossHandler.AfterLoss.STOP));
     try {
       api.stopServer();
 
@@ -79,7 +79,7 @@ class RunnerThreadsTest {
 
   @Test
   void closedRunnerLeavesNoThreadOnceAwaitStoppedReturns() throws Exception {
-    ElectedReconcilers a = leader("a", LossPolicy.recontend());
+    ElectionRunner a = leader("a", LossPolicy.recontend());
     // Another runner in the same JVM, a follower, keeps its threads.
     Replica b = Replica.start("b", api.client(), MockApi.fastSettings("b").build(), log);
     try {

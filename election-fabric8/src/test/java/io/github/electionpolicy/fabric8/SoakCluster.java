@@ -52,7 +52,7 @@ final class SoakCluster implements AutoCloseable {
     String identity;
     TcpProxy proxy;
     KubernetesClient client;
-    ElectedReconcilers runner;
+    ElectionRunner runner;
     long cutSinceNanos = -1;
     long stableNanos = -1;
 
@@ -65,7 +65,7 @@ final class SoakCluster implements AutoCloseable {
     }
   }
 
-  final ReconcilerLog log = new ReconcilerLog();
+  final ServiceLog log = new ServiceLog();
   final SoakJournal journal = new SoakJournal();
   private final LeaseWriteLog writes;
   private final KubernetesMockServer server;
@@ -103,11 +103,11 @@ final class SoakCluster implements AutoCloseable {
     slot.client = client(slot.proxy.url());
     slot.cutSinceNanos = -1;
     slot.stableNanos = -1;
-    slot.runner = ElectedReconcilers.builder()
+    slot.runner = ElectionRunner.builder()
         .client(slot.client)
         .decision(MockApi.CONTEND)
         .settings(MockApi.fastSettings(slot.identity).build())
-        .reconciler(log.reconciler(slot.identity))
+        .service(log.service(slot.identity))
         .rbacPreflight(false)
         .start();
     journal.trace("started " + slot.identity);

@@ -188,11 +188,11 @@ class WriteGateTest {
   @Test
   void aLeaderThatClosesItsRunnerCanNoLongerWriteThroughItsGate() throws Exception {
     GatingReconciler reconciler = new GatingReconciler(client);
-    try (ElectedReconcilers runner = ElectedReconcilers.builder()
+    try (ElectionRunner runner = ElectionRunner.builder()
         .client(api.client())
         .decision(MockApi.CONTEND)
         .settings(MockApi.fastSettings("a").build())
-        .reconciler(reconciler)
+        .service(reconciler)
         .start()) {
       KubernetesClient gated = reconciler.awaitFirstGate();
       gated.configMaps().resource(configMap("orders", "1")).create();
@@ -212,11 +212,11 @@ class WriteGateTest {
   void aLeaderWhoseLeaseAnotherHolderTookCanNoLongerWriteThroughItsGateEvenWhenItLeadsAgain()
       throws Exception {
     GatingReconciler reconciler = new GatingReconciler(client);
-    try (ElectedReconcilers runner = ElectedReconcilers.builder()
+    try (ElectionRunner runner = ElectionRunner.builder()
         .client(api.client())
         .decision(MockApi.CONTEND)
         .settings(MockApi.fastSettings("a").build())   // RECONTEND after the loss
-        .reconciler(reconciler)
+        .service(reconciler)
         .start()) {
       KubernetesClient gated = reconciler.awaitFirstGate();
       LeadershipTerm first = reconciler.terms.get(0);
@@ -245,10 +245,10 @@ class WriteGateTest {
   @Test
   void anUnelectedTermLetsWritesThroughUntilTheRunnerCloses() throws Exception {
     GatingReconciler reconciler = new GatingReconciler(client);
-    try (ElectedReconcilers runner = ElectedReconcilers.builder()
+    try (ElectionRunner runner = ElectionRunner.builder()
         .decision(MockApi.RUN_UNELECTED)
         .settings(MockApi.fastSettings("solo").build())
-        .reconciler(reconciler)
+        .service(reconciler)
         .start()) {
       KubernetesClient gated = reconciler.awaitFirstGate();
       gated.configMaps().resource(configMap("orders", "1")).create();
@@ -373,7 +373,7 @@ class WriteGateTest {
   }
 
   /** A reconciler as the WriteGate Javadoc shows it: each term gets a gated client of its own. */
-  private static final class GatingReconciler implements Reconciler {
+  private static final class GatingReconciler implements LeaderService {
     final List<LeadershipTerm> terms = new CopyOnWriteArrayList<>();
     private final List<KubernetesClient> gates = new CopyOnWriteArrayList<>();
     private final KubernetesClient client;

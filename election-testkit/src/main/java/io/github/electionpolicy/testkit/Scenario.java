@@ -85,8 +85,8 @@ public record Scenario(
       variables.put(ProcessHost.SERVICE_PORT_VARIABLE, CANONICAL_SERVICE_PORT);
     }
     Substrate substrate = row.substrateUsesKubernetesApi()
-        ? Substrate.of("kubernetes", true)
-        : Substrate.of("direct", false);
+        ? Substrate.usingKubernetesApi("kubernetes")
+        : Substrate.withoutKubernetesApi("direct");
     return new Scenario(row, killSwitchVariable, variables, substrate);
   }
 

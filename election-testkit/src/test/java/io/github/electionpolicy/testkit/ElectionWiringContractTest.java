@@ -247,7 +247,7 @@ class ElectionWiringContractTest {
 
   private static InvalidKillSwitchScenario killSwitchSetTo(String invalidValue) {
     return new InvalidKillSwitchScenario(ElectionPolicy.DEFAULT_KILL_SWITCH_VARIABLE, invalidValue,
-        Map.of(ElectionPolicy.DEFAULT_KILL_SWITCH_VARIABLE, invalidValue), Substrate.of("direct", false));
+        Map.of(ElectionPolicy.DEFAULT_KILL_SWITCH_VARIABLE, invalidValue), Substrate.withoutKubernetesApi("direct"));
   }
 
   private static EngineExecutionResults runContract(Class<? extends ElectionWiringContract> wiring) {

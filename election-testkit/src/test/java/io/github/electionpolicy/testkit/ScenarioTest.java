@@ -18,7 +18,7 @@ class ScenarioTest {
 
     assertThat(scenario.variables()).containsExactlyInAnyOrderEntriesOf(Map.of(
         "KUBERNETES_SERVICE_HOST", "10.96.0.1", "KUBERNETES_SERVICE_PORT", "443", "MY_SWITCH", "false"));
-    assertThat(scenario.substrate()).isEqualTo(Substrate.of("kubernetes", true));
+    assertThat(scenario.substrate()).isEqualTo(Substrate.usingKubernetesApi("kubernetes"));
     assertThat(scenario.policy().killSwitchVariable()).isEqualTo("MY_SWITCH");
   }
 
@@ -31,7 +31,7 @@ class ScenarioTest {
 
   @Test
   void aScenarioRejectsASubstrateOfTheWrongCapability() {
-    assertThatThrownBy(() -> new Scenario(ROW_5, "X", Map.of(), Substrate.of("direct", false)))
+    assertThatThrownBy(() -> new Scenario(ROW_5, "X", Map.of(), Substrate.withoutKubernetesApi("direct")))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageStartingWith("substrate=direct (no Kubernetes API) is not valid for row 5");
   }
@@ -50,7 +50,7 @@ class ScenarioTest {
   void describingAScenarioQuotesValuesSoBlanksShow() {
     Scenario scenario = new Scenario(
         TruthTable.rows().get(3), "LEADER_ELECTION_ENABLED", Map.of("LEADER_ELECTION_ENABLED", " \t"),
-        Substrate.of("direct", false));
+        Substrate.withoutKubernetesApi("direct"));
 
     assertThat(scenario.describe()).contains("environment: {LEADER_ELECTION_ENABLED=\" \\t\"}");
   }

@@ -17,7 +17,7 @@ import java.util.Objects;
 public final class ToyController {
 
   /** The substrate this controller runs its work on: it creates Kubernetes Jobs. */
-  public static final Substrate SUBSTRATE = Substrate.of("kubernetes-jobs", true);
+  public static final Substrate SUBSTRATE = Substrate.usingKubernetesApi("kubernetes-jobs");
 
   /** Contends for the leader Lease; in production, a Lease-based leader elector. */
   @FunctionalInterface

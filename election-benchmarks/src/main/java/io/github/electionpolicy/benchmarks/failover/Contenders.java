@@ -16,7 +16,7 @@ public final class Contenders {
    */
   public static Map<String, ContenderFactory> available() {
     Map<String, ContenderFactory> all = new LinkedHashMap<>();
-    for (ContenderFactory factory : List.of(StockLeaderElectorContender.FACTORY, ElectedReconcilersContender.FACTORY)) {
+    for (ContenderFactory factory : List.of(StockLeaderElectorContender.FACTORY, ElectionRunnerContender.FACTORY)) {
       all.put(factory.name(), factory);
     }
     return all;

@@ -57,7 +57,7 @@ final class FailoverRound {
         KubernetesClient client = server.newClient(identity);
         clients.put(identity, client);
         ReplicaSpec spec = new ReplicaSpec(identity, server.namespace(), leaseName, timings, client,
-            new ReconcilerRecorder(log, identity));
+            new ServiceRecorder(log, identity));
         contenders.put(identity, factory.create(spec));
       }
       int before = log.size();

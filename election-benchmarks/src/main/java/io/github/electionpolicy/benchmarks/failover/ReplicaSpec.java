@@ -19,4 +19,4 @@ public record ReplicaSpec(
     String leaseName,
     Timings timings,
     KubernetesClient client,
-    ReconcilerRecorder recorder) {}
+    ServiceRecorder recorder) {}

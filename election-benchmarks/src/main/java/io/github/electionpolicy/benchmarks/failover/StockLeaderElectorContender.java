@@ -29,7 +29,7 @@ public final class StockLeaderElectorContender implements Contender {
    */
   public StockLeaderElectorContender(ReplicaSpec spec) {
     this.spec = spec;
-    ReconcilerRecorder recorder = spec.recorder();
+    ServiceRecorder recorder = spec.recorder();
     LeaderElectionConfig config = new LeaderElectionConfigBuilder()
         .withName(spec.leaseName())
         .withLock(new LeaseLock(spec.namespace(), spec.leaseName(), spec.identity()))

@@ -14,13 +14,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Runs the {@link ReconcilerSequence} on one thread of its own, one call at a time, so user code never runs
+ * Runs the {@link ServiceSequence} on one thread of its own, one call at a time, so user code never runs
  * on (or holds up) the Lease loop, and a start can never overtake the stop submitted before it. The sequence
  * decides the order and what failures mean; this class only adds the thread, the waits and their timeouts.
  */
-final class ReconcilerControl {
+final class ServiceControl {
 
-  private static final Logger LOG = LoggerFactory.getLogger(ElectedReconcilers.class);
+  private static final Logger LOG = LoggerFactory.getLogger(ElectionRunner.class);
   private static final long POLL_MILLIS = 100;
 
   /** How a stop that a caller waited for ended. */
@@ -44,7 +44,7 @@ final class ReconcilerControl {
     void giveUp(boolean release);
   }
 
-  private final ReconcilerSequence sequence;
+  private final ServiceSequence sequence;
   private final ExecutorService thread;
   // Confined to the control thread. A stop failure not yet reported to a caller that decides about the
   // Lease: stops made while starting (the term ended mid-start) are reported by the next stop waited for.
@@ -54,8 +54,8 @@ final class ReconcilerControl {
   private volatile Thread controlThread;
   private volatile Future<?> timedOutStop;
 
-  ReconcilerControl(List<Reconciler> reconcilers, String threadName) {
-    this.sequence = new ReconcilerSequence(reconcilers);
+  ServiceControl(List<LeaderService> reconcilers, String threadName) {
+    this.sequence = new ServiceSequence(reconcilers);
     this.thread = Executors.newSingleThreadExecutor(task -> {
       Thread t = new Thread(task, threadName);
       t.setDaemon(true);
@@ -79,8 +79,8 @@ final class ReconcilerControl {
 
   /** Starts the reconcilers and waits until they started; a failure stops those started and is thrown. */
   void startNow(LeadershipTerm term) {
-    Future<ReconcilerSequence.StartOutcome> outcome = thread.submit(() -> start(term));
-    ReconcilerSequence.StartOutcome started;
+    Future<ServiceSequence.StartOutcome> outcome = thread.submit(() -> start(term));
+    ServiceSequence.StartOutcome started;
     try {
       started = outcome.get();
     } catch (InterruptedException e) {
@@ -105,8 +105,8 @@ final class ReconcilerControl {
         if (!term.isValid()) {
           return;
         }
-        ReconcilerSequence.StartOutcome outcome = start(term);
-        if (outcome.kind() == ReconcilerSequence.StartKind.FAILED) {
+        ServiceSequence.StartOutcome outcome = start(term);
+        if (outcome.kind() == ServiceSequence.StartKind.FAILED) {
           boolean release = outcome.stop().clean() && !outcome.fatal();
           if (!release) {
             LOG.error("After the failed start, {}: giving up the term without releasing the Lease; another "
@@ -122,20 +122,20 @@ final class ReconcilerControl {
   }
 
   // On the control thread.
-  private ReconcilerSequence.StartOutcome start(LeadershipTerm term) {
-    ReconcilerSequence.StartOutcome outcome = sequence.startAll(term);
+  private ServiceSequence.StartOutcome start(LeadershipTerm term) {
+    ServiceSequence.StartOutcome outcome = sequence.startAll(term);
     noteFailures(outcome);
-    if (outcome.kind() == ReconcilerSequence.StartKind.TERM_ENDED && !outcome.stop().clean()) {
+    if (outcome.kind() == ServiceSequence.StartKind.TERM_ENDED && !outcome.stop().clean()) {
       // Whoever ended the term (close, a loss) waits for a stop next and must learn of this failure.
       unreportedStopFailure = true;
     }
-    started = outcome.kind() == ReconcilerSequence.StartKind.STARTED;
+    started = outcome.kind() == ServiceSequence.StartKind.STARTED;
     return outcome;
   }
 
   // On the control thread.
   private StopResult stop() {
-    ReconcilerSequence.StopOutcome outcome = sequence.stopAll();
+    ServiceSequence.StopOutcome outcome = sequence.stopAll();
     noteFailures(outcome);
     started = false;
     boolean failed = unreportedStopFailure || !outcome.clean();
@@ -143,7 +143,7 @@ final class ReconcilerControl {
     return failed ? StopResult.FAILED : StopResult.CLEAN;
   }
 
-  private void noteFailures(ReconcilerSequence.Outcome outcome) {
+  private void noteFailures(ServiceSequence.Outcome outcome) {
     if (outcome.fatal()) {
       fatal = true;
     }

@@ -10,7 +10,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.Collectors;
 
 /** One log of reconciler starts and stops shared by all replicas of a test, with monotonic instants. */
-final class ReconcilerLog {
+final class ServiceLog {
 
   enum Kind { START, STOP }
 
@@ -18,8 +18,8 @@ final class ReconcilerLog {
 
   private final List<Entry> entries = new CopyOnWriteArrayList<>();
 
-  Reconciler reconciler(String replica) {
-    return new Reconciler() {
+  LeaderService service(String replica) {
+    return new LeaderService() {
       @Override
       public void start(LeadershipTerm term) {
         entries.add(new Entry(replica, Kind.START, System.nanoTime(), term));

@@ -8,14 +8,18 @@ import java.util.function.Consumer;
  * unelected) and stopped when it stops leading or closes. The runner calls both methods on its own
  * reconciler thread, one call at a time, never on the thread that renews the Lease.
  *
+ * <p>A leader service is where a controller starts the work that must not run twice: its reconcilers
+ * (informers, work queues), sweepers or retention loops. It is not a per-resource {@code Reconciler} in the
+ * sense of the Java Operator SDK or controller-runtime, which such a service typically starts.
+ *
  * <pre>{@code
- * Reconciler orders = new Reconciler() {
+ * LeaderService orders = new LeaderService() {
  *   private volatile InformerLoop loop;
  *   public void start(LeadershipTerm term) { loop = InformerLoop.start(client, term); }
  *   public void stop() { loop.stopAndJoin(); }
  * };
  * // or, from two lambdas:
- * Reconciler metrics = Reconciler.of(term -> exporter.start(), exporter::stop);
+ * LeaderService metrics = LeaderService.of(term -> exporter.start(), exporter::stop);
  * }</pre>
  *
  * <p>{@link #start(LeadershipTerm)} should return promptly, leaving long work to threads of its own that
@@ -39,7 +43,7 @@ import java.util.function.Consumer;
  * calls no {@link LossHandler}: under {@link LossPolicy#exit()} it exits, under any other policy it stops
  * (state {@code STOPPED}) and the process should be restarted.
  */
-public interface Reconciler {
+public interface LeaderService {
 
   /**
    * Starts the work for a term.
@@ -65,10 +69,10 @@ public interface Reconciler {
    * @param onStop called when the work must stop
    * @return the reconciler
    */
-  static Reconciler of(Consumer<LeadershipTerm> onStart, Runnable onStop) {
+  static LeaderService of(Consumer<LeadershipTerm> onStart, Runnable onStop) {
     Objects.requireNonNull(onStart, "onStart");
     Objects.requireNonNull(onStop, "onStop");
-    return new Reconciler() {
+    return new LeaderService() {
       @Override
       public void start(LeadershipTerm term) {
         onStart.accept(term);
@@ -81,7 +85,7 @@ public interface Reconciler {
 
       @Override
       public String toString() {
-        return "Reconciler.of(" + onStart + ", " + onStop + ")";
+        return "LeaderService.of(" + onStart + ", " + onStop + ")";
       }
     };
   }

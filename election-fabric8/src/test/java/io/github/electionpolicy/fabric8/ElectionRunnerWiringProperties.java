@@ -13,11 +13,11 @@ import net.jqwik.api.lifecycle.BeforeContainer;
 
 /**
  * The adapter passes the testkit's wiring contract, the one it offers downstream projects: started through
- * {@link ElectedReconcilers.Builder#decide} with the real client against the mock API server, it contends
+ * {@link ElectionRunner.Builder#decide} with the real client against the mock API server, it contends
  * (a Lease request reaches the server, no reconciler starts before a term is elected) exactly on the rows of
  * the truth table that say so, and otherwise starts its reconcilers at once without a single request.
  */
-class ElectedReconcilersWiringProperties implements ElectionWiringContract {
+class ElectionRunnerWiringProperties implements ElectionWiringContract {
 
   // jqwik does not run JUnit Jupiter extensions, so the server lives for the whole container.
   private static MockApi api;
@@ -38,16 +38,16 @@ class ElectedReconcilersWiringProperties implements ElectionWiringContract {
   public ObservedStartup startUp(Environment environment, Substrate substrate) throws Exception {
     int requestsBefore = api.server.getRequestCount();
     AtomicBoolean startedUnelected = new AtomicBoolean();
-    Reconciler reconciler = Reconciler.of(term -> {
+    LeaderService reconciler = LeaderService.of(term -> {
       if (!term.isElected()) {
         startedUnelected.set(true);
       }
     }, () -> { });
-    try (ElectedReconcilers runner = ElectedReconcilers.builder()
+    try (ElectionRunner runner = ElectionRunner.builder()
         .client(client)
         .decide(ElectionPolicy.defaults(), environment, substrate)
         .settings(MockApi.fastSettings("wiring").build())
-        .reconciler(reconciler)
+        .service(reconciler)
         .start()) {
       boolean requested = Replica.awaitTrue(
           () -> api.server.getRequestCount() > requestsBefore || startedUnelected.get(), Duration.ofSeconds(5));

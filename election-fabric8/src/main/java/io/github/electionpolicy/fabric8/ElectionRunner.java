@@ -28,11 +28,11 @@ import org.slf4j.LoggerFactory;
  * <pre>{@code
  * public static void main(String[] args) throws InterruptedException {
  *   KubernetesClient client = new KubernetesClientBuilder().build();
- *   ElectedReconcilers runner = ElectedReconcilers.builder()
+ *   ElectionRunner runner = ElectionRunner.builder()
  *       .client(client)
- *       .decide(ElectionPolicy.defaults(), Environment.system(), Substrate.of("kubernetes", true))
+ *       .decide(ElectionPolicy.defaults(), Environment.system(), Substrate.usingKubernetesApi("kubernetes"))
  *       .settings(LeaseSettings.builder().leaseName("orders-controller").build())
- *       .reconciler(new OrdersReconciler(client))
+ *       .service(new OrdersReconciler(client))
  *       .start();
  *   Runtime.getRuntime().addShutdownHook(new Thread(runner::close));
  *   runner.awaitStopped();
@@ -47,16 +47,16 @@ import org.slf4j.LoggerFactory;
  * <p>Thread-safe. Reconcilers run on a thread of the runner's, listeners on another, and the Lease loop on a
  * third; none of them runs user code on the Lease loop's thread.
  */
-public final class ElectedReconcilers implements AutoCloseable {
+public final class ElectionRunner implements AutoCloseable {
 
-  private static final Logger LOG = LoggerFactory.getLogger(ElectedReconcilers.class);
+  private static final Logger LOG = LoggerFactory.getLogger(ElectionRunner.class);
 
   private final ElectionDecision decision;
   private final String identity;
   private final LeaseSettings settings;
   private final Ticker ticker;
   private final long startNanos;
-  private final ReconcilerControl control;
+  private final ServiceControl control;
   private final StatePublisher publisher;
   private final Object lock = new Object();
   private final CountDownLatch stopped = new CountDownLatch(1);
@@ -76,7 +76,7 @@ public final class ElectedReconcilers implements AutoCloseable {
   private boolean closing;
   private LeadershipTerm currentTerm;
 
-  private ElectedReconcilers(Builder b) {
+  private ElectionRunner(Builder b) {
     this.decision = b.decision;
     this.settings = b.settings;
     this.identity = b.settings == null ? "unelected" : b.settings.identity();
@@ -84,7 +84,7 @@ public final class ElectedReconcilers implements AutoCloseable {
     this.startNanos = ticker.read();
     this.threadTag = decision.contends() ? b.settings.leaseName() + ":" + identity : identity;
     this.publisher = new StatePublisher(List.copyOf(b.listeners), initialState(b), threadName("events"));
-    this.control = new ReconcilerControl(List.copyOf(b.reconcilers), threadName("reconcilers"));
+    this.control = new ServiceControl(List.copyOf(b.reconcilers), threadName("reconcilers"));
     if (!decision.contends()) {
       this.unelectedTerm = LeadershipTerm.unelected(identity, b.clock.instant(), ticker);
       this.namespace = null;
@@ -376,12 +376,12 @@ public final class ElectedReconcilers implements AutoCloseable {
 
   private void stopThenRelease() {
     Duration stopTimeout = settings == null ? LeaseSettings.DEFAULT_RENEW_DEADLINE : settings.stopTimeout();
-    ReconcilerControl.StopResult stop = control.stopAndWait(stopTimeout);
+    ServiceControl.StopResult stop = control.stopAndWait(stopTimeout);
     boolean reconcilersStopped = stop.clean();
     String instead = elector == null ? "" : "; leaving the Lease to expire instead of releasing it";
-    if (stop == ReconcilerControl.StopResult.NOT_FINISHED) {
+    if (stop == ServiceControl.StopResult.NOT_FINISHED) {
       LOG.error("Reconcilers did not stop within {}{}", Durations.format(stopTimeout), instead);
-    } else if (stop == ReconcilerControl.StopResult.FAILED) {
+    } else if (stop == ServiceControl.StopResult.FAILED) {
       LOG.error("A reconciler failed to stop{}", instead);
     }
     if (elector != null) {
@@ -419,7 +419,7 @@ public final class ElectedReconcilers implements AutoCloseable {
 
   @Override
   public String toString() {
-    return "ElectedReconcilers{" + identity + ", " + publisher.current() + "}";
+    return "ElectionRunner{" + identity + ", " + publisher.current() + "}";
   }
 
   /** Connects the Lease loop to the reconcilers and the state, off the loop's thread. */
@@ -529,14 +529,14 @@ public final class ElectedReconcilers implements AutoCloseable {
   }
 
   /**
-   * Builds and starts an {@link ElectedReconcilers}. Not thread-safe: use one builder from one thread.
+   * Builds and starts an {@link ElectionRunner}. Not thread-safe: use one builder from one thread.
    *
    * <pre>{@code
-   * ElectedReconcilers runner = ElectedReconcilers.builder()
+   * ElectionRunner runner = ElectionRunner.builder()
    *     .client(client)
    *     .decision(decision)
    *     .settings(settings)
-   *     .reconciler(Reconciler.of(term -> informers.start(), informers::stop))
+   *     .service(LeaderService.of(term -> informers.start(), informers::stop))
    *     .listener(metricsListener)
    *     .start();
    * }</pre>
@@ -545,7 +545,7 @@ public final class ElectedReconcilers implements AutoCloseable {
     private KubernetesClient client;
     private ElectionDecision decision;
     private LeaseSettings settings;
-    private final List<Reconciler> reconcilers = new ArrayList<>();
+    private final List<LeaderService> reconcilers = new ArrayList<>();
     private final List<ElectionListener> listeners = new ArrayList<>();
     private boolean rbacPreflight = true;
     private boolean started;
@@ -602,13 +602,13 @@ public final class ElectedReconcilers implements AutoCloseable {
     }
 
     /**
-     * Adds a reconciler; reconcilers start in the order added and stop in reverse order.
+     * Adds a service; services start in the order added and stop in reverse order.
      *
-     * @param reconciler the reconciler
+     * @param service the work to run while leading
      * @return this builder
      */
-    public Builder reconciler(Reconciler reconciler) {
-      reconcilers.add(Objects.requireNonNull(reconciler, "reconciler"));
+    public Builder service(LeaderService service) {
+      reconcilers.add(Objects.requireNonNull(service, "service"));
       return this;
     }
 
@@ -654,7 +654,7 @@ public final class ElectedReconcilers implements AutoCloseable {
      *     found (service-account file or client) is not a valid namespace name
      * @throws LeaseAccessDeniedException if the preflight finds a missing verb
      */
-    public ElectedReconcilers start() {
+    public ElectionRunner start() {
       if (started) {
         throw new IllegalStateException("this builder already started a runner: two runners from one "
             + "builder would contend under the same identity; use a new builder");
@@ -664,7 +664,7 @@ public final class ElectedReconcilers implements AutoCloseable {
             + "substrate)");
       }
       if (reconcilers.isEmpty()) {
-        throw new IllegalStateException("no reconciler: add the work to run with reconciler(...)");
+        throw new IllegalStateException("no service: add the work to run while leading with service(...)");
       }
       if (decision.contends() && settings == null) {
         throw new IllegalStateException("the decision is to contend but no settings were given: call "
@@ -676,7 +676,7 @@ public final class ElectedReconcilers implements AutoCloseable {
       }
       started = true;
       DecisionLog.log(decision);
-      ElectedReconcilers runner = new ElectedReconcilers(this);
+      ElectionRunner runner = new ElectionRunner(this);
       runner.begin(rbacPreflight);
       return runner;
     }

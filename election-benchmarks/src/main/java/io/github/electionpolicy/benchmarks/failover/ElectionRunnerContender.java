@@ -3,36 +3,36 @@ package io.github.electionpolicy.benchmarks.failover;
 import io.github.electionpolicy.ElectionPolicy;
 import io.github.electionpolicy.Environment;
 import io.github.electionpolicy.Substrate;
-import io.github.electionpolicy.fabric8.ElectedReconcilers;
+import io.github.electionpolicy.fabric8.ElectionRunner;
 import io.github.electionpolicy.fabric8.LeaseSettings;
 import io.github.electionpolicy.fabric8.LossPolicy;
-import io.github.electionpolicy.fabric8.Reconciler;
+import io.github.electionpolicy.fabric8.LeaderService;
 import java.util.Map;
 
 /**
- * Our adapter, {@link ElectedReconcilers}, wired the way its documentation shows, with the decision computed
+ * Our adapter, {@link ElectionRunner}, wired the way its documentation shows, with the decision computed
  * by the core for a process whose work uses the Kubernetes API (so it contends) and one reconciler that
- * records when it starts and stops. Graceful close is {@link ElectedReconcilers#close()}; a crash closes the
+ * records when it starts and stops. Graceful close is {@link ElectionRunner#close()}; a crash closes the
  * client first, so the release that close would write cannot reach the server. On loss it contends again
  * instead of exiting the benchmark's JVM. Not thread-safe: the harness drives it from one thread.
  */
-public final class ElectedReconcilersContender implements Contender {
+public final class ElectionRunnerContender implements Contender {
 
   /** The factory for the {@code ours} column. */
-  public static final ContenderFactory FACTORY = ContenderFactory.of("ours", ElectedReconcilersContender::new);
+  public static final ContenderFactory FACTORY = ContenderFactory.of("ours", ElectionRunnerContender::new);
 
   private final ReplicaSpec spec;
-  private final ElectedReconcilers.Builder builder;
-  private ElectedReconcilers runner;
+  private final ElectionRunner.Builder builder;
+  private ElectionRunner runner;
 
   /**
    * Prepares the runner; nothing is sent before {@link #start()}.
    *
    * @param spec the replica
    */
-  public ElectedReconcilersContender(ReplicaSpec spec) {
+  public ElectionRunnerContender(ReplicaSpec spec) {
     this.spec = spec;
-    ReconcilerRecorder recorder = spec.recorder();
+    ServiceRecorder recorder = spec.recorder();
     LeaseSettings settings = LeaseSettings.builder()
         .leaseName(spec.leaseName())
         .namespace(spec.namespace())
@@ -42,11 +42,11 @@ public final class ElectedReconcilersContender implements Contender {
         .retryPeriod(spec.timings().retryPeriod())
         .lossPolicy(LossPolicy.recontend())
         .build();
-    this.builder = ElectedReconcilers.builder()
+    this.builder = ElectionRunner.builder()
         .client(spec.client())
-        .decide(ElectionPolicy.defaults(), Environment.of(Map.of()), Substrate.of("kubernetes", true))
+        .decide(ElectionPolicy.defaults(), Environment.of(Map.of()), Substrate.usingKubernetesApi("kubernetes"))
         .settings(settings)
-        .reconciler(Reconciler.of(term -> recorder.started(), recorder::stopped));
+        .service(LeaderService.of(term -> recorder.started(), recorder::stopped));
   }
 
   @Override

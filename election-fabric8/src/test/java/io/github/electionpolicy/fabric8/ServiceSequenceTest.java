@@ -19,13 +19,13 @@ import org.junit.jupiter.params.provider.MethodSource;
  * them all and, if they all started, stopping them all; the outcome's kind, its failures and whether the stop
  * was clean.
  */
-class ReconcilerSequenceTest {
+class ServiceSequenceTest {
 
   /** The doubles' shared world: the calls made, the sequence under test and the term it started under. */
   static final class World {
     final List<String> calls = new ArrayList<>();
     final AtomicLong now = new AtomicLong();
-    ReconcilerSequence sequence;
+    ServiceSequence sequence;
     LeadershipTerm term;
   }
 
@@ -56,8 +56,8 @@ class ReconcilerSequenceTest {
       return new Double(name, onStart, startThrows, hook, stopThrows);
     }
 
-    Reconciler in(World world) {
-      return new Reconciler() {
+    LeaderService in(World world) {
+      return new LeaderService() {
         @Override
         public void start(LeadershipTerm term) throws Exception {
           world.calls.add("start " + name);
@@ -100,7 +100,7 @@ class ReconcilerSequenceTest {
    * @param stopClean whether the stop (after the failure, the end of the term, or the full stop) was clean
    * @param fatal whether a VirtualMachineError was among the failures
    */
-  record Row(String behaviour, List<Double> doubles, ReconcilerSequence.StartKind kind, String calls,
+  record Row(String behaviour, List<Double> doubles, ServiceSequence.StartKind kind, String calls,
       List<String> failures, boolean stopClean, boolean fatal) {
     @Override
     public String toString() {
@@ -113,52 +113,52 @@ class ReconcilerSequenceTest {
     Double r2 = Double.ok("r2");
     Double r3 = Double.ok("r3");
     return Stream.of(
-        new Row("start in order, stop in reverse", List.of(r1, r2, r3), ReconcilerSequence.StartKind.STARTED,
+        new Row("start in order, stop in reverse", List.of(r1, r2, r3), ServiceSequence.StartKind.STARTED,
             "start r1, start r2, start r3, stop r3, stop r2, stop r1", List.of(), true, false),
         new Row("an Error from start stops those started, in reverse",
-            List.of(r1, r2, r3.startThrows(new AssertionError("start"))), ReconcilerSequence.StartKind.FAILED,
+            List.of(r1, r2, r3.startThrows(new AssertionError("start"))), ServiceSequence.StartKind.FAILED,
             "start r1, start r2, start r3, stop r2, stop r1", List.of("r3: AssertionError"), true, false),
         new Row("a checked exception from start is a failed start too",
-            List.of(r1, r2.startThrows(new Exception("start")), r3), ReconcilerSequence.StartKind.FAILED,
+            List.of(r1, r2.startThrows(new Exception("start")), r3), ServiceSequence.StartKind.FAILED,
             "start r1, start r2, stop r1", List.of("r2: Exception"), true, false),
         new Row("the first start failing stops nothing", List.of(r1.startThrows(new IllegalStateException()), r2),
-            ReconcilerSequence.StartKind.FAILED, "start r1", List.of("r1: IllegalStateException"), true, false),
+            ServiceSequence.StartKind.FAILED, "start r1", List.of("r1: IllegalStateException"), true, false),
         new Row("an Error from stop does not keep the others from stopping",
-            List.of(r1, r2.stopThrows(new AssertionError("stop")), r3), ReconcilerSequence.StartKind.STARTED,
+            List.of(r1, r2.stopThrows(new AssertionError("stop")), r3), ServiceSequence.StartKind.STARTED,
             "start r1, start r2, start r3, stop r3, stop r2, stop r1", List.of("r2: AssertionError"), false,
             false),
         new Row("every stop throwing still calls every stop",
             List.of(r1.stopThrows(new RuntimeException()), r2.stopThrows(new LinkageError()),
-                r3.stopThrows(new AssertionError())), ReconcilerSequence.StartKind.STARTED,
+                r3.stopThrows(new AssertionError())), ServiceSequence.StartKind.STARTED,
             "start r1, start r2, start r3, stop r3, stop r2, stop r1",
             List.of("r3: AssertionError", "r2: LinkageError", "r1: RuntimeException"), false, false),
         new Row("a stop that throws after a failed start makes that stop unclean",
             List.of(r1.stopThrows(new AssertionError("stop")), r2, r3.startThrows(new RuntimeException("start"))),
-            ReconcilerSequence.StartKind.FAILED, "start r1, start r2, start r3, stop r2, stop r1",
+            ServiceSequence.StartKind.FAILED, "start r1, start r2, start r3, stop r2, stop r1",
             List.of("r3: RuntimeException", "r1: AssertionError"), false, false),
         new Row("a VirtualMachineError from start is a failed start, and fatal",
-            List.of(r1, r2.startThrows(new OutOfMemoryError("simulated"))), ReconcilerSequence.StartKind.FAILED,
+            List.of(r1, r2.startThrows(new OutOfMemoryError("simulated"))), ServiceSequence.StartKind.FAILED,
             "start r1, start r2, stop r1", List.of("r2: OutOfMemoryError"), true, true),
         new Row("a VirtualMachineError from stop still stops the others, and is fatal",
-            List.of(r1, r2.stopThrows(new StackOverflowError())), ReconcilerSequence.StartKind.STARTED,
+            List.of(r1, r2.stopThrows(new StackOverflowError())), ServiceSequence.StartKind.STARTED,
             "start r1, start r2, stop r2, stop r1", List.of("r2: StackOverflowError"), false, true),
         new Row("the term ending inside a start stops those started and starts no more",
-            List.of(r1, r2.inStart(w -> w.term.end()), r3), ReconcilerSequence.StartKind.TERM_ENDED,
+            List.of(r1, r2.inStart(w -> w.term.end()), r3), ServiceSequence.StartKind.TERM_ENDED,
             "start r1, start r2, stop r2, stop r1", List.of(), true, false),
         new Row("the term lapsing inside a start (renew deadline passed) starts no more",
-            List.of(r1.inStart(w -> w.now.addAndGet(2_000)), r2), ReconcilerSequence.StartKind.TERM_ENDED,
+            List.of(r1.inStart(w -> w.now.addAndGet(2_000)), r2), ServiceSequence.StartKind.TERM_ENDED,
             "start r1, stop r1", List.of(), true, false),
         new Row("the term ending inside a start whose cleanup stop throws reports the failure",
             List.of(r1.stopThrows(new AssertionError("stop")), r2.inStart(w -> w.term.end()), r3),
-            ReconcilerSequence.StartKind.TERM_ENDED, "start r1, start r2, stop r2, stop r1",
+            ServiceSequence.StartKind.TERM_ENDED, "start r1, start r2, stop r2, stop r1",
             List.of("r1: AssertionError"), false, false),
         new Row("a stop that re-enters stopAll stops nothing twice",
             List.of(r1, r2.inStop(w -> w.calls.add("inner stopped " + w.sequence.stopAll().stopped())), r3),
-            ReconcilerSequence.StartKind.STARTED,
+            ServiceSequence.StartKind.STARTED,
             "start r1, start r2, start r3, stop r3, stop r2, inner stopped 0, stop r1", List.of(), true, false),
         new Row("a start that re-enters stopAll then fails stops nothing twice",
             List.of(r1, r2.inStart(w -> w.sequence.stopAll()).startThrows(new AssertionError())),
-            ReconcilerSequence.StartKind.FAILED, "start r1, start r2, stop r1", List.of("r2: AssertionError"),
+            ServiceSequence.StartKind.FAILED, "start r1, start r2, stop r1", List.of("r2: AssertionError"),
             true, false));
   }
 
@@ -166,29 +166,29 @@ class ReconcilerSequenceTest {
   @MethodSource("rows")
   void startsThenStopsAsTheTableSays(Row row) {
     World world = new World();
-    world.sequence = new ReconcilerSequence(row.doubles().stream().map(d -> d.in(world))
+    world.sequence = new ServiceSequence(row.doubles().stream().map(d -> d.in(world))
         .collect(Collectors.toList()));
     // Valid until 1 µs on the world's clock, which only the doubles move.
     world.term = LeadershipTerm.elected("a", 1, Instant.EPOCH, "1", world.now::get, 1_000);
 
-    ReconcilerSequence.StartOutcome started = world.sequence.startAll(world.term);
-    ReconcilerSequence.Outcome outcome = started;
+    ServiceSequence.StartOutcome started = world.sequence.startAll(world.term);
+    ServiceSequence.Outcome outcome = started;
     boolean stopClean = started.stop().clean();
-    if (started.kind() == ReconcilerSequence.StartKind.STARTED) {
-      ReconcilerSequence.StopOutcome stopped = world.sequence.stopAll();
-      outcome = new ReconcilerSequence.StartOutcome(started.kind(), started.started(), started.startFailure(),
+    if (started.kind() == ServiceSequence.StartKind.STARTED) {
+      ServiceSequence.StopOutcome stopped = world.sequence.stopAll();
+      outcome = new ServiceSequence.StartOutcome(started.kind(), started.started(), started.startFailure(),
           stopped);
       stopClean = stopped.clean();
     }
 
     assertThat(started.kind()).isEqualTo(row.kind());
     assertThat(String.join(", ", world.calls)).isEqualTo(row.calls());
-    assertThat(outcome.failures()).extracting(f -> f.reconciler() + ": " + f.cause().getClass().getSimpleName())
+    assertThat(outcome.failures()).extracting(f -> f.service() + ": " + f.cause().getClass().getSimpleName())
         .containsExactlyElementsOf(row.failures());
     assertThat(stopClean).isEqualTo(row.stopClean());
     assertThat(outcome.fatal()).isEqualTo(row.fatal());
     assertThat(world.sequence.anyRunning()).isFalse();
-    if (row.kind() != ReconcilerSequence.StartKind.STARTED) {
+    if (row.kind() != ServiceSequence.StartKind.STARTED) {
       assertThat(world.term.isValid()).as("a failed or ended start leaves the term ended").isFalse();
     }
   }
@@ -196,28 +196,28 @@ class ReconcilerSequenceTest {
   @Test
   void startReportsHowManyStartedAndStopAllAfterwardsFindsNothing() {
     World world = new World();
-    world.sequence = new ReconcilerSequence(Stream.of(Double.ok("r1"), Double.ok("r2"),
+    world.sequence = new ServiceSequence(Stream.of(Double.ok("r1"), Double.ok("r2"),
         Double.ok("r3").startThrows(new AssertionError())).map(d -> d.in(world)).collect(Collectors.toList()));
     world.term = LeadershipTerm.unelected("a", Instant.EPOCH, world.now::get);
 
-    ReconcilerSequence.StartOutcome outcome = world.sequence.startAll(world.term);
+    ServiceSequence.StartOutcome outcome = world.sequence.startAll(world.term);
 
     assertThat(outcome.started()).isEqualTo(2);
     assertThat(outcome.stop().stopped()).isEqualTo(2);
-    assertThat(world.sequence.stopAll()).isEqualTo(ReconcilerSequence.StopOutcome.NOTHING_RUNNING);
+    assertThat(world.sequence.stopAll()).isEqualTo(ServiceSequence.StopOutcome.NOTHING_RUNNING);
   }
 
   @Test
   void aStartedSequenceCanStartAgainForANewTerm() {
     World world = new World();
-    world.sequence = new ReconcilerSequence(Arrays.asList(Double.ok("r1").in(world)));
+    world.sequence = new ServiceSequence(Arrays.asList(Double.ok("r1").in(world)));
 
     world.sequence.startAll(LeadershipTerm.unelected("a", Instant.EPOCH, world.now::get));
     world.sequence.stopAll();
-    ReconcilerSequence.StartOutcome again =
+    ServiceSequence.StartOutcome again =
         world.sequence.startAll(LeadershipTerm.unelected("a", Instant.EPOCH, world.now::get));
 
-    assertThat(again.kind()).isEqualTo(ReconcilerSequence.StartKind.STARTED);
+    assertThat(again.kind()).isEqualTo(ServiceSequence.StartKind.STARTED);
     assertThat(world.calls).containsExactly("start r1", "stop r1", "start r1");
   }
 }

@@ -17,17 +17,17 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * reconciler is still stopped, the Lease is released only when they all stopped cleanly (otherwise a follower
  * waits out the lease duration), and a failed start applies the loss policy.
  */
-class ReconcilerFailureTest {
+class ServiceFailureTest {
 
   @RegisterExtension
   final MockApi api = new MockApi().answeringAccessReviews();
-  private final ReconcilerLog log = new ReconcilerLog();
+  private final ServiceLog log = new ServiceLog();
   private final CountDownLatch followerReady = new CountDownLatch(1);
 
   /** A reconciler of replica {@code name}, logged, whose stop() logs and then throws an AssertionError. */
-  private Reconciler stopThrowsAnError(String name) {
-    Reconciler logged = log.reconciler(name);
-    return new Reconciler() {
+  private LeaderService stopThrowsAnError(String name) {
+    LeaderService logged = log.service(name);
+    return new LeaderService() {
       @Override
       public void start(LeadershipTerm term) throws Exception {
         logged.start(term);
@@ -41,8 +41,8 @@ class ReconcilerFailureTest {
     };
   }
 
-  private static Reconciler startThrows(Throwable thrown) {
-    return Reconciler.of(term -> {
+  private static LeaderService startThrows(Throwable thrown) {
+    return LeaderService.of(term -> {
       if (thrown instanceof Error) {
         throw (Error) thrown;
       }
@@ -52,13 +52,13 @@ class ReconcilerFailureTest {
     });
   }
 
-  private ElectedReconcilers start(String identity, LossPolicy policy, Reconciler... reconcilers) {
-    ElectedReconcilers.Builder builder = ElectedReconcilers.builder()
+  private ElectionRunner start(String identity, LossPolicy policy, LeaderService... reconcilers) {
+    ElectionRunner.Builder builder = ElectionRunner.builder()
         .client(api.client())
         .decision(MockApi.CONTEND)
         .settings(MockApi.fastSettings(identity).lossPolicy(policy).build());
-    for (Reconciler reconciler : reconcilers) {
-      builder.reconciler(reconciler);
+    for (LeaderService reconciler : reconcilers) {
+      builder.service(reconciler);
     }
     return builder.start();
   }
@@ -75,21 +75,21 @@ class ReconcilerFailureTest {
     return lease.getSpec().getRenewTime().toInstant().plus(MockApi.LEASE_DURATION);
   }
 
-  private static Instant wallTimeOf(ReconcilerLog.Entry entry) {
+  private static Instant wallTimeOf(ServiceLog.Entry entry) {
     return Instant.now().minusNanos(System.nanoTime() - entry.nanos());
   }
 
   @Test
   void errorFromOneStopStillStopsTheOthersAndCloseLeavesTheLeaseToExpire() throws Exception {
-    ElectedReconcilers a = start("a", LossPolicy.recontend(), log.reconciler("a"), stopThrowsAnError("a"));
+    ElectionRunner a = start("a", LossPolicy.recontend(), log.service("a"), stopThrowsAnError("a"));
     try (LogCapture captured = new LogCapture(); Replica b = followerOf("a")) {
       long closing = System.nanoTime();
       a.close();
       Lease afterClose = api.lease();
-      Optional<ReconcilerLog.Entry> takeover = log.await("b", ReconcilerLog.Kind.START, closing,
+      Optional<ServiceLog.Entry> takeover = log.await("b", ServiceLog.Kind.START, closing,
           Duration.ofSeconds(6));
 
-      assertThat(log.of("a", ReconcilerLog.Kind.STOP)).as("both reconcilers stopped").hasSize(2);
+      assertThat(log.of("a", ServiceLog.Kind.STOP)).as("both reconcilers stopped").hasSize(2);
       assertThat(afterClose.getSpec().getHolderIdentity()).as("not released").isEqualTo("a");
       assertThat(captured.text()).contains("A reconciler failed to stop; leaving the Lease to expire");
       assertThat(a.state()).isEqualTo(new ElectionState.Stopped());
@@ -104,7 +104,7 @@ class ReconcilerFailureTest {
   @Test
   void errorFromAStopDuringALossStillStopsTheOthersAndAppliesTheLossPolicy() throws Exception {
     List<Integer> exits = new CopyOnWriteArrayList<>();
-    ElectedReconcilers a = start("a", LossPolicy.exit(exits::add), log.reconciler("a"), stopThrowsAnError("a"));
+    ElectionRunner a = start("a", LossPolicy.exit(exits::add), log.service("a"), stopThrowsAnError("a"));
     try {
       assertThat(Replica.awaitTrue(() -> a.state().kind() == ElectionState.Kind.LEADING, Duration.ofSeconds(5)))
           .isTrue();
@@ -112,7 +112,7 @@ class ReconcilerFailureTest {
       api.takeLeaseAs("intruder");
 
       assertThat(a.awaitStopped(Duration.ofSeconds(5))).isTrue();
-      assertThat(log.of("a", ReconcilerLog.Kind.STOP)).as("both reconcilers stopped").hasSize(2);
+      assertThat(log.of("a", ServiceLog.Kind.STOP)).as("both reconcilers stopped").hasSize(2);
       assertThat(exits).containsExactly(LossPolicy.LOSS_EXIT_STATUS);
     } finally {
       a.close();
@@ -122,20 +122,20 @@ class ReconcilerFailureTest {
   @Test
   void errorFromAStartStopsTheStartedOnesReleasesAndAppliesTheLossPolicy() throws Exception {
     List<LeadershipTerm> losses = new CopyOnWriteArrayList<>();
-    ElectedReconcilers a = start("a", LossPolicy.custom(lost -> {
+    ElectionRunner a = start("a", LossPolicy.custom(lost -> {
       losses.add(lost);
       return LossHandler.AfterLoss.STOP;
-    }), log.reconciler("a"), waitsForTheFollower(),
+    }), log.service("a"), waitsForTheFollower(),
         startThrows(new AssertionError("a bug in start()")));
     try (Replica b = followerOf("a")) {
       long failing = System.nanoTime();
       followerReady.countDown();
-      Optional<ReconcilerLog.Entry> takeover = log.await("b", ReconcilerLog.Kind.START, failing,
+      Optional<ServiceLog.Entry> takeover = log.await("b", ServiceLog.Kind.START, failing,
           Duration.ofSeconds(3));
 
       assertThat(a.awaitStopped(Duration.ofSeconds(5))).isTrue();
-      assertThat(log.of("a", ReconcilerLog.Kind.START)).hasSize(1);
-      assertThat(log.of("a", ReconcilerLog.Kind.STOP)).as("the started one stopped").hasSize(1);
+      assertThat(log.of("a", ServiceLog.Kind.START)).hasSize(1);
+      assertThat(log.of("a", ServiceLog.Kind.STOP)).as("the started one stopped").hasSize(1);
       assertThat(losses).as("the loss policy ran once").hasSize(1);
       assertThat(losses.get(0).isValid()).isFalse();
       assertThat(takeover).as("released: b takes over well before the lease duration").isPresent();
@@ -149,7 +149,7 @@ class ReconcilerFailureTest {
   @Test
   void errorFromAStartWhoseCleanupStopAlsoFailsGivesUpTheTermWithoutReleasing() throws Exception {
     List<LeadershipTerm> losses = new CopyOnWriteArrayList<>();
-    ElectedReconcilers a = start("a", LossPolicy.custom(lost -> {
+    ElectionRunner a = start("a", LossPolicy.custom(lost -> {
       losses.add(lost);
       return LossHandler.AfterLoss.STOP;
     }), stopThrowsAnError("a"), waitsForTheFollower(),
@@ -159,7 +159,7 @@ class ReconcilerFailureTest {
       followerReady.countDown();
       assertThat(a.awaitStopped(Duration.ofSeconds(5))).isTrue();
       Lease afterGivingUp = api.lease();
-      Optional<ReconcilerLog.Entry> takeover = log.await("b", ReconcilerLog.Kind.START, failing,
+      Optional<ServiceLog.Entry> takeover = log.await("b", ServiceLog.Kind.START, failing,
           Duration.ofSeconds(6));
 
       assertThat(losses).as("the loss policy ran once").hasSize(1);
@@ -174,13 +174,13 @@ class ReconcilerFailureTest {
 
   @Test
   void virtualMachineErrorFromAStartKeepsTheLeaseAndStopsContendingWhateverThePolicy() throws Exception {
-    ElectedReconcilers a = start("a", LossPolicy.recontend(), log.reconciler("a"),
+    ElectionRunner a = start("a", LossPolicy.recontend(), log.service("a"),
         startThrows(new OutOfMemoryError("simulated")));
     try {
       assertThat(a.awaitStopped(Duration.ofSeconds(5))).as("no new term under RECONTEND").isTrue();
 
-      assertThat(log.of("a", ReconcilerLog.Kind.START)).hasSize(1);
-      assertThat(log.of("a", ReconcilerLog.Kind.STOP)).as("the started one stopped").hasSize(1);
+      assertThat(log.of("a", ServiceLog.Kind.START)).hasSize(1);
+      assertThat(log.of("a", ServiceLog.Kind.STOP)).as("the started one stopped").hasSize(1);
       assertThat(api.lease().getSpec().getHolderIdentity()).as("not released").isEqualTo("a");
       assertThat(a.state()).isEqualTo(new ElectionState.Stopped());
     } finally {
@@ -189,8 +189,8 @@ class ReconcilerFailureTest {
   }
 
   /** A reconciler whose start waits until a follower follows, so the next start fails only then. */
-  private Reconciler waitsForTheFollower() {
-    return Reconciler.of(term -> {
+  private LeaderService waitsForTheFollower() {
+    return LeaderService.of(term -> {
       try {
         followerReady.await();
       } catch (InterruptedException e) {

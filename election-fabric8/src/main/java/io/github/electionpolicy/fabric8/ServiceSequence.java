@@ -9,7 +9,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The order in which reconcilers start and stop, and what a failure in either means, with no thread of its
- * own: {@link ReconcilerControl} runs it on the reconciler thread, and a single-threaded simulation can call
+ * own: {@link ServiceControl} runs it on the reconciler thread, and a single-threaded simulation can call
  * it directly.
  *
  * <ul>
@@ -27,9 +27,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Not thread-safe: one caller at a time (the reconciler thread).
  */
-final class ReconcilerSequence {
+final class ServiceSequence {
 
-  private static final Logger LOG = LoggerFactory.getLogger(ElectedReconcilers.class);
+  private static final Logger LOG = LoggerFactory.getLogger(ElectionRunner.class);
 
   /** How a {@link #startAll(LeadershipTerm)} ended. */
   enum StartKind {
@@ -42,9 +42,9 @@ final class ReconcilerSequence {
   }
 
   /** A reconciler and what it threw. */
-  record Failure(Reconciler reconciler, Throwable cause) {
+  record Failure(LeaderService service, Throwable cause) {
     Failure {
-      Objects.requireNonNull(reconciler, "reconciler");
+      Objects.requireNonNull(service, "service");
       Objects.requireNonNull(cause, "cause");
     }
   }
@@ -104,10 +104,10 @@ final class ReconcilerSequence {
     }
   }
 
-  private final List<Reconciler> reconcilers;
-  private final List<Reconciler> running = new ArrayList<>();
+  private final List<LeaderService> reconcilers;
+  private final List<LeaderService> running = new ArrayList<>();
 
-  ReconcilerSequence(List<Reconciler> reconcilers) {
+  ServiceSequence(List<LeaderService> reconcilers) {
     this.reconcilers = List.copyOf(reconcilers);
   }
 
@@ -123,7 +123,7 @@ final class ReconcilerSequence {
    * @return the outcome
    */
   StartOutcome startAll(LeadershipTerm term) {
-    for (Reconciler reconciler : reconcilers) {
+    for (LeaderService reconciler : reconcilers) {
       if (!term.isValid()) {
         // The term ended while starting (e.g. a reconciler closed the runner, or the Lease was lost): the
         // reconcilers after it must not start under a term another replica may already have followed.
@@ -133,7 +133,7 @@ final class ReconcilerSequence {
         reconciler.start(term);
         running.add(reconciler);
       } catch (Throwable e) {
-        LOG.error("Reconciler {} failed to start; stopping the others and giving up the term", reconciler, e);
+        LOG.error("LeaderService {} failed to start; stopping the others and giving up the term", reconciler, e);
         // The term is given up: work already started sees it end before its stop() is called.
         term.end();
         int started = running.size();
@@ -161,15 +161,15 @@ final class ReconcilerSequence {
     }
     // A snapshot, cleared before the first stop(): a stop() that re-enters (say, by closing the runner)
     // finds nothing left to stop instead of stopping a reconciler twice.
-    List<Reconciler> stopping = List.copyOf(running);
+    List<LeaderService> stopping = List.copyOf(running);
     running.clear();
     List<Failure> failures = new ArrayList<>();
     for (int i = stopping.size() - 1; i >= 0; i--) {
-      Reconciler reconciler = stopping.get(i);
+      LeaderService reconciler = stopping.get(i);
       try {
         reconciler.stop();
       } catch (Throwable e) {
-        LOG.error("Reconciler {} failed to stop cleanly; the Lease will not be released", reconciler, e);
+        LOG.error("LeaderService {} failed to stop cleanly; the Lease will not be released", reconciler, e);
         failures.add(new Failure(reconciler, e));
       }
     }

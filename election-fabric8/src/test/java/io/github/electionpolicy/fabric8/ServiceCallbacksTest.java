@@ -9,19 +9,19 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** Reconciler callbacks that close the runner never let two replicas run at once, nor stop anything twice. */
-class ReconcilerCallbacksTest {
+/** LeaderService callbacks that close the runner never let two replicas run at once, nor stop anything twice. */
+class ServiceCallbacksTest {
 
   @RegisterExtension
   final MockApi api = new MockApi().answeringAccessReviews();
-  private final ReconcilerLog log = new ReconcilerLog();
+  private final ServiceLog log = new ServiceLog();
 
   @Test
   void closeFromTheFirstReconcilersStartReleasesOnlyAfterItStoppedAndNeverStartsTheSecond() throws Exception {
-    AtomicReference<ElectedReconcilers> runnerOfA = new AtomicReference<>();
+    AtomicReference<ElectionRunner> runnerOfA = new AtomicReference<>();
     CountDownLatch followerReady = new CountDownLatch(1);
-    Reconciler first = log.reconciler("a");
-    Reconciler closesInStart = new Reconciler() {
+    LeaderService first = log.service("a");
+    LeaderService closesInStart = new LeaderService() {
       @Override
       public void start(LeadershipTerm term) throws Exception {
         first.start(term);
@@ -34,12 +34,12 @@ class ReconcilerCallbacksTest {
         first.stop();
       }
     };
-    ElectedReconcilers a = ElectedReconcilers.builder()
+    ElectionRunner a = ElectionRunner.builder()
         .client(api.client())
         .decision(MockApi.CONTEND)
         .settings(MockApi.fastSettings("a").build())
-        .reconciler(closesInStart)
-        .reconciler(log.reconciler("a"))
+        .service(closesInStart)
+        .service(log.service("a"))
         .start();
     runnerOfA.set(a);
     try (Replica b = Replica.start("b", api.client(), MockApi.fastSettings("b").build(), log)) {
@@ -47,13 +47,13 @@ class ReconcilerCallbacksTest {
           Duration.ofSeconds(5))).isTrue();
 
       followerReady.countDown();
-      Optional<ReconcilerLog.Entry> takeover = log.await("b", ReconcilerLog.Kind.START, 0, Duration.ofSeconds(5));
+      Optional<ServiceLog.Entry> takeover = log.await("b", ServiceLog.Kind.START, 0, Duration.ofSeconds(5));
       assertThat(a.awaitStopped(Duration.ofSeconds(5))).isTrue();
       Thread.sleep(MockApi.RETRY_PERIOD.toMillis() * 2);
 
       assertThat(takeover).as("b takes over once a released the Lease").isPresent();
-      assertThat(log.of("a", ReconcilerLog.Kind.START)).as("only the reconciler that closed started").hasSize(1);
-      assertThat(log.of("a", ReconcilerLog.Kind.STOP)).hasSize(1);
+      assertThat(log.of("a", ServiceLog.Kind.START)).as("only the reconciler that closed started").hasSize(1);
+      assertThat(log.of("a", ServiceLog.Kind.STOP)).hasSize(1);
       assertThat(log.overlap()).isEmpty();
     } finally {
       a.close();
@@ -62,14 +62,14 @@ class ReconcilerCallbacksTest {
 
   @Test
   void closeFromASecondReconcilersStopDuringALossStopsEachReconcilerOnce() throws Exception {
-    AtomicReference<ElectedReconcilers> runnerRef = new AtomicReference<>();
+    AtomicReference<ElectionRunner> runnerRef = new AtomicReference<>();
     java.util.List<String> stops = new java.util.concurrent.CopyOnWriteArrayList<>();
-    ElectedReconcilers runner = ElectedReconcilers.builder()
+    ElectionRunner runner = ElectionRunner.builder()
         .client(api.client())
         .decision(MockApi.CONTEND)
         .settings(MockApi.fastSettings("a").build())
-        .reconciler(Reconciler.of(term -> { }, () -> stops.add("first")))
-        .reconciler(Reconciler.of(term -> { }, () -> {
+        .service(LeaderService.of(term -> { }, () -> stops.add("first")))
+        .service(LeaderService.of(term -> { }, () -> {
           stops.add("second");
           runnerRef.get().close();
         }))

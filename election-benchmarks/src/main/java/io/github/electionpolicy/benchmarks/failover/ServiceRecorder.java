@@ -5,7 +5,7 @@ package io.github.electionpolicy.benchmarks.failover;
  * event in the shared {@link EventLog}. The benchmark's reconcilers do no work: the instant they start is
  * what is measured. Thread-safe.
  */
-public final class ReconcilerRecorder {
+public final class ServiceRecorder {
 
   private final EventLog log;
   private final String identity;
@@ -16,7 +16,7 @@ public final class ReconcilerRecorder {
    * @param log the shared log
    * @param identity the replica's identity
    */
-  public ReconcilerRecorder(EventLog log, String identity) {
+  public ServiceRecorder(EventLog log, String identity) {
     this.log = log;
     this.identity = identity;
   }
