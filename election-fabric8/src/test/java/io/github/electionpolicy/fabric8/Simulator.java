@@ -107,29 +107,10 @@ final class Simulator {
       }
     }
     event.action().run();
-    if (TRACE) {
-      trace();
-    }
     checkOverlap();
     if (!livenessMet && now >= quietFrom) {
       checkLiveness();
     }
-  }
-
-  private static final boolean TRACE = Boolean.getBoolean("sim.trace");
-
-  private void trace() {
-    StringBuilder b = new StringBuilder("t=" + now / 1_000_000 + "ms");
-    for (SimReplica r : replicas) {
-      b.append(" | ").append(r.identity).append(r.alive ? "" : " dead").append(r.paused ? " paused" : "");
-      if (r.alive) {
-        b.append(' ').append(r.protocol.role()).append(r.runner.reconcilersRunning ? " RUN" : "")
-            .append(excused(r) ? " excused" : "")
-            .append(r.lastTerm == null ? "" : " term" + r.lastTerm.leaseTransitions() + (r.lastTerm.isValid() ? "v" : "x"));
-      }
-    }
-    b.append(" | lease=").append(server.current());
-    System.out.println(b);
   }
 
   private void checkOverlap() {
