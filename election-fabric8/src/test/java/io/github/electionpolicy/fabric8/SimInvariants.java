@@ -1,0 +1,146 @@
+package io.github.electionpolicy.fabric8;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The invariants of one simulated run, checked as it goes (at every simulated instant an event is handled),
+ * and the counts they report. Unlike the soak's {@link InvariantChecker}, which reads logs after a real-time
+ * run, this one sees the true state of every replica at every instant, including the terms' own validity.
+ *
+ * <ol>
+ *   <li>Never two replicas with reconcilers running (from the first start() call until the stops returned or
+ *       the process died), except one that was paused (or whose Lease was deleted under it) meanwhile.
+ *   <li>When a replica is elected, every other live replica's last term already reads {@code isValid() ==
+ *       false}; and no write passes a replica's gate after another replica's newer term was taken.
+ *   <li>Fencing tokens never go negative and strictly increase from term to term within one incarnation of the
+ *       Lease. {@code kubectl delete lease} starts a new incarnation, whose count restarts unless a live replica
+ *       remembers a higher one (LeaseProtocol keeps the highest it has seen); an operator who sets
+ *       leaseTransitions resets the count the same way, and the next term must exceed what was set.
+ *   <li>A graceful close of an undisturbed leader whose reconcilers all stopped cleanly releases the Lease.
+ *   <li>Liveness: once the faults stop, some replica leads within {@link SimSchedule#livenessBoundMillis()}.
+ *   <li>Load: no process sends more than {@link #LOAD_BOUND} Lease calls (reads, writes, watch starts) within any
+ *       one retry period of its own clock.
+ * </ol>
+ *
+ * <p>Not thread-safe (one thread).
+ */
+final class SimInvariants {
+
+  /**
+   * The most Lease calls a process may send within one retry period (or the shortest lease duration among the
+   * replicas, if shorter). The busiest legitimate window seen: a replica starting among contenders whose first
+   * start fails (read, watch start, read on the watch's opening, read at expiry, take conflicting, read, take,
+   * then a release that conflicts: re-read and release) is 9 calls; one more for slack. A start that always
+   * fails without the backoff sends a read, a take and a release every round trip, far more.
+   */
+  static final int LOAD_BOUND = 10;
+
+  private final List<String> violations = new ArrayList<>();
+  int overlaps;
+  int validAtOthersElection;
+  int staleWrites;
+  int tokenRegressions;
+  int lostReleases;
+  int livenessViolations;
+  int loadViolations;
+  int maxRequestsPerRetryPeriod;
+  int failovers;
+  int elections;
+  int exits;
+  long writesAccepted;
+  long writesRefused;
+  long gateClosed;
+
+  private boolean overlapping;
+  private long incarnation = -1;
+  private long lastToken = -1;
+  private int lastElected = -1;
+
+  void overlapCount(int running, long nowNanos, String who) {
+    if (running >= 2 && !overlapping) {
+      overlaps++;
+      violation("OVERLAP at " + nowNanos / 1_000_000 + "ms: reconcilers run on " + who);
+    }
+    overlapping = running >= 2;
+  }
+
+  void elected(int replica) {
+    elections++;
+    if (lastElected >= 0 && lastElected != replica) {
+      failovers++;
+    }
+    lastElected = replica;
+  }
+
+  void validAtElection(String detail) {
+    validAtOthersElection++;
+    violation("VALID_AT_OTHERS_ELECTION: " + detail);
+  }
+
+  void staleWrite(String detail) {
+    staleWrites++;
+    violation("STALE_WRITE: " + detail);
+  }
+
+  /** A replica's write made it holder of a new term with {@code token}, in Lease incarnation {@code uid}. */
+  void take(String who, int token, long uid) {
+    if (uid != incarnation) {
+      incarnation = uid;
+      lastToken = -1;
+    }
+    if (token < 0 || token <= lastToken) {
+      tokenRegressions++;
+      violation("TOKEN_REGRESSION: " + who + " took token " + token + " after " + lastToken + " (uid " + uid + ")");
+    }
+    lastToken = Math.max(token, lastToken);
+  }
+
+  /** An operator set leaseTransitions: the next term must exceed it. */
+  void foreignTransitions(int value) {
+    lastToken = value;
+  }
+
+  void lostRelease(String detail) {
+    lostReleases++;
+    violation("LOST_RELEASE: " + detail);
+  }
+
+  void liveness(String detail) {
+    livenessViolations++;
+    violation("LIVENESS: " + detail);
+  }
+
+  /** A process sent a Lease call: {@code count} calls are in its window now. */
+  void requestsInWindow(int count, Iterable<String> calls) {
+    if (count > maxRequestsPerRetryPeriod) {
+      maxRequestsPerRetryPeriod = count;
+    }
+    if (count > LOAD_BOUND && loadViolations++ == 0) {
+      violation("LOAD: " + count + " Lease calls within one retry period (bound " + LOAD_BOUND + "): " + calls);
+    }
+  }
+
+  void exited() {
+    exits++;
+  }
+
+  void gateClosed() {
+    gateClosed++;
+  }
+
+  private void violation(String line) {
+    if (violations.size() < 20) {
+      violations.add(line);
+    }
+  }
+
+  List<String> violations() {
+    return List.copyOf(violations);
+  }
+
+  boolean passed() {
+    return overlaps == 0 && validAtOthersElection == 0 && staleWrites == 0 && tokenRegressions == 0
+        && lostReleases == 0 && livenessViolations == 0 && loadViolations == 0;
+  }
+}

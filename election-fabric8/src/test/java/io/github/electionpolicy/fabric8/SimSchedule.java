@@ -1,0 +1,142 @@
+package io.github.electionpolicy.fabric8;
+
+import java.util.List;
+import java.util.stream.Collectors;
+
+/**
+ * One generated run of the simulation: the replicas (each with its own timings, loss policy and clocks) and the
+ * faults, each at a time within the fault phase, followed by a quiet tail with no faults at all. Every random
+ * choice the simulator makes (latencies, the protocol's jitter seeds, clock origins) comes from {@link #seed},
+ * so a schedule replays identically. Replica numbers in faults are taken modulo the number of replicas, so
+ * jqwik can shrink the replicas and the faults independently.
+ *
+ * @param seed the seed of every random choice the simulator makes
+ * @param replicas the replicas, 2 to 5
+ * @param faults the faults, in any order
+ * @param faultPhaseMillis how long faults may happen; the quiet tail follows
+ * @param maxLatencyMillis the bound of one network leg's latency outside {@link Slow} faults
+ */
+record SimSchedule(long seed, List<ReplicaSpec> replicas, List<Fault> faults, long faultPhaseMillis,
+    long maxLatencyMillis) {
+
+  SimSchedule {
+    replicas = List.copyOf(replicas);
+    faults = List.copyOf(faults);
+  }
+
+  /**
+   * One replica's settings. All are valid {@link LeaseSettings}: renewDeadline &lt; leaseDuration, renewDeadline
+   * &gt; 1.2 × retryPeriod, 200 ms &le; requestTimeout &le; renewDeadline / 2; stopTimeout is half the safety
+   * margin (leaseDuration - renewDeadline), so a leader's reconcilers are gone before a follower may start.
+   *
+   * @param driftPpm how much faster (+) or slower (-) its monotonic clock runs, in parts per million
+   * @param wallOffsetMillis how far its wall clock is off (skew); the protocol must not care
+   * @param originNearWrap whether its monotonic clock starts just below {@link Long#MAX_VALUE}
+   */
+  record ReplicaSpec(int leaseSeconds, long renewDeadlineMillis, long retryPeriodMillis, long requestTimeoutMillis,
+      LossPolicy.Kind lossPolicy, int reconcilers, int driftPpm, long wallOffsetMillis, boolean originNearWrap) {
+
+    long leaseNanos() {
+      return leaseSeconds * 1_000_000_000L;
+    }
+
+    long stopTimeoutMillis() {
+      return (leaseSeconds * 1000L - renewDeadlineMillis) / 2;
+    }
+
+    @Override
+    public String toString() {
+      return "lease=" + leaseSeconds + "s renew=" + renewDeadlineMillis + "ms retry=" + retryPeriodMillis
+          + "ms timeout=" + requestTimeoutMillis + "ms " + lossPolicy + " reconcilers=" + reconcilers + " drift="
+          + driftPpm + "ppm skew=" + wallOffsetMillis + "ms" + (originNearWrap ? " origin~MAX" : "");
+    }
+  }
+
+  /** Something that goes wrong at {@link #at()} milliseconds into the run. */
+  sealed interface Fault {
+    long at();
+  }
+
+  /** Which way a partition cuts. */
+  enum Direction { BOTH, REQUESTS_LOST, RESPONSES_LOST }
+
+  /** The replica and the server cannot talk; with RESPONSES_LOST, writes are applied but never answered. */
+  record Partition(int replica, long at, long forMillis, Direction direction) implements Fault {}
+
+  /** The API server refuses every call and ends every watch. */
+  record ServerDown(long at, long forMillis) implements Fault {}
+
+  /** Each network leg of this replica takes up to {@code latencyMillis}: requests time out. */
+  record Slow(int replica, long at, long forMillis, long latencyMillis) implements Fault {}
+
+  /** The process vanishes: no release, its reconcilers stop at once; a fresh one starts later. */
+  record Crash(int replica, long at, long restartAfterMillis) implements Fault {}
+
+  /** Stop-the-world: nothing of the process runs, timers included; on resume its reconcilers act first. */
+  record Pause(int replica, long at, long forMillis) implements Fault {}
+
+  /** close(), directly or from inside the replica's next reconciler callback; a fresh process starts later. */
+  record Close(int replica, long at, boolean fromCallback, long restartAfterMillis) implements Fault {}
+
+  /** What another client writes into the Lease. */
+  enum ForeignKind { BUMP_RENEW_TIME, EDIT_HOLDER, SET_TRANSITIONS }
+
+  /**
+   * Another client writes the Lease; {@code value}: the transitions count it sets. A foreign holder promises the
+   * longest lease among the replicas.
+   */
+  record Foreign(long at, ForeignKind kind, int value) implements Fault {}
+
+  /** {@code kubectl delete lease}. */
+  record DeleteLease(long at) implements Fault {}
+
+  /** What goes wrong with watches. */
+  enum WatchKind { DROP_EVENTS, DELAY_EVENTS, GONE }
+
+  /** Watch events are dropped or delayed for a while, or every watch ends (410 Gone). */
+  record WatchTrouble(long at, long forMillis, WatchKind kind) implements Fault {}
+
+  /** How a replica's reconcilers misbehave. */
+  enum Trouble { START_THROWS_EXCEPTION, START_THROWS_ERROR, STOP_THROWS_EXCEPTION, STOP_THROWS_ERROR, STOP_HANGS }
+
+  /** For a while, every call of that kind to this replica's reconcilers misbehaves. */
+  record ReconcilerTrouble(int replica, long at, long forMillis, Trouble trouble) implements Fault {}
+
+  /** Where the quiet tail starts, in milliseconds. */
+  long quietFromMillis() {
+    return faultPhaseMillis;
+  }
+
+  long maxLeaseMillis() {
+    return replicas.stream().mapToLong(r -> r.leaseSeconds() * 1000L).max().orElse(0);
+  }
+
+  long maxRetryMillis() {
+    return replicas.stream().mapToLong(ReplicaSpec::retryPeriodMillis).max().orElse(0);
+  }
+
+  /**
+   * The liveness bound after the quiet tail starts: leaseDuration + 2 × retryPeriod (the longest among the
+   * replicas) + the network's latency bound for the read and the write that take the Lease (4 legs).
+   */
+  long livenessBoundMillis() {
+    return maxLeaseMillis() + 2 * maxRetryMillis() + 4 * maxLatencyMillis;
+  }
+
+  /** The whole run: faults, then the quiet tail long enough to judge liveness. */
+  long endMillis() {
+    return faultPhaseMillis + livenessBoundMillis() + 2000;
+  }
+
+  @Override
+  public String toString() {
+    StringBuilder s = new StringBuilder("SimSchedule{seed=").append(seed).append(", faults for ")
+        .append(faultPhaseMillis).append("ms then quiet, latency<=").append(maxLatencyMillis).append("ms\n");
+    for (int i = 0; i < replicas.size(); i++) {
+      s.append("  replica-").append(i).append(": ").append(replicas.get(i)).append('\n');
+    }
+    s.append(faults.stream().sorted(java.util.Comparator.comparingLong(Fault::at))
+        .map(f -> "  @" + f.at() + "ms " + f).collect(Collectors.joining("\n")));
+    return s.append("}").toString();
+  }
+}

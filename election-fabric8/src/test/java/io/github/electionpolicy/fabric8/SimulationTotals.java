@@ -1,0 +1,70 @@
+package io.github.electionpolicy.fabric8;
+
+/**
+ * What all simulated runs of the real protocol add up to, for the one summary line.
+ *
+ * <p>Thread-safe (synchronized): jqwik runs the properties of a container one after the other, but nothing
+ * here should depend on that.
+ */
+final class SimulationTotals {
+
+  private long schedules;
+  private long replicaSteps;
+  private long failovers;
+  private long overlaps;
+  private long validAtOthersElection;
+  private long staleWrites;
+  private long tokenRegressions;
+  private long lostReleases;
+  private long livenessViolations;
+  private long loadViolations;
+  private int maxRequestsPerRetryPeriod;
+  private long exits;
+  private long writesAccepted;
+  private long writesRefused;
+  private long gateClosed;
+  private int variantsCaught;
+  private int variants;
+
+  synchronized void add(Simulator.Result result) {
+    SimInvariants i = result.invariants();
+    schedules++;
+    replicaSteps += result.replicaSteps();
+    failovers += i.failovers;
+    overlaps += i.overlaps;
+    validAtOthersElection += i.validAtOthersElection;
+    staleWrites += i.staleWrites;
+    tokenRegressions += i.tokenRegressions;
+    lostReleases += i.lostReleases;
+    livenessViolations += i.livenessViolations;
+    loadViolations += i.loadViolations;
+    maxRequestsPerRetryPeriod = Math.max(maxRequestsPerRetryPeriod, i.maxRequestsPerRetryPeriod);
+    exits += i.exits;
+    writesAccepted += i.writesAccepted;
+    writesRefused += i.writesRefused;
+    gateClosed += i.gateClosed;
+  }
+
+  synchronized void brokenVariants(int caught, int of) {
+    variantsCaught = caught;
+    variants = of;
+  }
+
+  synchronized long replicaSteps() {
+    return replicaSteps;
+  }
+
+  synchronized String line() {
+    return "SIMULATION schedules=" + schedules + " replica_steps=" + replicaSteps + " failovers=" + failovers
+        + " overlaps=" + overlaps + " token_regressions=" + tokenRegressions + " lost_releases=" + lostReleases
+        + " liveness_violations=" + livenessViolations + " max_requests_per_retry_period="
+        + maxRequestsPerRetryPeriod + " broken_variants_caught=" + variantsCaught + "/" + variants;
+  }
+
+  synchronized String details() {
+    return "simulation details: valid_at_others_election=" + validAtOthersElection + " stale_writes=" + staleWrites
+        + " load_violations=" + loadViolations + " (bound " + SimInvariants.LOAD_BOUND + ") exits=" + exits
+        + " gated_writes_accepted=" + writesAccepted + " refused_by_server=" + writesRefused
+        + " blocked_by_gate=" + gateClosed;
+  }
+}

@@ -1,0 +1,383 @@
+package io.github.electionpolicy.fabric8;
+
+import io.github.electionpolicy.fabric8.LeaseStep.Action;
+import io.github.electionpolicy.fabric8.LeaseStep.Answer;
+import io.github.electionpolicy.fabric8.LeaseStep.FailureKind;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.PriorityQueue;
+import java.util.SplittableRandom;
+import java.util.function.Consumer;
+
+/**
+ * A discrete-event simulation of replicas contending for one Lease: a priority queue of (time, sequence,
+ * event), one thread, no sleeps and no wall clock. Events of a replica run only while its process lives (those
+ * of a dead process are dropped) and not while it is paused (they wait, in order, for the resume). After every
+ * event the invariants that hold at each instant are checked ({@link SimInvariants}).
+ *
+ * <p>Not thread-safe: one run on one thread.
+ */
+final class Simulator {
+
+  /** An event; {@code replica} null for the server's and the faults' own events. */
+  record Event(long time, long seq, SimReplica replica, int process, Runnable action) {}
+
+  /** The outcome of one run. */
+  record Result(SimInvariants invariants, long replicaSteps) {}
+
+  /** A term as the server saw it taken. */
+  private record TermKey(String holder, Instant acquireTime, int transitions) {}
+
+  private record WatchConnection(SimReplica replica, int process, int generation, long[] lastDelivery) {}
+
+  private final PriorityQueue<Event> queue =
+      new PriorityQueue<>(Comparator.comparingLong(Event::time).thenComparingLong(Event::seq));
+  private final SimSchedule schedule;
+  private final SplittableRandom random;
+  private final SimNetwork network;
+  private final SimApiServer server;
+  private final SimInvariants invariants = new SimInvariants();
+  private final List<SimReplica> replicas = new ArrayList<>();
+  private final List<WatchConnection> watches = new ArrayList<>();
+  private final Map<TermKey, Long> terms = new HashMap<>();
+  // Terms (holder and acquireTime: an operator may have changed leaseTransitions) whose Lease was deleted.
+  private final java.util.Set<String> deletedUnder = new java.util.HashSet<>();
+  private final long quietFrom;
+  private final long end;
+  private long now;
+  private long seq;
+  private long requestIds;
+  private long steps;
+  private long latestTerm;
+  private boolean livenessMet;
+
+  private Simulator(SimSchedule schedule, SimVariant variant) {
+    this.schedule = schedule;
+    this.random = new SplittableRandom(schedule.seed());
+    this.network = new SimNetwork(random, schedule.maxLatencyMillis() * 1_000_000L, schedule.replicas().size());
+    this.server = new SimApiServer(this::leaseChanged);
+    this.quietFrom = schedule.quietFromMillis() * 1_000_000L;
+    this.end = schedule.endMillis() * 1_000_000L;
+    for (int i = 0; i < schedule.replicas().size(); i++) {
+      replicas.add(new SimReplica(this, i, schedule.replicas().get(i), variant));
+    }
+  }
+
+  static Result run(SimSchedule schedule, SimVariant variant) {
+    Simulator sim = new Simulator(schedule, variant);
+    sim.play();
+    return new Result(sim.invariants, sim.steps);
+  }
+
+  private void play() {
+    for (SimReplica replica : replicas) {
+      at(random.nextLong(500_000_000L), replica::startProcess);
+    }
+    SimFaults.schedule(this, schedule);
+    at(quietFrom, this::checkLiveness);
+    at(quietFrom + schedule.livenessBoundMillis() * 1_000_000L, () -> {
+      if (!livenessMet) {
+        invariants.liveness("no replica led within " + schedule.livenessBoundMillis() + "ms of the quiet tail");
+      }
+      livenessMet = true;
+    });
+    while (!queue.isEmpty()) {
+      Event event = queue.poll();
+      if (event.time() > end) {
+        break;
+      }
+      now = event.time();
+      dispatch(event);
+    }
+  }
+
+  void dispatch(Event event) {
+    SimReplica replica = event.replica();
+    if (replica != null) {
+      if (!replica.alive || replica.process != event.process()) {
+        return;
+      }
+      if (replica.paused) {
+        replica.deferred.add(event);
+        return;
+      }
+    }
+    event.action().run();
+    checkOverlap();
+    if (!livenessMet && now >= quietFrom) {
+      checkLiveness();
+    }
+  }
+
+  private void checkOverlap() {
+    int running = 0;
+    StringBuilder who = null;
+    for (SimReplica r : replicas) {
+      if (r.alive && !r.paused && r.runner.reconcilersRunning && !excused(r)) {
+        running++;
+        who = who == null ? new StringBuilder(r.identity) : who.append(", ").append(r.identity);
+      }
+    }
+    invariants.overlapCount(running, now, who == null ? "" : who.toString());
+  }
+
+  /** Paused while its reconcilers ran, or its Lease deleted under its term: see {@link #leaseDeleted}. */
+  private boolean excused(SimReplica r) {
+    return r.runner.pauseExcused || r.runner.runningTerm != null && deletedUnder(r.runner.runningTerm);
+  }
+
+  /**
+   * {@code kubectl delete lease} under a held term: a replica that never saw a holder may create the Lease at
+   * once, before the holder learns of the deletion at its next renewal. The operator broke exclusion, not the
+   * protocol, so every term taken so far is excused from invariants 1 and 2 until its reconcilers stopped: the
+   * one the Lease names, one whose answer is still on the way, one a foreign writer took the Lease from before
+   * it renewed again, one whose reconcilers are still stopping. Terms taken after the deletion are not.
+   */
+  void leaseDeleted() {
+    for (TermKey term : terms.keySet()) {
+      deletedUnder.add(term.holder() + "@" + term.acquireTime());
+    }
+  }
+
+  private boolean deletedUnder(LeadershipTerm term) {
+    return deletedUnder.contains(term.holderIdentity() + "@" + term.acquireTime());
+  }
+
+  /** Whether the Lease names this term now. */
+  boolean leaseNames(LeadershipTerm term) {
+    LeaseRecord lease = server.current();
+    return lease != null && lease.heldBy(term.holderIdentity()) && lease.transitions() == term.leaseTransitions()
+        && term.acquireTime().equals(lease.acquireTime());
+  }
+
+  private void checkLiveness() {
+    for (SimReplica r : replicas) {
+      if (r.alive && !r.paused && r.runner.startedTerm != null && r.runner.startedTerm.isValid()) {
+        livenessMet = true;
+        return;
+      }
+    }
+  }
+
+  // ---- scheduling -----------------------------------------------------------------------------------------
+
+  long now() {
+    return now;
+  }
+
+  SplittableRandom random() {
+    return random;
+  }
+
+  SimNetwork network() {
+    return network;
+  }
+
+  SimApiServer server() {
+    return server;
+  }
+
+  SimInvariants invariants() {
+    return invariants;
+  }
+
+  List<SimReplica> replicas() {
+    return replicas;
+  }
+
+  long minLeaseMillis() {
+    return schedule.replicas().stream().mapToLong(r -> r.leaseSeconds() * 1000L).min().orElse(0);
+  }
+
+  long maxLeaseMillis() {
+    return schedule.maxLeaseMillis();
+  }
+
+  long quietFromNanos() {
+    return quietFrom;
+  }
+
+  /** A server or fault event. */
+  void at(long time, Runnable action) {
+    queue.add(new Event(Math.max(time, now), seq++, null, 0, action));
+  }
+
+  /** An event of the replica's current process. */
+  void at(long time, SimReplica replica, Runnable action) {
+    queue.add(new Event(Math.max(time, now), seq++, replica, replica.process, action));
+  }
+
+  void countStep() {
+    steps++;
+  }
+
+  long nextRequestId() {
+    return ++requestIds;
+  }
+
+  long restartDelay() {
+    return 500_000_000L + random.nextLong(4_500_000_000L);
+  }
+
+  /** Starts a fresh process after {@code delayNanos}; during the faults, never later than the quiet tail. */
+  void restartLater(SimReplica replica, long delayNanos) {
+    long t = now + delayNanos;
+    if (now < quietFrom) {
+      t = Math.min(t, quietFrom);
+    }
+    at(t, () -> {
+      if (!replica.alive) {
+        replica.startProcess();
+      }
+    });
+  }
+
+  // ---- the API server over the network -----------------------------------------------------------------
+
+  void request(SimReplica replica, Action action, Consumer<Answer> answered) {
+    int process = replica.process;
+    long up = network.up(replica.index);
+    if (up < 0) {
+      return;
+    }
+    at(now + up, () -> {
+      Answer answer = serve(replica, action);
+      long down = network.down(replica.index);
+      if (down >= 0) {
+        queue.add(new Event(now + down, seq++, replica, process, () -> answered.accept(answer)));
+      }
+    });
+  }
+
+  private Answer serve(SimReplica replica, Action action) {
+    if (network.serverDown()) {
+      return new Answer.Failed(FailureKind.OTHER, "503 ServiceUnavailable");
+    }
+    if (action instanceof LeaseStep.Read) {
+      return server.get();
+    }
+    LeaseRecord before = server.current();
+    Answer answer = action instanceof LeaseStep.Create create ? server.create(create.record())
+        : server.update(((LeaseStep.Update) action).record());
+    if (answer instanceof Answer.Written written) {
+      LeaseRecord after = written.record();
+      boolean renewal = before != null && before.heldBy(replica.identity) && before.sameTerm(after);
+      if (after.heldBy(replica.identity) && !renewal) {
+        terms.put(key(after.holder(), after.acquireTime(), after.transitions()), ++latestTerm);
+        invariants.take(replica.identity, after.transitions(), server.incarnation());
+      }
+    }
+    return answer;
+  }
+
+  private static TermKey key(String holder, Instant acquireTime, int transitions) {
+    return new TermKey(holder, acquireTime, transitions);
+  }
+
+  private static TermKey key(LeadershipTerm term) {
+    return key(term.holderIdentity(), term.acquireTime(), term.leaseTransitions());
+  }
+
+  /**
+   * A replica was elected: invariant 2 on every other live replica's last term taken before this one at the
+   * server (an answer held up by a pause may elect a term long superseded: it is born invalid and starts nothing).
+   */
+  void elected(SimReplica replica, LeadershipTerm term) {
+    invariants.elected(replica.index);
+    Long mine = terms.get(key(term));
+    for (SimReplica other : replicas) {
+      if (other == replica || !other.alive || other.lastTerm == null) {
+        continue;
+      }
+      Long theirs = terms.get(key(other.lastTerm));
+      boolean earlier = mine == null || theirs == null || theirs < mine;
+      if (earlier && !deletedUnder(other.lastTerm) && other.lastTerm.isValid()) {
+        invariants.validAtElection(other.identity + "'s term " + other.lastTerm.leaseTransitions()
+            + " still valid when " + replica.identity + " was elected with " + term.leaseTransitions() + " at "
+            + now / 1_000_000 + "ms");
+      }
+    }
+  }
+
+  /**
+   * A write through the replica's gate. Sent after another replica's newer term was taken, the gate failed (a
+   * violation); the server refuses any write whose term is not the one the Lease names now (fencing).
+   */
+  void dataWrite(SimReplica replica, LeadershipTerm term) {
+    Long mine = terms.get(key(term));
+    if ((mine == null || mine != latestTerm) && !deletedUnder(term)) {
+      invariants.staleWrite(replica.identity + " wrote with term " + term.leaseTransitions() + " at "
+          + now / 1_000_000 + "ms after a newer term was taken");
+    }
+    long up = network.up(replica.index);
+    if (up < 0) {
+      return;
+    }
+    at(now + up, () -> {
+      if (network.serverDown() || !leaseNames(term)) {
+        invariants.writesRefused++;
+      } else {
+        invariants.writesAccepted++;
+      }
+    });
+  }
+
+  // ---- watches ----------------------------------------------------------------------------------------------
+
+  void openWatch(SimReplica replica, int generation) {
+    int process = replica.process;
+    long up = network.up(replica.index);
+    long failAt = now + replica.requestTimeoutNanos;
+    if (up < 0) {
+      queue.add(new Event(failAt, seq++, replica, process, () -> replica.watchFailedToStart(generation)));
+      return;
+    }
+    at(now + up, () -> {
+      long down = network.down(replica.index);
+      if (network.serverDown() || down < 0 || replica.process != process || !replica.alive) {
+        queue.add(new Event(Math.max(now, failAt), seq++, replica, process,
+            () -> replica.watchFailedToStart(generation)));
+        return;
+      }
+      long[] last = {now + down};
+      watches.add(new WatchConnection(replica, process, generation, last));
+      queue.add(new Event(now + down, seq++, replica, process, () -> replica.watchOpened(generation)));
+    });
+  }
+
+  void cancelWatch(SimReplica replica) {
+    watches.removeIf(w -> w.replica() == replica);
+  }
+
+  /** Ends the watches of {@code replica} (all when null): the client notices after its request timeout. */
+  void breakWatches(SimReplica replica, boolean gone) {
+    for (WatchConnection w : List.copyOf(watches)) {
+      if (replica == null || w.replica() == replica) {
+        watches.remove(w);
+        long down = network.down(w.replica().index);
+        long notice = gone && down >= 0 ? down : w.replica().requestTimeoutNanos;
+        queue.add(new Event(Math.max(now + notice, w.lastDelivery()[0]), seq++, w.replica(), w.process(),
+            () -> w.replica().watchClosed(w.generation())));
+      }
+    }
+  }
+
+  private void leaseChanged(LeaseRecord record) {
+    for (WatchConnection w : watches) {
+      if (network.dropEvent()) {
+        continue;
+      }
+      long down = network.down(w.replica().index);
+      if (down < 0) {
+        continue;
+      }
+      long t = Math.max(w.lastDelivery()[0], now + down + network.eventDelay());
+      w.lastDelivery()[0] = t;
+      queue.add(new Event(t, seq++, w.replica(), w.process(), () -> w.replica().watchEvent(w.generation(), record)));
+    }
+  }
+}
