@@ -71,7 +71,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *       runs after the pause: a pause between the check and the send is not seen.</li>
  *   <li>An interceptor of your client that re-sends a request after a failure (fabric8's token refresh re-sends
  *       after a 401) does so without asking the gate again.</li>
- *  *   <li>Exec, attach and port-forward open WebSockets with {@code GET}, so they pass.</li>
+ *   <li>Exec, attach and port-forward open WebSockets with {@code GET}, so they pass.</li>
  *   <li>Writes made through any other client, including the one you passed in, are not gated.</li>
  * </ul>
  *

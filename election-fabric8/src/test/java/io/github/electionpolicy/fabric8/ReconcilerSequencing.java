@@ -5,10 +5,10 @@ import java.util.List;
 
 /**
  * Starting and stopping one replica's reconcilers, without threads: the seam through which the simulation runs
- * the sequencing rules. {@code ReconcilerSequence} (branch runner-fixes) extracts the same rules from
- * {@link ReconcilerControl}; once it lands, {@link #of} returns an adapter over it, the one line to change.
+ * the sequencing rules. {@link #of} adapts the runner's own {@link ServiceSequence}; {@link Harness}, the rules
+ * as the simulation first wrote them down, stays as a cross-check.
  *
- * <p>The rules, as documented in {@link ReconcilerControl} plus those the runner is moving to:
+ * <p>The rules, as documented in {@link ServiceControl} plus those the runner is moving to:
  * <ul>
  *   <li>Start in order, each only while the term is still valid; if the term ended meanwhile, stop those
  *       started (nothing may run under an ended term).
@@ -37,23 +37,55 @@ interface ReconcilerSequencing {
 
   boolean anyRunning();
 
-  /** The sequencing the simulation uses; swap in {@code ReconcilerSequence} here. */
-  static ReconcilerSequencing of(List<Reconciler> reconcilers) {
-    return new Harness(reconcilers);
+  /** The sequencing the simulation uses: the runner's own {@link ServiceSequence}. */
+  static ReconcilerSequencing of(List<LeaderService> reconcilers) {
+    return new Real(new ServiceSequence(reconcilers));
   }
 
-  /** The rules above, written for the harness until {@code ReconcilerSequence} lands. */
-  final class Harness implements ReconcilerSequencing {
-    private final List<Reconciler> reconcilers;
-    private final List<Reconciler> running = new ArrayList<>();
+  /** The real rules: {@link ServiceSequence}, which {@link ServiceControl} runs on the runner's thread. */
+  final class Real implements ReconcilerSequencing {
+    private final ServiceSequence sequence;
 
-    Harness(List<Reconciler> reconcilers) {
+    Real(ServiceSequence sequence) {
+      this.sequence = sequence;
+    }
+
+    @Override
+    public StartOutcome startAll(LeadershipTerm term) {
+      ServiceSequence.StartOutcome outcome = sequence.startAll(term);
+      switch (outcome.kind()) {
+        case STARTED:
+          return new StartOutcome(Start.STARTED, true);
+        case TERM_ENDED:
+          return new StartOutcome(Start.TERM_ENDED, outcome.stop().clean());
+        default:
+          return new StartOutcome(Start.FAILED, outcome.stop().clean() && !outcome.fatal());
+      }
+    }
+
+    @Override
+    public boolean stopAll() {
+      return sequence.stopAll().clean();
+    }
+
+    @Override
+    public boolean anyRunning() {
+      return sequence.anyRunning();
+    }
+  }
+
+  /** The rules above, written for the harness until {@code ServiceSequence} lands. */
+  final class Harness implements ReconcilerSequencing {
+    private final List<LeaderService> reconcilers;
+    private final List<LeaderService> running = new ArrayList<>();
+
+    Harness(List<LeaderService> reconcilers) {
       this.reconcilers = List.copyOf(reconcilers);
     }
 
     @Override
     public StartOutcome startAll(LeadershipTerm term) {
-      for (Reconciler reconciler : reconcilers) {
+      for (LeaderService reconciler : reconcilers) {
         if (!term.isValid()) {
           break;
         }
@@ -73,7 +105,7 @@ interface ReconcilerSequencing {
     @Override
     public boolean stopAll() {
       // A snapshot, cleared first: a stop() that re-enters (say, by closing) finds nothing left to stop.
-      List<Reconciler> stopping = List.copyOf(running);
+      List<LeaderService> stopping = List.copyOf(running);
       running.clear();
       boolean clean = true;
       for (int i = stopping.size() - 1; i >= 0; i--) {

@@ -10,7 +10,7 @@ import io.github.electionpolicy.fabric8.SimSchedule.Trouble;
  *
  * <p>Not thread-safe (one thread).
  */
-final class SimReconciler implements Reconciler {
+final class SimReconciler implements LeaderService {
 
   /** What the reconciler asks of its replica. */
   interface Host {

@@ -334,7 +334,7 @@ final class SimReplica implements SimWatch.Wire {
     poke();
   }
 
-  /** Runs {@code then} once the loop has finished, or after the join timeout of ElectedReconcilers.close. */
+  /** Runs {@code then} once the loop has finished, or after the join timeout of ElectionRunner.close. */
   void whenLoopDone(Runnable then) {
     if (loopDone) {
       then.run();

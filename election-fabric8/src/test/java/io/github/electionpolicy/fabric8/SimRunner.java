@@ -7,7 +7,7 @@ import java.util.List;
 import java.util.function.Consumer;
 
 /**
- * The runner's side of one simulated process, as {@link ElectedReconcilers}, {@link ReconcilerControl} and
+ * The runner's side of one simulated process, as {@link ElectionRunner}, {@link ServiceControl} and
  * {@link LossReaction} do it: reconcilers start and stop on a control "thread" (a queue of tasks, one at a
  * time, each taking the simulated time its stops took), the loss policy runs after the stops (EXIT ends the
  * process without release; RECONTEND waits until they stopped), and close() stops the reconcilers and then lets
@@ -55,11 +55,13 @@ final class SimRunner implements SimReconciler.Host {
   SimRunner(Simulator sim, SimReplica replica) {
     this.sim = sim;
     this.replica = replica;
-    List<Reconciler> reconcilers = new ArrayList<>();
+    List<LeaderService> reconcilers = new ArrayList<>();
     for (int i = 0; i < replica.spec.reconcilers(); i++) {
       reconcilers.add(new SimReconciler(this, i));
     }
-    this.sequencing = ReconcilerSequencing.of(reconcilers);
+    // The old runner's rule (a failed start's term left valid) needs sequencing that does not end it either.
+    this.sequencing = replica.variant == SimVariant.FAILED_START_TERM_LEFT_VALID
+        ? new ReconcilerSequencing.Harness(reconcilers) : ReconcilerSequencing.of(reconcilers);
   }
 
   // ---- the control thread ----------------------------------------------------------------------------------
@@ -126,7 +128,7 @@ final class SimRunner implements SimReconciler.Host {
     }
   }
 
-  /** As ReconcilerControl.stopAndWait: true once stopped cleanly within the timeout; false at once if hung. */
+  /** As ServiceControl.stopAndWait: true once stopped cleanly within the timeout; false at once if hung. */
   private void stopAndWait(long timeoutNanos, Consumer<Boolean> then) {
     if (hungStop != null && !hungStop.finished) {
       then.accept(false);
@@ -151,7 +153,7 @@ final class SimRunner implements SimReconciler.Host {
     submit(task[0]);
   }
 
-  // ---- the elector's events, as ElectedReconcilers.ElectorEvents ------------------------------------------
+  // ---- the elector's events, as ElectionRunner.ElectorEvents ------------------------------------------
 
   void elected(LeadershipTerm term) {
     if (closing) {
@@ -178,7 +180,7 @@ final class SimRunner implements SimReconciler.Host {
       @Override
       void done() {
         if (outcome != null && outcome.kind() == ReconcilerSequencing.Start.FAILED) {
-          if (replica.variant != SimVariant.RUNNER_AS_ON_MAIN) {
+          if (replica.variant != SimVariant.FAILED_START_TERM_LEFT_VALID) {
             // Nothing may run under a term given up: end it before the release frees the Lease for another.
             term.end();
           }
@@ -213,7 +215,7 @@ final class SimRunner implements SimReconciler.Host {
     }));
   }
 
-  // ---- close, as ElectedReconcilers.close / stopThenRelease ---------------------------------------------
+  // ---- close, as ElectionRunner.close / stopThenRelease ---------------------------------------------
 
   void armCloseFromCallback(long restartAfterNanos) {
     closeArmed = true;

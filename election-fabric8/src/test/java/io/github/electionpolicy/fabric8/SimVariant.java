@@ -21,18 +21,18 @@ enum SimVariant {
    */
   NO_BACKOFF_AFTER_FAILED_START(LeaseProtocol.Flaw.NONE),
   /**
-   * Not a deliberate defect but ElectedReconcilers as it is on main: after a failed start it relinquishes without
-   * ending the term, so the term still reads valid while the release is in flight, and after the server applied
-   * it another replica may be elected before the answer comes back (invariant 2). The harness's rule ends the
-   * term first; {@code SimulationFindingsTest} replays the schedule that shows the gap.
+   * The runner as it was before the simulation found its defect: after a failed start it relinquished without
+   * ending the term, so the term still read valid while the release was in flight, and after the server applied
+   * it another replica could be elected before the answer came back (invariant 2). {@link ServiceSequence} now
+   * ends the term first; {@code SimulationFindingsTest} replays the schedule that showed the gap.
    */
-  RUNNER_AS_ON_MAIN(LeaseProtocol.Flaw.NONE);
+  FAILED_START_TERM_LEFT_VALID(LeaseProtocol.Flaw.NONE);
 
   final LeaseProtocol.Flaw flaw;
 
   /** Whether this is one of the deliberately broken variants the invariants must catch. */
   boolean deliberatelyBroken() {
-    return this != REAL && this != RUNNER_AS_ON_MAIN;
+    return this != REAL && this != FAILED_START_TERM_LEFT_VALID;
   }
 
   SimVariant(LeaseProtocol.Flaw flaw) {
