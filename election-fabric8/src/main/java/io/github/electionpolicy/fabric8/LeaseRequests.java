@@ -114,8 +114,7 @@ final class LeaseRequests implements AutoCloseable {
     } catch (ExecutionException e) {
       Throwable cause = e.getCause();
       int code = cause instanceof KubernetesClientException ? ((KubernetesClientException) cause).getCode() : 0;
-      throw new LeaseCallFailed(what + " failed: " + (code == 0 ? "" : "HTTP " + code + ": ")
-          + cause.getMessage(), cause, code);
+      throw new LeaseCallFailed(what + " failed: " + FailureCause.describe(cause), cause, Math.max(0, code));
     }
   }
 
