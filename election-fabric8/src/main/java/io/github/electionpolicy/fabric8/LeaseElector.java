@@ -179,8 +179,9 @@ final class LeaseElector implements Runnable {
     for (LeaseStep.Signal signal : step.signals()) {
       log.signal(signal);
       if (signal instanceof LeaseStep.Elected elected) {
-        // The watch only serves a follower; the leader learns everything from its own writes.
-        watch.stop();
+        // The watch stays open while leading (the protocol ignores its events), so it is not closed while the
+        // server still sends it this very take-over: fabric8's mock API server stalls an event loop for ~30 s
+        // when a watch closes mid-event. It closes before the release instead (see send).
         LeaseRecord record = elected.record();
         term = LeadershipTerm.elected(identity, record.transitions(),
             record.acquireTime() == null ? clock.instant() : record.acquireTime(),
@@ -206,6 +207,11 @@ final class LeaseElector implements Runnable {
         return lease == null ? new Answer.Missing() : new Answer.Found(LeaseRecords.record(lease));
       }
       Lease written;
+      if (action instanceof LeaseStep.Update release && release.record().holder() == null) {
+        // The watch goes before the release: closing it while the server sends it the release's own event
+        // is pointless, and stalls fabric8's mock API server.
+        watch.stop();
+      }
       if (action instanceof LeaseStep.Create create) {
         written = requests.create(LeaseRecords.lease(create.record(), lastSeen, namespace, settings.leaseName()),
             until(create.answerByNanos()));
