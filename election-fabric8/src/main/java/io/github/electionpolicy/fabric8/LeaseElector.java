@@ -27,7 +27,11 @@ final class LeaseElector implements Runnable {
 
   /** What the runner does with the elector's findings. */
   interface Events {
-    /** The Lease is held by someone else, or free, as far as this follower saw. */
+    /**
+     * The Lease is held by someone else, or free, as far as this follower saw. Also called, with no leader,
+     * once the first Lease calls succeeded but neither won the Lease nor named a holder (a free Lease whose
+     * acquisition failed), so the runner leaves STARTING once it has been in touch with the API server.
+     */
     void following(Optional<String> leader);
 
     /** This process acquired the Lease; called on the elector thread, must not block. */
@@ -87,6 +91,8 @@ final class LeaseElector implements Runnable {
   private LeadershipTerm term;
   private boolean termLapsed;
   private LeaseCallFailed lastFailure;
+  // Whether the runner has been told it follows or leads; until then it reports STARTING.
+  private boolean roleAnnounced;
 
   private volatile Optional<Long> lastSuccessNanos = Optional.empty();
   private volatile long contactWindowNanos;
@@ -229,6 +235,13 @@ final class LeaseElector implements Runnable {
       } else if (signal instanceof LeaseStep.RenewFailed failed) {
         events.renewFailed(lastFailure, Duration.ofNanos(failed.sinceLastRenewalNanos()));
       }
+      roleAnnounced |= signal instanceof LeaseStep.Elected || signal instanceof LeaseStep.Following;
+    }
+    // A call succeeded (say, the read of a free Lease) but the attempt that followed failed without naming a
+    // holder: the loop now waits as a follower, so say so. Not while a write is pending, which may elect.
+    if (!roleAnnounced && lastSuccessNanos.isPresent() && step.action() instanceof LeaseStep.Await) {
+      roleAnnounced = true;
+      events.following(Optional.empty());
     }
   }
 

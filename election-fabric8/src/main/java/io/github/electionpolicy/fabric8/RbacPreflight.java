@@ -8,26 +8,38 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The start-up check of {@link ElectionRunner}: a {@link LeaseAccess} review before contending, so a
- * missing Role fails at start with the fix instead of as a stream of 403s.
+ * missing Role fails at start with the fix instead of as a stream of 403s. It runs on the election thread,
+ * before the Lease loop, so {@code start()} never waits for the API server; the runner acts on a denial.
  */
 final class RbacPreflight {
 
   private static final Logger LOG = LoggerFactory.getLogger(ElectionRunner.class);
 
-  /** A one-off at start, not on the renew path: it may take the time a cold client needs to connect. */
+  /**
+   * A one-off at start, not on the renew path, and off the caller's thread: it may take the time a cold
+   * client needs to connect. close() cuts it short.
+   */
   private static final long REVIEW_WAIT_NANOS = TimeUnit.SECONDS.toNanos(10);
 
   private RbacPreflight() {}
 
-  static void check(LeaseRequests requests, KubernetesClient userClient, String namespace, String leaseName) {
+  /** Reviews the access; warns unless it is all granted; returns the failure that must stop the runner. */
+  static Optional<LeaseAccessDeniedException> check(LeaseRequests requests, KubernetesClient userClient,
+      String namespace, String leaseName) {
     LeaseAccess access = LeaseAccess.review(namespace, leaseName, review -> {
       var answer = requests.call("SelfSubjectAccessReview",
           () -> userClient.authorization().v1().selfSubjectAccessReview().create(review), REVIEW_WAIT_NANOS);
       return answer == null || answer.getStatus() == null
           ? Optional.empty() : Optional.ofNullable(answer.getStatus().getAllowed());
     });
+    if (Thread.currentThread().isInterrupted()) {
+      // close() cut the review short: the runner is not going to contend, so there is nothing to warn of.
+      return Optional.empty();
+    }
     switch (access.verdict()) {
-      case DENIED -> throw new LeaseAccessDeniedException(namespace, leaseName, access.deniedVerbs());
+      case DENIED -> {
+        return Optional.of(new LeaseAccessDeniedException(namespace, leaseName, access.deniedVerbs()));
+      }
       case UNKNOWN -> LOG.warn("Could not check RBAC for leases: {}; contending anyway",
           access.unknownReason().orElseThrow());
       case GRANTED -> {
@@ -38,5 +50,6 @@ final class RbacPreflight {
         }
       }
     }
+    return Optional.empty();
   }
 }
