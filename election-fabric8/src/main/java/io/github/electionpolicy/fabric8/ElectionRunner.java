@@ -86,7 +86,7 @@ public final class ElectionRunner implements AutoCloseable {
   // Guarded by lock.
   private boolean closing;
   private LeadershipTerm currentTerm;
-  // Whether the election thread is inside the RBAC preflight, which close() then interrupts.
+  // Whether the election thread is inside the RBAC preflight, which close() may cut short.
   private boolean preflightRunning;
 
   private ElectionRunner(Builder b) {
@@ -187,8 +187,8 @@ public final class ElectionRunner implements AutoCloseable {
   }
 
   /**
-   * Runs the RBAC preflight on the election thread; whether to contend: not when close() came first (it
-   * interrupts the review) nor after a denial, which stops the runner here.
+   * Runs the RBAC preflight on the election thread; whether to contend: not when close() came first (it may
+   * interrupt a review that does not answer) nor after a denial, which stops the runner here.
    */
   private boolean preflight() {
     synchronized (lock) {
@@ -199,14 +199,14 @@ public final class ElectionRunner implements AutoCloseable {
     }
     Optional<LeaseAccessDeniedException> denied;
     try {
-      denied = RbacPreflight.check(requests, client, namespace, settings.leaseName());
+      denied = RbacPreflight.check(requests, client, namespace, settings.leaseName(), this::isClosing);
     } finally {
       synchronized (lock) {
         preflightRunning = false;
       }
     }
     if (isClosing()) {
-      // close() interrupted the review, and the loop will not run: the flag has done its work.
+      // close() may have interrupted the review; the loop will not run, so the flag has done its work.
       Thread.interrupted();
       return false;
     }
@@ -410,6 +410,10 @@ public final class ElectionRunner implements AutoCloseable {
    * and executors may), it still waits for the reconcilers and the release, and sets the flag again before
    * it returns, as it does when an interrupt arrives while it waits.
    *
+   * <p>Called while {@code STARTING}, there is nothing to stop or release: the RBAC preflight sends no further
+   * review, and one still waiting for its answer after one {@link LeaseSettings#requestTimeout()} is cut
+   * short, so close() then returns within about one request timeout.
+   *
    * <p>Called from a reconciler's own {@code start} or {@code stop}, it ends the term at once (so no
    * reconciler after the caller starts), returns without waiting, and finishes on a thread of its own: the
    * reconcilers stop once that callback has returned, and only then is the Lease released. Use
@@ -438,10 +442,6 @@ public final class ElectionRunner implements AutoCloseable {
       term = currentTerm;
       if (elector != null) {
         elector.beginClose();
-      }
-      if (preflightRunning) {
-        // A review may wait several seconds for an unreachable server: cut it short, nothing will contend.
-        electorThread.interrupt();
       }
     }
     if (term != null) {
@@ -475,6 +475,7 @@ public final class ElectionRunner implements AutoCloseable {
     if (elector != null) {
       elector.finish(reconcilersStopped ? LeaseElector.Finish.RELEASE : LeaseElector.Finish.ABANDON);
       if (electorThread.isAlive() && Thread.currentThread() != electorThread) {
+        cutPreflightShort();
         // The loop may be in a renewal and, after a conflict, a re-read (2 requests); the release is an update
         // and, after a conflict, a read and a second update (3 more). Cutting it short would only leave the
         // Lease to expire, but waiting for all of them keeps the hand-over fast.
@@ -487,6 +488,26 @@ public final class ElectionRunner implements AutoCloseable {
     publisher.shutdown();
     stopped.countDown();
     LOG.info("Stopped {}", identity);
+  }
+
+  /**
+   * Closing during the RBAC preflight: the review in flight gets one request timeout to answer (so that, with a
+   * server that answers, no request of this runner lands after close() returned; the preflight sends no
+   * further review once closing), then the election thread is interrupted, since a review may wait 10 s.
+   */
+  private void cutPreflightShort() {
+    synchronized (lock) {
+      if (!preflightRunning) {
+        return;
+      }
+    }
+    joinQuietly(electorThread, settings.requestTimeout());
+    synchronized (lock) {
+      // Only while the preflight runs: the election thread clears the flag once it sees the runner closing.
+      if (preflightRunning) {
+        electorThread.interrupt();
+      }
+    }
   }
 
   /** Joins at most {@code timeout}; an interrupt does not cut the wait short but is kept for the caller. */

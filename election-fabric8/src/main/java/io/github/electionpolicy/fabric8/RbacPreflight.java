@@ -2,6 +2,8 @@ package io.github.electionpolicy.fabric8;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.util.Optional;
+import java.util.concurrent.CancellationException;
+import java.util.function.BooleanSupplier;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -17,23 +19,29 @@ final class RbacPreflight {
 
   /**
    * A one-off at start, not on the renew path, and off the caller's thread: it may take the time a cold
-   * client needs to connect. close() cuts it short.
+   * client needs to connect. close() cuts it short after one request timeout.
    */
   private static final long REVIEW_WAIT_NANOS = TimeUnit.SECONDS.toNanos(10);
 
   private RbacPreflight() {}
 
-  /** Reviews the access; warns unless it is all granted; returns the failure that must stop the runner. */
+  /**
+   * Reviews the access; warns unless it is all granted; returns the failure that must stop the runner. Once
+   * {@code closing} turns true it sends no further review and reports nothing.
+   */
   static Optional<LeaseAccessDeniedException> check(LeaseRequests requests, KubernetesClient userClient,
-      String namespace, String leaseName) {
+      String namespace, String leaseName, BooleanSupplier closing) {
     LeaseAccess access = LeaseAccess.review(namespace, leaseName, review -> {
+      if (closing.getAsBoolean()) {
+        throw new CancellationException("the runner is closing");
+      }
       var answer = requests.call("SelfSubjectAccessReview",
           () -> userClient.authorization().v1().selfSubjectAccessReview().create(review), REVIEW_WAIT_NANOS);
       return answer == null || answer.getStatus() == null
           ? Optional.empty() : Optional.ofNullable(answer.getStatus().getAllowed());
     });
-    if (Thread.currentThread().isInterrupted()) {
-      // close() cut the review short: the runner is not going to contend, so there is nothing to warn of.
+    if (closing.getAsBoolean()) {
+      // The runner is not going to contend: there is nothing to warn of.
       return Optional.empty();
     }
     switch (access.verdict()) {
