@@ -4,10 +4,12 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.github.electionpolicy.ElectionDecision;
 import io.github.electionpolicy.fabric8.ElectionRunner;
 import io.github.electionpolicy.fabric8.ElectionState;
+import io.github.electionpolicy.fabric8.LeaseAccessDeniedException;
 import io.github.electionpolicy.fabric8.LeaseSettings;
 import io.github.electionpolicy.fabric8.LossHandler;
 import io.github.electionpolicy.fabric8.LossPolicy;
 import java.io.PrintStream;
+import java.util.Optional;
 
 /**
  * One controller replica of the demo, as one pod would run it: its own client, the real {@link
@@ -29,7 +31,8 @@ final class DemoReplica implements AutoCloseable {
   }
 
   /**
-   * Starts a replica: the RBAC preflight, then contention (or, unelected, the reconciler at once).
+   * Starts a replica: its election thread runs the RBAC preflight, then contends (or, unelected, the reconciler
+   * starts at once). A denied verb stops the replica; {@link #startupFailure()} then says which.
    *
    * @param settings the Lease settings, without a loss policy: a lost replica stops contending and says so
    */
@@ -64,6 +67,11 @@ final class DemoReplica implements AutoCloseable {
 
   boolean leads() {
     return runner.state().kind() == ElectionState.Kind.LEADING;
+  }
+
+  /** Why the replica stopped before contending (a Lease verb RBAC denied), if it did. */
+  Optional<LeaseAccessDeniedException> startupFailure() {
+    return runner.startupFailure();
   }
 
   /** Where the Lease lives, as the adapter resolved it. */

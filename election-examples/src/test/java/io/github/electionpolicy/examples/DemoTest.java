@@ -93,7 +93,7 @@ class DemoTest {
 
       assertThat(status).isEqualTo(Demo.EXIT_FAILED);
       assertThat(out.text()).contains("API server: " + cluster.url() + " (a real cluster: the Lease is really "
-          + "written)").contains("stopped 0 replicas").doesNotContain("LEADS").doesNotContain("stays in the cluster");
+          + "written)").contains("stopped 3 replicas").doesNotContain("LEADS").doesNotContain("stays in the cluster");
       assertThat(err.text()).contains("demo: FAILED: leader election may not update leases (coordination.k8s.io) "
           + "in namespace \"elections\"").contains("kind: Role");
       assertThat(cluster.lease()).as("no replica got past the preflight").isNull();

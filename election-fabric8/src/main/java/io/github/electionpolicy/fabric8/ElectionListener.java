@@ -1,12 +1,14 @@
 package io.github.electionpolicy.fabric8;
 
 import java.time.Duration;
+import java.util.Optional;
 
 /**
- * Hooks for metrics and logs: leadership changes and failed renewals. Both methods have empty defaults,
- * so an implementation overrides what it needs. The runner calls listeners one event at a time, in order,
- * on a thread of its own (never the thread that renews the Lease); an exception from a listener is logged
- * and ignored.
+ * Hooks for metrics, logs and followers' preparations: changes of state, the leader a follower follows, and
+ * failed renewals. Every method has an empty default, so an implementation overrides what it needs. The
+ * runner calls listeners one event at a time, in order, on a thread of its own (never the thread that renews
+ * the Lease); an exception from a listener is logged and ignored. A slow listener delays the events after
+ * it, not the election: hand long work (warming a cache) to a thread of your own.
  *
  * <pre>{@code
  * ElectionListener metrics = new ElectionListener() {
@@ -15,6 +17,12 @@ import java.time.Duration;
  *   }
  *   public void renewFailed(Throwable cause, Duration sinceLastRenewal) {
  *     renewFailures.increment();
+ *   }
+ * };
+ *
+ * ElectionListener warmCaches = new ElectionListener() {
+ *   public void following(Optional<String> leader) {
+ *     informers.startIfNotRunning();   // returns at once; a new leader then finds its caches filled
  *   }
  * };
  * }</pre>
@@ -30,6 +38,18 @@ public interface ElectionListener {
    * @param current the state now
    */
   default void stateChanged(ElectionState previous, ElectionState current) {}
+
+  /**
+   * Called when this runner begins to follow (once its first Lease calls show another holder, or a free Lease
+   * it did not manage to take; or after it lost the Lease) and each time the leader it follows changes,
+   * including to none known; so exactly when the state becomes a different {@link ElectionState.Following},
+   * right after {@link #stateChanged} for that change. Never called while leading, running unelected or stopped. Use it
+   * to prepare a follower for taking over, e.g. to start informers so their caches are warm when it is
+   * elected.
+   *
+   * @param leader the holder of the Lease as last seen; empty when the Lease is free or the holder unknown
+   */
+  default void following(Optional<String> leader) {}
 
   /**
    * Called when the leader failed to renew the Lease; it keeps trying until the renew deadline.

@@ -44,6 +44,14 @@ import org.slf4j.LoggerFactory;
  * so another replica takes over at once; with the API server unreachable, the leader stops its reconcilers
  * within {@link LeaseSettings#renewDeadline()} and {@link #health()} turns not ready, then not live.
  *
+ * <p>Start-up: {@link Builder#start()} throws for whatever it can check on the caller's thread (a missing
+ * input, no valid namespace) and otherwise returns at once, in state {@link ElectionState.Starting STARTING},
+ * without waiting for the API server. The RBAC preflight and the Lease calls run on the election thread. A
+ * preflight that finds a missing verb stops the runner before it contends: it logs an ERROR naming the verbs
+ * and the Role to apply, {@link #startupFailure()} returns the {@link LeaseAccessDeniedException}, the state
+ * becomes {@code STOPPED} and {@link #awaitStopped()} returns; under the default loss policy
+ * {@link LossPolicy#exit() EXIT} the process first exits with status 1, as after a loss.
+ *
  * <p>Thread-safe. Reconcilers run on a thread of the runner's, listeners on another, and the Lease loop on a
  * third; none of them runs user code on the Lease loop's thread.
  */
@@ -67,6 +75,9 @@ public final class ElectionRunner implements AutoCloseable {
   private final KubernetesClient client;
   private final Thread electorThread;
   private final LossReaction lossReaction;
+  private final Readiness readiness;
+  private final boolean rbacPreflight;
+  private volatile LeaseAccessDeniedException startupFailure;
   // Tells this runner's threads from another's in the same JVM: "leaseName:identity", or the identity.
   private final String threadTag;
   // The thread that finishes a close() called from a reconciler callback, once started.
@@ -75,6 +86,8 @@ public final class ElectionRunner implements AutoCloseable {
   // Guarded by lock.
   private boolean closing;
   private LeadershipTerm currentTerm;
+  // Whether the election thread is inside the RBAC preflight, which close() may cut short.
+  private boolean preflightRunning;
 
   private ElectionRunner(Builder b) {
     this.decision = b.decision;
@@ -82,6 +95,8 @@ public final class ElectionRunner implements AutoCloseable {
     this.identity = b.settings == null ? "unelected" : b.settings.identity();
     this.ticker = b.ticker;
     this.startNanos = ticker.read();
+    this.readiness = b.readiness;
+    this.rbacPreflight = b.rbacPreflight;
     this.threadTag = decision.contends() ? b.settings.leaseName() + ":" + identity : identity;
     this.publisher = new StatePublisher(List.copyOf(b.listeners), initialState(b), threadName("events"));
     this.control = new ServiceControl(List.copyOf(b.reconcilers), threadName("reconcilers"));
@@ -103,7 +118,7 @@ public final class ElectionRunner implements AutoCloseable {
     this.lossReaction = new LossReaction(settings.lossPolicy(), control, settings.stopTimeout(),
         this::isClosing, this::stopAfterLoss, namespace + "/" + settings.leaseName());
     this.elector = new LeaseElector(requests, namespace, settings, new ElectorEvents(), ticker, b.clock);
-    this.electorThread = new Thread(elector, threadName("lease"));
+    this.electorThread = new Thread(this::runElection, threadName("lease"));
     this.electorThread.setDaemon(true);
   }
 
@@ -113,7 +128,7 @@ public final class ElectionRunner implements AutoCloseable {
   }
 
   private ElectionState initialState(Builder b) {
-    return b.decision.contends() ? new ElectionState.Following(Optional.empty())
+    return b.decision.contends() ? new ElectionState.Starting()
         : new ElectionState.NotContending(b.settings == null ? "unelected" : b.settings.identity());
   }
 
@@ -126,7 +141,7 @@ public final class ElectionRunner implements AutoCloseable {
     return new Builder();
   }
 
-  private void begin(boolean rbacPreflight) {
+  private void begin() {
     if (!decision.contends()) {
       LOG.info("Starting reconcilers unelected as {}", identity);
       try {
@@ -148,16 +163,60 @@ public final class ElectionRunner implements AutoCloseable {
           + "raise leaseDuration, and fence writes with the LeadershipTerm", Durations.format(settings.stopTimeout()),
           Durations.format(margin));
     }
-    try {
-      if (rbacPreflight) {
-        RbacPreflight.check(requests, client, namespace, settings.leaseName());
-      }
-    } catch (RuntimeException e) {
-      requests.close();
-      shutDownAfterFailedStart();
-      throw e;
-    }
     electorThread.start();
+  }
+
+  /** The election thread: the RBAC preflight, then the Lease loop. */
+  private void runElection() {
+    if (rbacPreflight) {
+      boolean contend;
+      try {
+        contend = preflight();
+      } catch (RuntimeException | Error failure) {
+        // Not expected: the review turns its own failures into an UNKNOWN verdict. Ends as a failed loop does.
+        LOG.error("The RBAC preflight for Lease {}/{} failed; not contending", namespace, settings.leaseName(),
+            failure);
+        new ElectorEvents().died(Optional.empty(), failure);
+        return;
+      }
+      if (!contend) {
+        return;
+      }
+    }
+    elector.run();
+  }
+
+  /**
+   * Runs the RBAC preflight on the election thread; whether to contend: not when close() came first (it may
+   * interrupt a review that does not answer) nor after a denial, which stops the runner here.
+   */
+  private boolean preflight() {
+    synchronized (lock) {
+      if (closing) {
+        return false;
+      }
+      preflightRunning = true;
+    }
+    Optional<LeaseAccessDeniedException> denied;
+    try {
+      denied = RbacPreflight.check(requests, client, namespace, settings.leaseName(), this::isClosing);
+    } finally {
+      synchronized (lock) {
+        preflightRunning = false;
+      }
+    }
+    if (isClosing()) {
+      // close() may have interrupted the review; the loop will not run, so the flag has done its work.
+      Thread.interrupted();
+      return false;
+    }
+    if (denied.isEmpty()) {
+      return true;
+    }
+    startupFailure = denied.get();
+    LOG.error("Not contending for Lease {}/{}: {}", namespace, settings.leaseName(), denied.get().getMessage());
+    lossReaction.startFailed();
+    return false;
   }
 
   private void shutDownAfterFailedStart() {
@@ -186,6 +245,29 @@ public final class ElectionRunner implements AutoCloseable {
    */
   public String identity() {
     return identity;
+  }
+
+  /**
+   * Why the runner stopped before contending, if it did: the RBAC preflight, run on the election thread
+   * after {@link Builder#start()} returned, found that this process may not use the Lease. The runner then
+   * logged an ERROR with the same message (the missing verbs and the Role to apply), contended for nothing,
+   * started no reconciler, applied the loss policy ({@code EXIT} exits with status 1; any other policy just
+   * stops) and reached {@code STOPPED}. Check it once {@link #awaitStopped()} returns to fail loudly under a
+   * policy that does not exit:
+   *
+   * <pre>{@code
+   * runner.awaitStopped();
+   * runner.startupFailure().ifPresent(denied -> {
+   *   System.err.println(denied.getMessage());   // the missing verbs and the Role to apply
+   *   System.exit(2);
+   * });
+   * }</pre>
+   *
+   * @return the denial that stopped the runner; empty while starting or running, after a close, and after
+   *     any stop that came later than the preflight
+   */
+  public Optional<LeaseAccessDeniedException> startupFailure() {
+    return Optional.ofNullable(startupFailure);
   }
 
   /**
@@ -220,7 +302,8 @@ public final class ElectionRunner implements AutoCloseable {
   }
 
   /**
-   * A health snapshot for probes; see {@link ElectionHealth} for the rules.
+   * A health snapshot for probes; see {@link ElectionHealth} for the rules. Meaningful from the moment
+   * {@link Builder#start()} returns: while {@code STARTING}, not ready and live (within the health budget).
    *
    * @return the snapshot
    */
@@ -232,15 +315,16 @@ public final class ElectionRunner implements AutoCloseable {
           state, Optional.empty());
     }
     Optional<Duration> since = elector.lastSuccessNanos().map(last -> Duration.ofNanos(now - last));
-    boolean ready = state.kind() != ElectionState.Kind.STOPPED
-        && since.map(s -> s.compareTo(elector.contactWindow()) <= 0).orElse(false);
+    boolean eligible = state.kind() == ElectionState.Kind.LEADING
+        || (state.kind() == ElectionState.Kind.FOLLOWING && readiness == Readiness.CONNECTED);
+    boolean ready = eligible && since.map(s -> s.compareTo(elector.contactWindow()) <= 0).orElse(false);
     Duration silent = since.orElse(Duration.ofNanos(now - startNanos));
     boolean live = silent.compareTo(settings.healthBudget()) <= 0;
     return new ElectionHealth(ready, live, state, since);
   }
 
   /**
-   * Readiness, as in {@link #health()}.
+   * Readiness, as in {@link #health()}, under the {@link Readiness} mode the builder set.
    *
    * @return whether the process should receive traffic
    */
@@ -326,6 +410,10 @@ public final class ElectionRunner implements AutoCloseable {
    * and executors may), it still waits for the reconcilers and the release, and sets the flag again before
    * it returns, as it does when an interrupt arrives while it waits.
    *
+   * <p>Called while {@code STARTING}, there is nothing to stop or release: the RBAC preflight sends no further
+   * review, and one still waiting for its answer after one {@link LeaseSettings#requestTimeout()} is cut
+   * short, so close() then returns within about one request timeout.
+   *
    * <p>Called from a reconciler's own {@code start} or {@code stop}, it ends the term at once (so no
    * reconciler after the caller starts), returns without waiting, and finishes on a thread of its own: the
    * reconcilers stop once that callback has returned, and only then is the Lease released. Use
@@ -387,6 +475,7 @@ public final class ElectionRunner implements AutoCloseable {
     if (elector != null) {
       elector.finish(reconcilersStopped ? LeaseElector.Finish.RELEASE : LeaseElector.Finish.ABANDON);
       if (electorThread.isAlive() && Thread.currentThread() != electorThread) {
+        cutPreflightShort();
         // The loop may be in a renewal and, after a conflict, a re-read (2 requests); the release is an update
         // and, after a conflict, a read and a second update (3 more). Cutting it short would only leave the
         // Lease to expire, but waiting for all of them keeps the hand-over fast.
@@ -399,6 +488,26 @@ public final class ElectionRunner implements AutoCloseable {
     publisher.shutdown();
     stopped.countDown();
     LOG.info("Stopped {}", identity);
+  }
+
+  /**
+   * Closing during the RBAC preflight: the review in flight gets one request timeout to answer (so that, with a
+   * server that answers, no request of this runner lands after close() returned; the preflight sends no
+   * further review once closing), then the election thread is interrupted, since a review may wait 10 s.
+   */
+  private void cutPreflightShort() {
+    synchronized (lock) {
+      if (!preflightRunning) {
+        return;
+      }
+    }
+    joinQuietly(electorThread, settings.requestTimeout());
+    synchronized (lock) {
+      // Only while the preflight runs: the election thread clears the flag once it sees the runner closing.
+      if (preflightRunning) {
+        electorThread.interrupt();
+      }
+    }
   }
 
   /** Joins at most {@code timeout}; an interrupt does not cut the wait short but is kept for the caller. */
@@ -548,6 +657,7 @@ public final class ElectionRunner implements AutoCloseable {
     private final List<LeaderService> reconcilers = new ArrayList<>();
     private final List<ElectionListener> listeners = new ArrayList<>();
     private boolean rbacPreflight = true;
+    private Readiness readiness = Readiness.CONNECTED;
     private boolean started;
     private Ticker ticker = Ticker.system();
     private Clock clock = Clock.systemUTC();
@@ -624,7 +734,22 @@ public final class ElectionRunner implements AutoCloseable {
     }
 
     /**
-     * Turns the RBAC preflight on (the default) or off.
+     * Sets which contending replicas {@link ElectionRunner#health()} calls ready: {@link Readiness#CONNECTED}
+     * (the default: leader and followers alike, while in touch with the API server) or
+     * {@link Readiness#LEADER_ONLY} (the leader only, for a Service that must route to it). A runner that
+     * runs unelected is ready once started in both modes.
+     *
+     * @param readiness the readiness mode
+     * @return this builder
+     */
+    public Builder readiness(Readiness readiness) {
+      this.readiness = Objects.requireNonNull(readiness, "readiness");
+      return this;
+    }
+
+    /**
+     * Turns the RBAC preflight on (the default) or off. It runs on the election thread before the first
+     * Lease call; a denial stops the runner, see {@link ElectionRunner#startupFailure()}.
      *
      * @param enabled whether to check with SelfSubjectAccessReviews before contending
      * @return this builder
@@ -646,13 +771,19 @@ public final class ElectionRunner implements AutoCloseable {
 
     /**
      * Logs the decision and starts: the reconcilers at once when unelected (this call returns once they
-     * started), or the RBAC preflight and then contention for the Lease.
+     * started), or the election thread, which runs the RBAC preflight and then contends for the Lease.
+     *
+     * <p>When contending it returns promptly, in state {@link ElectionState.Starting STARTING}: it makes no
+     * API call on the caller's thread, so it never waits for the API server, even an unreachable one (the
+     * tests bound it by one {@link LeaseSettings#requestTimeout()}; it takes milliseconds). Everything that can
+     * be checked without the server throws from here; what the server must answer is reported later: a
+     * preflight that finds a missing verb stops the runner (an ERROR log, {@link
+     * ElectionRunner#startupFailure()}, state {@code STOPPED}, and an exit under the {@code EXIT} loss policy).
      *
      * @return the running runner; close it to stop
      * @throws IllegalStateException if a required input is missing, or this builder already started
      * @throws io.github.electionpolicy.InvalidElectionSettingException if no namespace can be found, or the one
      *     found (service-account file or client) is not a valid namespace name
-     * @throws LeaseAccessDeniedException if the preflight finds a missing verb
      */
     public ElectionRunner start() {
       if (started) {
@@ -677,7 +808,7 @@ public final class ElectionRunner implements AutoCloseable {
       started = true;
       DecisionLog.log(decision);
       ElectionRunner runner = new ElectionRunner(this);
-      runner.begin(rbacPreflight);
+      runner.begin();
       return runner;
     }
   }

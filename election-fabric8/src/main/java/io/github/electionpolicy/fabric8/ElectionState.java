@@ -4,14 +4,17 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * Where a runner stands: not contending (running unelected), following a leader, leading with a term, or
- * stopped. A sealed set of records, with {@link #kind()} for Java 17 callers that switch.
+ * Where a runner stands: not contending (running unelected), starting (contending, but no Lease call has
+ * succeeded yet), following a leader, leading with a term, or stopped. A sealed set of records, with
+ * {@link #kind()} for Java 17 callers that switch. A contending runner moves
+ * {@code STARTING -> FOLLOWING | LEADING}, then between those two, and ends {@code STOPPED}.
  *
  * <pre>{@code
  * ElectionState state = runner.state();
  * switch (state.kind()) {
  *   case LEADING -> log.info("leading since {}", ((ElectionState.Leading) state).term().acquireTime());
  *   case FOLLOWING -> log.info("following {}", ((ElectionState.Following) state).leader().orElse("nobody"));
+ *   case STARTING -> log.info("waiting for the RBAC preflight and the first Lease call");
  *   default -> log.info("{}", state);
  * }
  * }</pre>
@@ -19,18 +22,23 @@ import java.util.Optional;
  * <p>All implementations are immutable records and thread-safe.
  */
 public sealed interface ElectionState
-    permits ElectionState.NotContending, ElectionState.Following, ElectionState.Leading,
-        ElectionState.Stopped {
+    permits ElectionState.NotContending, ElectionState.Starting, ElectionState.Following,
+        ElectionState.Leading, ElectionState.Stopped {
 
   /** The kinds of state, for Java 17 callers that switch; an enum, so thread-safe. */
   enum Kind {
     /** Running unelected: the decision said not to contend. */
     NOT_CONTENDING,
+    /**
+     * Contending, but no Lease call has succeeded yet: the RBAC preflight runs, or the first read is in flight
+     * or failed. Not ready; live within the health budget.
+     */
+    STARTING,
     /** Contending without the Lease. */
     FOLLOWING,
     /** Holding the Lease; reconcilers run. */
     LEADING,
-    /** Closed, or stopped contending after a loss. */
+    /** Closed, stopped contending after a loss, or stopped before contending after a failed start. */
     STOPPED
   }
 
@@ -65,6 +73,26 @@ public sealed interface ElectionState
     @Override
     public Kind kind() {
       return Kind.NOT_CONTENDING;
+    }
+  }
+
+  /**
+   * Contending, but no Lease call has succeeded yet: the runner's state from the moment
+   * {@link ElectionRunner.Builder#start()} returns until the first Lease call succeeds (it then knows whether
+   * it follows or leads). Meanwhile the RBAC preflight runs, then the first read; while the API server cannot
+   * be reached the runner stays here. Not ready; live within {@link LeaseSettings#healthBudget()} from start.
+   * Immutable and thread-safe.
+   *
+   * <pre>{@code
+   * if (runner.state() instanceof ElectionState.Starting) {
+   *   log.info("not contending yet: waiting for the API server");
+   * }
+   * }</pre>
+   */
+  record Starting() implements ElectionState {
+    @Override
+    public Kind kind() {
+      return Kind.STARTING;
     }
   }
 
@@ -123,7 +151,8 @@ public sealed interface ElectionState
   }
 
   /**
-   * Closed, or stopped contending after a loss; reconcilers do not run. Immutable and thread-safe.
+   * Closed, stopped contending after a loss, or stopped before contending because the RBAC preflight found
+   * a missing verb ({@link ElectionRunner#startupFailure()}); reconcilers do not run. Immutable and thread-safe.
    *
    * <pre>{@code
    * boolean done = runner.state().equals(new ElectionState.Stopped());

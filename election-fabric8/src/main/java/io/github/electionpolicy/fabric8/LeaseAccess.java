@@ -15,10 +15,10 @@ import java.util.Optional;
  * the namespace (by name, except {@code create}, which RBAC cannot restrict by name), then one for {@code
  * watch}, which is advice only. A review changes nothing on the server.
  *
- * <p>{@link ElectionRunner} runs this review before it contends (its RBAC preflight): {@link
- * Verdict#DENIED} fails the start with a {@link LeaseAccessDeniedException}, {@link Verdict#UNKNOWN} warns and
- * contends anyway. Operator tools call {@link #review(KubernetesClient, String, String)} to show the same
- * verdict without starting anything:
+ * <p>{@link ElectionRunner} runs this review on its election thread before it contends (its RBAC preflight):
+ * {@link Verdict#DENIED} stops the runner before it contends, with a {@link LeaseAccessDeniedException} in
+ * {@link ElectionRunner#startupFailure()}; {@link Verdict#UNKNOWN} warns and contends anyway. Operator tools
+ * call {@link #review(KubernetesClient, String, String)} to show the same verdict without starting anything:
  *
  * <pre>{@code
  * LeaseAccess access = LeaseAccess.review(client, "shop", "orders-controller");
@@ -43,7 +43,7 @@ public record LeaseAccess(
   public enum Verdict {
     /** Every required verb is allowed. */
     GRANTED,
-    /** At least one required verb is denied: the adapter refuses to start. */
+    /** At least one required verb is denied: the runner stops before it contends. */
     DENIED,
     /** The review API refused, failed or gave no verdict: the adapter warns and contends anyway. */
     UNKNOWN

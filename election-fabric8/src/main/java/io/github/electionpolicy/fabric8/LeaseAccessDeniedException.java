@@ -3,16 +3,19 @@ package io.github.electionpolicy.fabric8;
 import java.util.List;
 
 /**
- * Thrown at start when the RBAC preflight finds that this process may not use the Lease: the message names
- * the missing verbs and shows the Role rules that grant them.
+ * What the RBAC preflight found when this process may not use the Lease: the message names the missing verbs
+ * and shows the Role rules that grant them. The preflight runs on the election thread after
+ * {@link ElectionRunner.Builder#start()} returned, so this is not thrown to the caller: the runner logs it
+ * at ERROR, stops before it contends (exiting under the {@code EXIT} loss policy) and returns it from
+ * {@link ElectionRunner#startupFailure()}.
  *
  * <pre>{@code
- * try (ElectionRunner runner = builder.start()) {
- *   runner.awaitStopped();
- * } catch (LeaseAccessDeniedException e) {
- *   log.error("{}", e.getMessage());   // shows the Role to apply
+ * ElectionRunner runner = builder.start();
+ * runner.awaitStopped();
+ * runner.startupFailure().ifPresent(denied -> {
+ *   System.err.println(denied.getMessage());   // shows the Role to apply
  *   System.exit(2);
- * }
+ * });
  * }</pre>
  *
  * <p>Immutable and thread-safe.

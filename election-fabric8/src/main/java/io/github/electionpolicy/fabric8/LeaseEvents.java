@@ -5,7 +5,11 @@ import java.util.Optional;
 
 /** What the runner does with the Lease loop's findings; called on the loop's thread. */
 interface LeaseEvents {
-  /** The Lease is held by someone else, or free, as far as this follower saw. */
+  /**
+   * The Lease is held by someone else, or free, as far as this follower saw. Also called, with no leader,
+   * when a take of a free or expired Lease failed without naming a holder, so the runner leaves STARTING once
+   * it has been in touch with the API server.
+   */
   void following(Optional<String> leader);
 
   /** This process acquired the Lease; called on the elector thread, must not block. */

@@ -490,6 +490,8 @@ final class LeaseProtocol {
     }
     lastAttempted = takeInFlight;
     failed(failed.failure());
+    // The take failed without naming a holder: this process follows, whoever (if anyone) leads.
+    signals.add(new LeaseStep.Following(Optional.empty()));
     return awaitAsFollower(now.nanos());
   }
 

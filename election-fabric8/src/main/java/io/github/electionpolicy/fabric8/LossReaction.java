@@ -71,6 +71,25 @@ final class LossReaction {
   }
 
   /**
+   * The runner failed to start (the RBAC preflight found a missing verb) and will never contend: no
+   * reconciler ran and no Lease was written. Under {@link LossPolicy.Kind#EXIT EXIT} the process exits, so
+   * the pod restarts (and shows the failure) as it would after a loss; under any other policy the runner
+   * stops, with no loss handler called: there is no term to hand it.
+   */
+  void startFailed() {
+    if (policy.kind() == LossPolicy.Kind.EXIT && exited.compareAndSet(false, true)) {
+      LOG.error("Not contending for Lease {}; exiting with status {} (loss policy EXIT)", lease,
+          LossPolicy.LOSS_EXIT_STATUS);
+      try {
+        policy.exiter().exit(LossPolicy.LOSS_EXIT_STATUS);
+      } catch (RuntimeException e) {
+        LOG.error("Exiter failed", e);
+      }
+    }
+    stopForGood.run();
+  }
+
+  /**
    * A reconciler threw a {@link VirtualMachineError}: the JVM may be broken, so no user code runs any more
    * (no loss handler, no new term); only {@code EXIT} still ends the process.
    */

@@ -2,32 +2,52 @@ package io.github.electionpolicy.fabric8;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.util.Optional;
+import java.util.concurrent.CancellationException;
+import java.util.function.BooleanSupplier;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The start-up check of {@link ElectionRunner}: a {@link LeaseAccess} review before contending, so a
- * missing Role fails at start with the fix instead of as a stream of 403s.
+ * missing Role fails at start with the fix instead of as a stream of 403s. It runs on the election thread,
+ * before the Lease loop, so {@code start()} never waits for the API server; the runner acts on a denial.
  */
 final class RbacPreflight {
 
   private static final Logger LOG = LoggerFactory.getLogger(ElectionRunner.class);
 
-  /** A one-off at start, not on the renew path: it may take the time a cold client needs to connect. */
+  /**
+   * A one-off at start, not on the renew path, and off the caller's thread: it may take the time a cold
+   * client needs to connect. close() cuts it short after one request timeout.
+   */
   private static final long REVIEW_WAIT_NANOS = TimeUnit.SECONDS.toNanos(10);
 
   private RbacPreflight() {}
 
-  static void check(LeaseRequests requests, KubernetesClient userClient, String namespace, String leaseName) {
+  /**
+   * Reviews the access; warns unless it is all granted; returns the failure that must stop the runner. Once
+   * {@code closing} turns true it sends no further review and reports nothing.
+   */
+  static Optional<LeaseAccessDeniedException> check(LeaseRequests requests, KubernetesClient userClient,
+      String namespace, String leaseName, BooleanSupplier closing) {
     LeaseAccess access = LeaseAccess.review(namespace, leaseName, review -> {
+      if (closing.getAsBoolean()) {
+        throw new CancellationException("the runner is closing");
+      }
       var answer = requests.call("SelfSubjectAccessReview",
           () -> userClient.authorization().v1().selfSubjectAccessReview().create(review), REVIEW_WAIT_NANOS);
       return answer == null || answer.getStatus() == null
           ? Optional.empty() : Optional.ofNullable(answer.getStatus().getAllowed());
     });
+    if (closing.getAsBoolean()) {
+      // The runner is not going to contend: there is nothing to warn of.
+      return Optional.empty();
+    }
     switch (access.verdict()) {
-      case DENIED -> throw new LeaseAccessDeniedException(namespace, leaseName, access.deniedVerbs());
+      case DENIED -> {
+        return Optional.of(new LeaseAccessDeniedException(namespace, leaseName, access.deniedVerbs()));
+      }
       case UNKNOWN -> LOG.warn("Could not check RBAC for leases: {}; contending anyway",
           access.unknownReason().orElseThrow());
       case GRANTED -> {
@@ -38,5 +58,6 @@ final class RbacPreflight {
         }
       }
     }
+    return Optional.empty();
   }
 }

@@ -9,7 +9,10 @@ import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** Holds the current {@link ElectionState} and tells listeners, in order, on a thread of its own. */
+/**
+ * Holds the current {@link ElectionState} and tells listeners, in order, on a thread of its own: each change
+ * through {@code stateChanged}, and each new {@link ElectionState.Following} also through {@code following}.
+ */
 final class StatePublisher {
 
   private static final Logger LOG = LoggerFactory.getLogger(ElectionRunner.class);
@@ -45,6 +48,9 @@ final class StatePublisher {
       LOG.info("Following leader {}", ((ElectionState.Following) next).leader().get());
     }
     dispatch(listener -> listener.stateChanged(previous, next));
+    if (next instanceof ElectionState.Following following) {
+      dispatch(listener -> listener.following(following.leader()));
+    }
   }
 
   void renewFailed(Throwable cause, Duration sinceLastRenewal) {

@@ -7,7 +7,8 @@
  * {@link io.github.electionpolicy.fabric8.LeaderService}s, which receive a
  * {@link io.github.electionpolicy.fabric8.LeadershipTerm}. What happens on a loss is a
  * {@link io.github.electionpolicy.fabric8.LossPolicy}; health and state are
- * {@link io.github.electionpolicy.fabric8.ElectionHealth} and
+ * {@link io.github.electionpolicy.fabric8.ElectionHealth} (with a
+ * {@link io.github.electionpolicy.fabric8.Readiness} mode) and
  * {@link io.github.electionpolicy.fabric8.ElectionState}.
  *
  * <pre>{@code

@@ -31,7 +31,29 @@ class HealthAndListenerTest {
     a.close();
 
     assertThat(Replica.awaitTrue(() -> changes.size() == 2, Duration.ofSeconds(2))).isTrue();
-    assertThat(changes).containsExactly("FOLLOWING->LEADING", "LEADING->STOPPED");
+    assertThat(changes).containsExactly("STARTING->LEADING", "LEADING->STOPPED");
+  }
+
+  @Test
+  void aFollowerStartsInStartingAndMovesToFollowing() throws Exception {
+    List<ElectionState> seen = new CopyOnWriteArrayList<>();
+    ElectionListener listener = new ElectionListener() {
+      @Override
+      public void stateChanged(ElectionState previous, ElectionState current) {
+        if (seen.isEmpty()) {
+          seen.add(previous);
+        }
+        seen.add(current);
+      }
+    };
+    try (Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log)) {
+      assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(5))).isTrue();
+      try (Replica b = Replica.start("b", api.client(), MockApi.fastSettings("b").build(), log, listener)) {
+        assertThat(Replica.awaitTrue(() -> seen.size() >= 2, Duration.ofSeconds(5))).isTrue();
+
+        assertThat(seen).startsWith(new ElectionState.Starting(), new ElectionState.Following(Optional.of("a")));
+      }
+    }
   }
 
   @Test
@@ -58,7 +80,7 @@ class HealthAndListenerTest {
 
   @Test
   void followerIsReadyAndLiveAndNamesTheLeader() throws Exception {
-    try (Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log);
+    try (Replica a = Replica.startLeader("a", api.client(), MockApi.fastSettings("a").build(), log);
         Replica b = Replica.start("b", api.client(), MockApi.fastSettings("b").build(), log)) {
       assertThat(Replica.awaitTrue(() -> a.leads()
           && b.runner.state().equals(new ElectionState.Following(Optional.of("a"))), Duration.ofSeconds(5)))
@@ -74,6 +96,92 @@ class HealthAndListenerTest {
       assertThat(b.runner.currentTerm()).isEmpty();
       assertThat(b.runner.namespace()).contains(MockApi.NAMESPACE);
     }
+  }
+
+  @Test
+  void leaderOnlyReadinessMakesOnlyTheLeaderReady() throws Exception {
+    try (Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log,
+        Readiness.LEADER_ONLY)) {
+      assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(5))).isTrue();
+      try (Replica b = Replica.start("b", api.client(), MockApi.fastSettings("b").build(), log,
+          Readiness.LEADER_ONLY)) {
+        assertThat(Replica.awaitTrue(() -> b.runner.state().equals(new ElectionState.Following(Optional.of("a"))),
+            Duration.ofSeconds(5))).isTrue();
+
+        assertThat(a.runner.health().ready()).isTrue();
+        assertThat(b.runner.health().ready()).isFalse();
+        assertThat(b.runner.health().live()).isTrue();
+        assertThat(b.runner.health().sinceLastLeaseSuccess()).isPresent();
+      }
+    }
+  }
+
+  @Test
+  void leaderOnlyReadinessMovesToTheNewLeaderAfterAHandOver() throws Exception {
+    Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log, Readiness.LEADER_ONLY);
+    assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(5))).isTrue();
+    try (Replica b = Replica.start("b", api.client(), MockApi.fastSettings("b").build(), log,
+        Readiness.LEADER_ONLY)) {
+      assertThat(Replica.awaitTrue(() -> b.runner.state().kind() == ElectionState.Kind.FOLLOWING,
+          Duration.ofSeconds(5))).isTrue();
+      assertThat(b.runner.isReady()).isFalse();
+
+      a.close();
+
+      assertThat(Replica.awaitTrue(b::leads, Duration.ofSeconds(5))).isTrue();
+      assertThat(b.runner.isReady()).isTrue();
+      assertThat(a.runner.isReady()).isFalse();
+    }
+  }
+
+  @Test
+  void anUnelectedRunnerIsReadyInEitherReadinessMode() {
+    for (Readiness mode : Readiness.values()) {
+      try (ElectionRunner runner = ElectionRunner.builder()
+          .decision(MockApi.RUN_UNELECTED)
+          .service(log.service("unelected-" + mode))
+          .readiness(mode)
+          .start()) {
+        assertThat(runner.health().ready()).as(mode.name()).isTrue();
+        assertThat(runner.state()).isInstanceOf(ElectionState.NotContending.class);
+      }
+    }
+  }
+
+  @Test
+  void followingIsCalledWhenFollowingBeginsAndWhenTheLeaderChangesOffTheLeaseThread() throws Exception {
+    List<Optional<String>> leadersSeenByA = new CopyOnWriteArrayList<>();
+    List<Optional<String>> leadersSeenByB = new CopyOnWriteArrayList<>();
+    List<String> threads = new CopyOnWriteArrayList<>();
+    try (Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log,
+        recordingFollowing(leadersSeenByA, threads))) {
+      assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(5))).isTrue();
+      try (Replica b = Replica.start("b", api.client(), MockApi.fastSettings("b").build(), log,
+          recordingFollowing(leadersSeenByB, threads))) {
+        assertThat(Replica.awaitTrue(() -> leadersSeenByB.contains(Optional.of("a")), Duration.ofSeconds(5)))
+            .as("following begins").isTrue();
+        assertThat(leadersSeenByA).as("never called while leading").isEmpty();
+
+        api.takeLeaseAs("intruder");
+
+        assertThat(Replica.awaitTrue(() -> leadersSeenByB.contains(Optional.of("intruder")),
+            Duration.ofSeconds(5))).as("the leader changed").isTrue();
+        assertThat(Replica.awaitTrue(() -> leadersSeenByA.contains(Optional.of("intruder")),
+            Duration.ofSeconds(5))).as("following begins after a loss").isTrue();
+      }
+    }
+    assertThat(leadersSeenByB).startsWith(Optional.of("a"));
+    assertThat(threads).isNotEmpty().allSatisfy(name -> assertThat(name).startsWith("election-events["));
+  }
+
+  private static ElectionListener recordingFollowing(List<Optional<String>> leaders, List<String> threads) {
+    return new ElectionListener() {
+      @Override
+      public void following(Optional<String> leader) {
+        threads.add(Thread.currentThread().getName());
+        leaders.add(leader);
+      }
+    };
   }
 
   @Test

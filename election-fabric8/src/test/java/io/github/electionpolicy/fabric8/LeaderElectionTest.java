@@ -164,6 +164,8 @@ class LeaderElectionTest {
         .settings(MockApi.fastSettings("a").build())
         .service(slowToStop)
         .start();
+    assertThat(Replica.awaitTrue(() -> a.state().kind() == ElectionState.Kind.LEADING, Duration.ofSeconds(5)))
+        .isTrue();
     try (Replica b = Replica.start("b", api.client(), MockApi.fastSettings("b").build(), log)) {
       assertThat(Replica.awaitTrue(() -> b.runner.state().equals(new ElectionState.Following(Optional.of("a"))),
           Duration.ofSeconds(5))).isTrue();

@@ -108,7 +108,7 @@ class LeadershipTermTest {
 
   @Test
   void leaseTransitionsGrowWithEachHandOverSoTermsFenceWrites() throws Exception {
-    Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log);
+    Replica a = Replica.startLeader("a", api.client(), MockApi.fastSettings("a").build(), log);
     try (Replica b = Replica.start("b", api.client(), MockApi.fastSettings("b").build(), log)) {
       Optional<ServiceLog.Entry> first = log.await("a", ServiceLog.Kind.START, 0, Duration.ofSeconds(5));
       assertThat(first).isPresent();

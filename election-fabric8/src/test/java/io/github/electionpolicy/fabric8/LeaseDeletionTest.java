@@ -16,7 +16,7 @@ class LeaseDeletionTest {
 
   @Test
   void deletedLeaseStopsTheOldLeaderBeforeAnyoneStartsAndTheFencingTokenGrows() throws Exception {
-    try (Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log);
+    try (Replica a = Replica.startLeader("a", api.client(), MockApi.fastSettings("a").build(), log);
         Replica b = Replica.start("b", api.client(), MockApi.fastSettings("b").build(), log)) {
       assertThat(Replica.awaitTrue(() -> a.leads()
           && b.runner.state().equals(new ElectionState.Following(Optional.of("a"))), Duration.ofSeconds(5)))

@@ -1,14 +1,19 @@
 package io.github.electionpolicy.fabric8;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** Before contending, SelfSubjectAccessReviews check that the Lease may be read, created and updated. */
+/**
+ * Before contending, on the election thread, SelfSubjectAccessReviews check that the Lease may be read,
+ * created and updated; a denial stops the runner and says what to fix.
+ */
 class RbacPreflightTest {
 
   @RegisterExtension
@@ -16,22 +21,73 @@ class RbacPreflightTest {
   private final ServiceLog log = new ServiceLog();
 
   @Test
-  void missingVerbsFailTheStartNamingThemAndShowingTheRole() {
-    api.answeringAccessReviews().denying(Set.of("create", "update"));
+  void aDeniedVerbStopsTheRunnerBeforeItContendsNamingTheVerbAndTheRole() throws Exception {
+    api.answeringAccessReviews().denying(Set.of("update"));
+    List<String> changes = new CopyOnWriteArrayList<>();
+    ElectionListener listener = new ElectionListener() {
+      @Override
+      public void stateChanged(ElectionState previous, ElectionState current) {
+        changes.add(previous.kind() + "->" + current.kind());
+      }
+    };
 
-    assertThatThrownBy(() -> Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log))
-        .isInstanceOfSatisfying(LeaseAccessDeniedException.class, e -> {
-          assertThat(e.missingVerbs()).containsExactly("create", "update");
-          assertThat(e.namespace()).isEqualTo(MockApi.NAMESPACE);
-          assertThat(e.leaseName()).isEqualTo(MockApi.LEASE);
-        })
-        .hasMessageContaining("may not create, update leases")
-        .hasMessageContaining("it needs get, create, update")
-        .hasMessageContaining("kind: Role")
-        .hasMessageContaining("namespace: " + MockApi.NAMESPACE)
-        .hasMessageContaining(LeaseAccessDeniedException.roleYaml(MockApi.NAMESPACE, MockApi.LEASE));
+    try (LogCapture logs = new LogCapture();
+        Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log, listener)) {
+      assertThat(a.runner.awaitStopped(Duration.ofSeconds(5))).isTrue();
+
+      assertThat(a.runner.startupFailure()).hasValueSatisfying(e -> {
+        assertThat(e.missingVerbs()).containsExactly("update");
+        assertThat(e.namespace()).isEqualTo(MockApi.NAMESPACE);
+        assertThat(e.leaseName()).isEqualTo(MockApi.LEASE);
+        assertThat(e).hasMessageContaining("may not update leases")
+            .hasMessageContaining("it needs get, create, update")
+            .hasMessageContaining(LeaseAccessDeniedException.roleYaml(MockApi.NAMESPACE, MockApi.LEASE));
+      });
+      assertThat(a.runner.state()).isEqualTo(new ElectionState.Stopped());
+      assertThat(a.runner.health().ready()).isFalse();
+      assertThat(logs.text()).contains("ERROR")
+          .contains("Not contending for Lease " + MockApi.NAMESPACE + "/" + MockApi.LEASE
+              + ": leader election may not update leases")
+          .contains("kind: Role");
+      assertThat(Replica.awaitTrue(() -> changes.size() == 1, Duration.ofSeconds(2))).isTrue();
+      assertThat(changes).containsExactly("STARTING->STOPPED");
+    }
+    assertThat(log.entries()).as("no reconciler started").isEmpty();
+    assertThat(api.lease()).as("no Lease written").isNull();
+  }
+
+  @Test
+  void aDeniedVerbUnderExitExitsOnceBeforeTheRunnerStops() throws Exception {
+    api.answeringAccessReviews().denying(Set.of("create", "update"));
+    List<Integer> exits = new CopyOnWriteArrayList<>();
+    List<ElectionState.Kind> stateAtExit = new CopyOnWriteArrayList<>();
+    AtomicReference<ElectionRunner> runner = new AtomicReference<>();
+    LeaseSettings settings = MockApi.fastSettings("a").lossPolicy(LossPolicy.exit(status -> {
+      exits.add(status);
+      stateAtExit.add(runner.get() == null ? null : runner.get().state().kind());
+    })).build();
+
+    try (Replica a = Replica.start("a", api.client(), settings, log)) {
+      runner.set(a.runner);
+      assertThat(a.runner.awaitStopped(Duration.ofSeconds(5))).isTrue();
+
+      assertThat(exits).containsExactly(LossPolicy.LOSS_EXIT_STATUS);
+      assertThat(a.runner.startupFailure()).hasValueSatisfying(
+          e -> assertThat(e.missingVerbs()).containsExactly("create", "update"));
+    }
+    assertThat(stateAtExit).doesNotContain(ElectionState.Kind.STOPPED);
     assertThat(log.entries()).isEmpty();
-    assertThat(api.lease()).isNull();
+  }
+
+  @Test
+  void aGrantedPreflightLeavesNoStartupFailure() throws Exception {
+    api.answeringAccessReviews();
+
+    try (Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log)) {
+      assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(5))).isTrue();
+
+      assertThat(a.runner.startupFailure()).isEmpty();
+    }
   }
 
   @Test

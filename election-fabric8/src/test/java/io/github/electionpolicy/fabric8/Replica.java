@@ -22,14 +22,39 @@ final class Replica implements AutoCloseable {
 
   static Replica start(String name, KubernetesClient client, LeaseSettings settings, ServiceLog log,
       ElectionListener listener) {
+    return start(name, client, settings, log, listener, Readiness.CONNECTED);
+  }
+
+  static Replica start(String name, KubernetesClient client, LeaseSettings settings, ServiceLog log,
+      Readiness readiness) {
+    return start(name, client, settings, log, new ElectionListener() {}, readiness);
+  }
+
+  static Replica start(String name, KubernetesClient client, LeaseSettings settings, ServiceLog log,
+      ElectionListener listener, Readiness readiness) {
     ElectionRunner runner = ElectionRunner.builder()
         .client(client)
         .decision(MockApi.CONTEND)
         .settings(settings)
         .service(log.service(name))
         .listener(listener)
+        .readiness(readiness)
         .start();
     return new Replica(name, client, runner);
+  }
+
+  /**
+   * Starts a replica and waits until it leads: {@code start()} returns before the first Lease call, so a
+   * replica started right after it would otherwise race it for the Lease.
+   */
+  static Replica startLeader(String name, KubernetesClient client, LeaseSettings settings, ServiceLog log)
+      throws InterruptedException {
+    Replica replica = start(name, client, settings, log);
+    if (!awaitTrue(replica::leads, Duration.ofSeconds(5))) {
+      replica.close();
+      throw new AssertionError(name + " did not lead within 5 s of its start: " + replica.runner.state());
+    }
+    return replica;
   }
 
   /** A replica whose monotonic clock runs {@code offset} nanoseconds ahead, so a test can move its time. */

@@ -63,9 +63,13 @@ class ServiceFailureTest {
     return builder.start();
   }
 
-  private Replica followerOf(String leader) throws InterruptedException {
+  /** Starts b once {@code leader} leads (start() returns before the first Lease call), and waits until b follows. */
+  private Replica followerOf(ElectionRunner leader) throws InterruptedException {
+    assertThat(Replica.awaitTrue(() -> leader.state().kind() == ElectionState.Kind.LEADING, Duration.ofSeconds(5)))
+        .isTrue();
     Replica b = Replica.start("b", api.client(), MockApi.fastSettings("b").build(), log);
-    assertThat(Replica.awaitTrue(() -> b.runner.state().equals(new ElectionState.Following(Optional.of(leader))),
+    assertThat(Replica.awaitTrue(
+        () -> b.runner.state().equals(new ElectionState.Following(Optional.of(leader.identity()))),
         Duration.ofSeconds(5))).isTrue();
     return b;
   }
@@ -82,7 +86,7 @@ class ServiceFailureTest {
   @Test
   void errorFromOneStopStillStopsTheOthersAndCloseLeavesTheLeaseToExpire() throws Exception {
     ElectionRunner a = start("a", LossPolicy.recontend(), log.service("a"), stopThrowsAnError("a"));
-    try (LogCapture captured = new LogCapture(); Replica b = followerOf("a")) {
+    try (LogCapture captured = new LogCapture(); Replica b = followerOf(a)) {
       long closing = System.nanoTime();
       a.close();
       Lease afterClose = api.lease();
@@ -127,7 +131,7 @@ class ServiceFailureTest {
       return LossHandler.AfterLoss.STOP;
     }), log.service("a"), waitsForTheFollower(),
         startThrows(new AssertionError("a bug in start()")));
-    try (Replica b = followerOf("a")) {
+    try (Replica b = followerOf(a)) {
       long failing = System.nanoTime();
       followerReady.countDown();
       Optional<ServiceLog.Entry> takeover = log.await("b", ServiceLog.Kind.START, failing,
@@ -154,7 +158,7 @@ class ServiceFailureTest {
       return LossHandler.AfterLoss.STOP;
     }), stopThrowsAnError("a"), waitsForTheFollower(),
         startThrows(new IllegalStateException("cannot start")));
-    try (Replica b = followerOf("a")) {
+    try (Replica b = followerOf(a)) {
       long failing = System.nanoTime();
       followerReady.countDown();
       assertThat(a.awaitStopped(Duration.ofSeconds(5))).isTrue();
