@@ -81,11 +81,14 @@ class FailoverBenchmarkSmokeTest {
   @Test
   void serverCountsRequestsPerRoleForBothImplementations() {
     // Which role sends more depends on timing (a loaded machine once made a stock follower's retries outnumber
-    // its leader's renewals); the smoke checks only that the server attributes requests to both roles.
+    // its leader's renewals), and our watching follower may send nothing in a short round; the smoke checks
+    // that the server attributes requests to each role: stock's followers poll, every leader renews.
+    assertThat(round("stock", Scenario.GRACEFUL).followerRequestsPerMinute()).as("stock follower").isPositive();
     for (String contender : new String[] {"stock", "ours"}) {
-      RoundResult graceful = round(contender, Scenario.GRACEFUL);
-      assertThat(graceful.followerRequestsPerMinute()).as(contender + " follower").isPositive();
-      assertThat(graceful.leaderRequestsPerMinute()).as(contender + " leader").isPositive();
+      assertThat(round(contender, Scenario.GRACEFUL).leaderRequestsPerMinute()).as(contender + " leader")
+          .isPositive();
+      assertThat(round(contender, Scenario.GRACEFUL).followerRequestsPerMinute()).as(contender + " follower")
+          .isNotNegative();
     }
   }
 
