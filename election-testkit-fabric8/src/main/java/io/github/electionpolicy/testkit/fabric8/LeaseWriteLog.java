@@ -1,7 +1,6 @@
-package io.github.electionpolicy.fabric8;
+package io.github.electionpolicy.testkit.fabric8;
 
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
-import io.fabric8.kubernetes.api.model.coordination.v1.LeaseSpec;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.fabric8.mockwebserver.http.Dispatcher;
 import io.fabric8.mockwebserver.http.MockResponse;
@@ -13,40 +12,18 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.Collectors;
 
 /**
- * The server's own record of every Lease write it accepted, in the order of the resourceVersions it gave
- * them: a decorator around the mock API server's dispatcher, so what it records is what the server stored,
- * not what a client believes it sent. Each write carries the monotonic instants at which the server began
- * and finished handling it.
+ * The embedded server's own record of every Lease write it accepted: a decorator around the CRUD dispatcher,
+ * so what it records is what the server stored. Thread-safe: the server dispatches on several threads.
  */
 final class LeaseWriteLog extends Dispatcher {
 
-  /**
-   * One accepted create or update of the Lease.
-   *
-   * @param receivedNanos when the server began handling the request (no client saw the result earlier)
-   * @param answeredNanos when the server had stored it
-   * @param resourceVersion the version the server gave the stored object
-   * @param spec the stored spec
-   */
-  record Write(long receivedNanos, long answeredNanos, long resourceVersion, LeaseSpec spec) {
-
-    String holder() {
-      return spec == null || spec.getHolderIdentity() == null ? "" : spec.getHolderIdentity().trim();
-    }
-
-    long leaseDurationNanos() {
-      Integer seconds = spec == null ? null : spec.getLeaseDurationSeconds();
-      return seconds == null ? 0 : seconds * 1_000_000_000L;
-    }
-  }
+  private static final String LEASES = "/apis/coordination.k8s.io/v1/namespaces/";
 
   private final Dispatcher delegate;
-  private final String leasePath;
-  private final List<Write> writes = new CopyOnWriteArrayList<>();
+  private final List<LeaseWrite> writes = new CopyOnWriteArrayList<>();
 
-  LeaseWriteLog(Dispatcher delegate, String namespace) {
+  LeaseWriteLog(Dispatcher delegate) {
     this.delegate = delegate;
-    this.leasePath = "/apis/coordination.k8s.io/v1/namespaces/" + namespace + "/leases";
   }
 
   @Override
@@ -55,13 +32,13 @@ final class LeaseWriteLog extends Dispatcher {
     MockResponse response = delegate.dispatch(request);
     long answered = System.nanoTime();
     String method = request.getMethod();
+    String path = request.getPath();
     boolean write = "PUT".equals(method) || "POST".equals(method) || "PATCH".equals(method);
-    if (write && request.getPath() != null && request.getPath().startsWith(leasePath)
+    if (write && path != null && path.startsWith(LEASES) && path.contains("/leases")
         && response.code() >= 200 && response.code() < 300 && response.getBody() != null) {
       Lease stored = Serialization.unmarshal(
           new String(response.getBody().getBytes(), StandardCharsets.UTF_8), Lease.class);
-      writes.add(new Write(received, answered, Long.parseLong(stored.getMetadata().getResourceVersion()),
-          stored.getSpec()));
+      writes.add(LeaseWrite.of(stored, received, answered));
     }
     return response;
   }
@@ -76,8 +53,9 @@ final class LeaseWriteLog extends Dispatcher {
     delegate.releaseResources();
   }
 
-  /** Every accepted write so far, in the server's order. */
-  List<Write> writes() {
-    return writes.stream().sorted(Comparator.comparingLong(Write::resourceVersion)).collect(Collectors.toList());
+  /** Every accepted write so far, in the order of the versions the server gave them. */
+  List<LeaseWrite> writes() {
+    return writes.stream().sorted(Comparator.comparingLong(LeaseWrite::resourceVersion))
+        .collect(Collectors.toList());
   }
 }
