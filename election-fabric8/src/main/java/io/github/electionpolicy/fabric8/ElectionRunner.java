@@ -423,7 +423,7 @@ public final class ElectionRunner implements AutoCloseable {
   }
 
   /** Connects the Lease loop to the reconcilers and the state, off the loop's thread. */
-  private final class ElectorEvents implements LeaseElector.Events {
+  private final class ElectorEvents implements LeaseEvents {
 
     @Override
     public void following(Optional<String> leader) {

@@ -1,50 +1,22 @@
 package io.github.electionpolicy.fabric8;
 
-import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
-import io.fabric8.kubernetes.api.model.coordination.v1.LeaseBuilder;
-import io.fabric8.kubernetes.api.model.coordination.v1.LeaseSpec;
-import io.fabric8.kubernetes.api.model.coordination.v1.LeaseSpecBuilder;
 import io.github.electionpolicy.fabric8.LeaseStep.Action;
 import io.github.electionpolicy.fabric8.LeaseStep.Answer;
 import io.github.electionpolicy.fabric8.LeaseStep.Moment;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.ZoneOffset;
 import java.util.Optional;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Drives {@link LeaseProtocol} for one Lease on a thread of its own: it sends the request each step asks for
  * (bounded by the step's deadline), waits as asked, watches the Lease while following, and hands what the
- * protocol signals to the runner through {@link Events}. Every rule lives in the protocol; this class only
+ * protocol signals to the runner through {@link LeaseEvents}. Every rule lives in the protocol; this class only
  * does the I/O, the waiting and the log lines ({@link LeaseLog}).
  *
  * <p>Reconcilers never run here: the runner runs them on its own thread.
  */
 final class LeaseElector implements Runnable {
-
-  /** What the runner does with the elector's findings. */
-  interface Events {
-    /** The Lease is held by someone else, or free, as far as this follower saw. */
-    void following(Optional<String> leader);
-
-    /** This process acquired the Lease; called on the elector thread, must not block. */
-    void elected(LeadershipTerm term);
-
-    /** This process lost the Lease; may block until reconcilers stopped; says whether to contend again. */
-    LossHandler.AfterLoss lost(LeadershipTerm term);
-
-    /** A renewal failed; the leader keeps trying until its deadline. */
-    void renewFailed(Throwable cause, Duration sinceLastRenewal);
-
-    /**
-     * The loop failed ({@code cause} escaped it, or its thread was interrupted) and ends for good; the term it
-     * led, if any, has ended. Called on the dying elector thread.
-     */
-    void died(Optional<LeadershipTerm> term, Throwable cause);
-  }
 
   /** The elector thread was interrupted: the loop cannot go on, so it ends as if it had failed. */
   static final class ElectorInterrupted extends RuntimeException {
@@ -60,13 +32,11 @@ final class LeaseElector implements Runnable {
     NONE, RELEASE, ABANDON
   }
 
-  private static final Logger LOG = LoggerFactory.getLogger(LeaseElector.class);
-
   private final LeaseRequests requests;
   private final String namespace;
   private final String identity;
   private final LeaseSettings settings;
-  private final Events events;
+  private final LeaseEvents events;
   private final Ticker ticker;
   private final Clock clock;
   private final LeaseProtocol protocol;
@@ -91,7 +61,7 @@ final class LeaseElector implements Runnable {
   private volatile Optional<Long> lastSuccessNanos = Optional.empty();
   private volatile long contactWindowNanos;
 
-  LeaseElector(LeaseRequests requests, String namespace, LeaseSettings settings, Events events,
+  LeaseElector(LeaseRequests requests, String namespace, LeaseSettings settings, LeaseEvents events,
       Ticker ticker, Clock clock) {
     this.requests = requests;
     this.namespace = namespace;
@@ -158,16 +128,11 @@ final class LeaseElector implements Runnable {
       while (true) {
         take(step);
         Action action = step.action();
-        // Each answer is dated when it came, after the request: dated when it was sent, a change it shows
-        // would count as seen earlier than it was, and a follower would take over too soon.
-        if (action instanceof LeaseStep.Read read) {
-          Answer answer = read(read.answerByNanos());
-          step = protocol.answer(now(), answer);
-        } else if (action instanceof LeaseStep.Create create) {
-          Answer answer = write(create.record(), create.answerByNanos(), true);
-          step = protocol.answer(now(), answer);
-        } else if (action instanceof LeaseStep.Update update) {
-          Answer answer = write(update.record(), update.answerByNanos(), false);
+        if (action instanceof LeaseStep.Read || action instanceof LeaseStep.Create
+            || action instanceof LeaseStep.Update) {
+          // Dated when it came: dated when the request was sent, a change it shows would count as seen
+          // earlier than it was, and a follower would take over too soon.
+          Answer answer = send(action);
           step = protocol.answer(now(), answer);
         } else if (action instanceof LeaseStep.Await await) {
           step = await(await.untilNanos());
@@ -232,29 +197,32 @@ final class LeaseElector implements Runnable {
     }
   }
 
-  private Answer read(long answerByNanos) {
+  /** Sends the request a step asks for, bounded by its deadline, and turns what came back into an answer. */
+  private Answer send(Action action) {
     try {
-      Lease lease = requests.get(Math.max(1, answerByNanos - ticker.read()));
-      if (lease == null) {
-        return new Answer.Missing();
+      if (action instanceof LeaseStep.Read read) {
+        Lease lease = requests.get(until(read.answerByNanos()));
+        lastSeen = lease == null ? lastSeen : lease;
+        return lease == null ? new Answer.Missing() : new Answer.Found(LeaseRecords.record(lease));
       }
-      lastSeen = lease;
-      return new Answer.Found(record(lease));
+      Lease written;
+      if (action instanceof LeaseStep.Create create) {
+        written = requests.create(LeaseRecords.lease(create.record(), lastSeen, namespace, settings.leaseName()),
+            until(create.answerByNanos()));
+      } else {
+        LeaseStep.Update update = (LeaseStep.Update) action;
+        written = requests.update(LeaseRecords.lease(update.record(), lastSeen, namespace, settings.leaseName()),
+            until(update.answerByNanos()));
+      }
+      lastSeen = written;
+      return new Answer.Written(LeaseRecords.record(written));
     } catch (LeaseCallFailed e) {
       return failed(e);
     }
   }
 
-  private Answer write(LeaseRecord record, long answerByNanos, boolean create) {
-    Lease desired = lease(record);
-    long wait = Math.max(1, answerByNanos - ticker.read());
-    try {
-      Lease written = create ? requests.create(desired, wait) : requests.update(desired, wait);
-      lastSeen = written;
-      return new Answer.Written(record(written));
-    } catch (LeaseCallFailed e) {
-      return failed(e);
-    }
+  private long until(long answerByNanos) {
+    return Math.max(1, answerByNanos - ticker.read());
   }
 
   private Answer failed(LeaseCallFailed e) {
@@ -325,39 +293,5 @@ final class LeaseElector implements Runnable {
 
   private Moment now() {
     return new Moment(ticker.read(), clock.instant());
-  }
-
-  /** The protocol's view of a Lease. */
-  static LeaseRecord record(Lease lease) {
-    LeaseSpec spec = lease.getSpec() == null ? new LeaseSpec() : lease.getSpec();
-    return new LeaseRecord(spec.getHolderIdentity(), spec.getLeaseDurationSeconds(),
-        spec.getAcquireTime() == null ? null : spec.getAcquireTime().toInstant(),
-        spec.getRenewTime() == null ? null : spec.getRenewTime().toInstant(), spec.getLeaseTransitions(),
-        lease.getMetadata() == null ? null : lease.getMetadata().getResourceVersion());
-  }
-
-  /**
-   * The Lease to write for a record: the last one seen with its spec replaced, so labels, annotations and
-   * owner references a user put on it survive; an empty holder for none, as client-go writes it.
-   */
-  private Lease lease(LeaseRecord record) {
-    LeaseSpec spec = new LeaseSpecBuilder()
-        .withHolderIdentity(record.holder() == null ? "" : record.holder())
-        .withLeaseDurationSeconds(record.leaseDurationSeconds())
-        .withAcquireTime(record.acquireTime() == null ? null : record.acquireTime().atZone(ZoneOffset.UTC))
-        .withRenewTime(record.renewTime() == null ? null : record.renewTime().atZone(ZoneOffset.UTC))
-        .withLeaseTransitions(record.leaseTransitions())
-        .build();
-    if (record.resourceVersion() == null || lastSeen == null || lastSeen.getMetadata() == null) {
-      return new LeaseBuilder()
-          .withMetadata(new ObjectMetaBuilder().withName(settings.leaseName()).withNamespace(namespace)
-              .withResourceVersion(record.resourceVersion()).build())
-          .withSpec(spec)
-          .build();
-    }
-    return new LeaseBuilder(lastSeen)
-        .editMetadata().withResourceVersion(record.resourceVersion()).endMetadata()
-        .withSpec(spec)
-        .build();
   }
 }

@@ -104,7 +104,7 @@ final class LeaseWatch {
           @Override
           public void changed(Lease changed) {
             long arrived = ticker.read();
-            LeaseRecord record = changed == null ? null : LeaseElector.record(changed);
+            LeaseRecord record = changed == null ? null : LeaseRecords.record(changed);
             synchronized (lock) {
               if (mine == generation) {
                 pendingEvent = new Event(record, arrived);

