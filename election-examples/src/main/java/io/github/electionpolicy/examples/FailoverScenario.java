@@ -6,6 +6,8 @@ import io.github.electionpolicy.ElectionPolicy;
 import io.github.electionpolicy.InvalidElectionSettingException;
 import io.github.electionpolicy.fabric8.LeaseAccessDeniedException;
 import io.github.electionpolicy.fabric8.LeaseSettings;
+import io.github.electionpolicy.testkit.fabric8.ApiServerTarget;
+import io.github.electionpolicy.testkit.fabric8.LeaseApi;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -61,7 +63,11 @@ final class FailoverScenario {
     out.println("election-policy demo: " + count(options.replicas()) + ", lease "
         + millis(options.leaseDuration()) + ", renew deadline " + millis(options.renewDeadline()) + ", retry period "
         + millis(options.retryPeriod()));
-    EmbeddedApiServer server = options.embedded() ? EmbeddedApiServer.start() : null;
+    // The same embedded Lease API that election-testkit-fabric8 gives tests: fabric8's mock API server in CRUD
+    // mode on a loopback port, answering SelfSubjectAccessReviews, so the RBAC preflight runs for real.
+    LeaseApi server = options.embedded()
+        ? LeaseApi.builder().namespace(EMBEDDED_NAMESPACE).target(ApiServerTarget.embedded()).start()
+        : null;
     try {
       ClusterConnection connection = server != null
           ? ClusterConnection.embedded(server.url(), EMBEDDED_NAMESPACE)
@@ -201,7 +207,7 @@ final class FailoverScenario {
     Thread.sleep(PAUSE.multipliedBy(2).toMillis());
   }
 
-  private void shutDown(EmbeddedApiServer server) {
+  private void shutDown(LeaseApi server) {
     out.println("-- shutting down: closing every replica (a leader releases the Lease)");
     // The leader first: once it has released, no Lease event is in flight while the followers close their
     // watches, which is when fabric8's mock server can stall (see docs/fabric8.md).

@@ -1,5 +1,6 @@
 package io.github.electionpolicy.fabric8;
 
+import io.github.electionpolicy.testkit.fabric8.ReplicaLink;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
@@ -48,13 +49,13 @@ class ApiServerOutageTest {
 
   @Test
   void recontendingLeaderLeadsAgainWhenTheServerReturns() throws Exception {
-    TcpProxy proxy = api.proxy();
+    ReplicaLink proxy = api.proxy();
     try (Replica a = Replica.start("a", api.client(proxy.url()), MockApi.fastSettings("a").build(), log)) {
       assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(5))).isTrue();
       LeadershipTerm first = a.runner.currentTerm().orElseThrow();
 
       long down = System.nanoTime();
-      proxy.refuse();
+      proxy.refuseConnections();
       assertThat(log.await("a", ServiceLog.Kind.STOP, down, MockApi.RENEW_DEADLINE.plus(MARGIN)))
           .isPresent();
       assertThat(first.isValid()).isFalse();
@@ -62,7 +63,7 @@ class ApiServerOutageTest {
       assertThat(a.runner.isReady()).isFalse();
 
       long back = System.nanoTime();
-      proxy.restore();
+      proxy.heal();
       Optional<ServiceLog.Entry> restarted = log.await("a", ServiceLog.Kind.START, back,
           MockApi.LEASE_DURATION.plus(Duration.ofSeconds(3)));
 
@@ -77,7 +78,7 @@ class ApiServerOutageTest {
 
   @Test
   void customLossHandlerIsCalledAfterTheReconcilersStopped() throws Exception {
-    TcpProxy proxy = api.proxy();
+    ReplicaLink proxy = api.proxy();
     List<String> calls = new CopyOnWriteArrayList<>();
     LeaseSettings settings = MockApi.fastSettings("a").lossPolicy(LossPolicy.custom(lostTerm -> {
       calls.add("handler saw " + log.of("a", ServiceLog.Kind.STOP).size() + " stop, term valid="
@@ -87,7 +88,7 @@ class ApiServerOutageTest {
     try (Replica a = Replica.start("a", api.client(proxy.url()), settings, log)) {
       assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(5))).isTrue();
 
-      proxy.refuse();
+      proxy.refuseConnections();
 
       assertThat(a.runner.awaitStopped(MockApi.RENEW_DEADLINE.plus(Duration.ofSeconds(2)))).isTrue();
       assertThat(calls).containsExactly("handler saw 1 stop, term valid=false");

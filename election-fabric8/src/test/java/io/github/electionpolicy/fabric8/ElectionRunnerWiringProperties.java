@@ -1,13 +1,14 @@
 package io.github.electionpolicy.fabric8;
 
-import io.fabric8.kubernetes.client.KubernetesClient;
 import io.github.electionpolicy.ElectionPolicy;
 import io.github.electionpolicy.Environment;
 import io.github.electionpolicy.Substrate;
+import io.github.electionpolicy.testkit.fabric8.ReplicaLink;
 import io.github.electionpolicy.testkit.ElectionWiringContract;
 import io.github.electionpolicy.testkit.ObservedStartup;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import net.jqwik.api.lifecycle.AfterContainer;
 import net.jqwik.api.lifecycle.BeforeContainer;
 
@@ -21,12 +22,11 @@ class ElectionRunnerWiringProperties implements ElectionWiringContract {
 
   // jqwik does not run JUnit Jupiter extensions, so the server lives for the whole container.
   private static MockApi api;
-  private static KubernetesClient client;
+  private static final AtomicInteger scenarios = new AtomicInteger();
 
   @BeforeContainer
   static void startServer() {
     api = new MockApi().answeringAccessReviews();
-    client = api.client();
   }
 
   @AfterContainer
@@ -36,22 +36,23 @@ class ElectionRunnerWiringProperties implements ElectionWiringContract {
 
   @Override
   public ObservedStartup startUp(Environment environment, Substrate substrate) throws Exception {
-    int requestsBefore = api.server.getRequestCount();
     AtomicBoolean startedUnelected = new AtomicBoolean();
     LeaderService reconciler = LeaderService.of(term -> {
       if (!term.isElected()) {
         startedUnelected.set(true);
       }
     }, () -> { });
-    try (ElectionRunner runner = ElectionRunner.builder()
-        .client(client)
+    // A replica of its own per start-up: a request that a previous start-up's runner sends late is not counted.
+    try (ReplicaLink replica = api.fixture.replica("wiring-" + scenarios.incrementAndGet());
+        ElectionRunner runner = ElectionRunner.builder()
+        .client(replica.client())
         .decide(ElectionPolicy.defaults(), environment, substrate)
         .settings(MockApi.fastSettings("wiring").build())
         .service(reconciler)
         .start()) {
       boolean requested = Replica.awaitTrue(
-          () -> api.server.getRequestCount() > requestsBefore || startedUnelected.get(), Duration.ofSeconds(5));
-      boolean contended = requested && api.server.getRequestCount() > requestsBefore;
+          () -> replica.requestCount() > 0 || startedUnelected.get(), Duration.ofSeconds(5));
+      boolean contended = requested && replica.requestCount() > 0;
       return ObservedStartup.of(contended, startedUnelected.get())
           .withLoggedSummary(runner.decision().summary());
     }

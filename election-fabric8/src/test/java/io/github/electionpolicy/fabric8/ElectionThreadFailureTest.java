@@ -1,5 +1,6 @@
 package io.github.electionpolicy.fabric8;
 
+import io.github.electionpolicy.testkit.fabric8.ReplicaLink;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
@@ -63,14 +64,14 @@ class ElectionThreadFailureTest {
 
   @Test
   void lossHandlerThatThrowsAnErrorStillLeavesTheRunnerStopped() throws Exception {
-    TcpProxy proxy = api.proxy();
+    ReplicaLink proxy = api.proxy();
     LeaseSettings settings = MockApi.fastSettings("a").lossPolicy(LossPolicy.custom(lostTerm -> {
       throw new AssertionError("a bug in the loss handler");
     })).build();
     try (Replica a = Replica.start("a", api.client(proxy.url()), settings, log)) {
       assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(5))).isTrue();
 
-      proxy.refuse();
+      proxy.refuseConnections();
 
       assertThat(a.runner.awaitStopped(MockApi.RENEW_DEADLINE.plusSeconds(3))).isTrue();
       assertThat(log.running()).isEmpty();

@@ -1,5 +1,6 @@
 package io.github.electionpolicy.fabric8;
 
+import io.github.electionpolicy.testkit.fabric8.LeaseWrite;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.mockwebserver.http.RecordedRequest;
@@ -19,7 +20,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class FollowerWatchTest {
 
   @RegisterExtension
-  final MockApi api = new MockApi(true).answeringAccessReviews();
+  final MockApi api = new MockApi().answeringAccessReviews();
   private final ServiceLog log = new ServiceLog();
 
   @Test
@@ -63,9 +64,9 @@ class FollowerWatchTest {
           Duration.ofSeconds(6));
       assertThat(takeover).isPresent();
 
-      List<LeaseWriteLog.Write> writes = api.writes.writes();
-      LeaseWriteLog.Write acquired = writes.stream().filter(w -> w.holder().equals("b")).findFirst().orElseThrow();
-      LeaseWriteLog.Write lastRenewal = writes.stream()
+      List<LeaseWrite> writes = api.writes();
+      LeaseWrite acquired = writes.stream().filter(w -> w.holder().equals("b")).findFirst().orElseThrow();
+      LeaseWrite lastRenewal = writes.stream()
           .filter(w -> w.holder().equals("a") && w.resourceVersion() < acquired.resourceVersion())
           .reduce((first, second) -> second).orElseThrow();
       Duration sinceRenewal = Duration.ofNanos(acquired.receivedNanos() - lastRenewal.receivedNanos());
@@ -96,9 +97,9 @@ class FollowerWatchTest {
           Duration.ofSeconds(6));
       assertThat(takeover).isPresent();
 
-      List<LeaseWriteLog.Write> writes = api.writes.writes();
-      LeaseWriteLog.Write acquired = writes.stream().filter(w -> w.holder().equals("b")).findFirst().orElseThrow();
-      LeaseWriteLog.Write lastRenewal = writes.stream()
+      List<LeaseWrite> writes = api.writes();
+      LeaseWrite acquired = writes.stream().filter(w -> w.holder().equals("b")).findFirst().orElseThrow();
+      LeaseWrite lastRenewal = writes.stream()
           .filter(w -> w.holder().equals("a") && w.resourceVersion() < acquired.resourceVersion())
           .reduce((first, second) -> second).orElseThrow();
       Duration sinceRenewal = Duration.ofNanos(acquired.receivedNanos() - lastRenewal.receivedNanos());

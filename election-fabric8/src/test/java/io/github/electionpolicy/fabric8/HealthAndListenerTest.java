@@ -1,5 +1,6 @@
 package io.github.electionpolicy.fabric8;
 
+import io.github.electionpolicy.testkit.fabric8.ReplicaLink;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
@@ -58,7 +59,7 @@ class HealthAndListenerTest {
 
   @Test
   void listenerHearsOfRenewFailuresWhileTheServerIsUnreachable() throws Exception {
-    TcpProxy proxy = api.proxy();
+    ReplicaLink proxy = api.proxy();
     List<Duration> failures = new CopyOnWriteArrayList<>();
     ElectionListener listener = new ElectionListener() {
       @Override
@@ -70,7 +71,7 @@ class HealthAndListenerTest {
         listener)) {
       assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(5))).isTrue();
 
-      proxy.refuse();
+      proxy.refuseConnections();
 
       assertThat(Replica.awaitTrue(() -> !a.leads(), Duration.ofSeconds(3))).isTrue();
       assertThat(failures).isNotEmpty()

@@ -1,6 +1,6 @@
 package io.github.electionpolicy.fabric8;
 
-import io.github.electionpolicy.fabric8.LeaseWriteLog.Write;
+import io.github.electionpolicy.testkit.fabric8.LeaseWrite;
 import io.github.electionpolicy.fabric8.ServiceLog.Entry;
 import io.github.electionpolicy.fabric8.SoakJournal.GracefulClose;
 import io.github.electionpolicy.fabric8.SoakJournal.HealthSample;
@@ -71,7 +71,7 @@ final class InvariantChecker {
     this.journal = journal;
   }
 
-  Report check(int events, List<Entry> entries, List<Write> writes) {
+  Report check(int events, List<Entry> entries, List<LeaseWrite> writes) {
     List<Entry> log = entries.stream().sorted(Comparator.comparingLong(Entry::nanos)).collect(Collectors.toList());
     long[] gap = {Long.MAX_VALUE};
     int overlaps = checkOverlap(log, gap);
@@ -113,7 +113,7 @@ final class InvariantChecker {
     return overlaps;
   }
 
-  private int checkReleases(List<Write> writes, int[] expected) {
+  private int checkReleases(List<LeaseWrite> writes, int[] expected) {
     int lost = 0;
     for (GracefulClose close : journal.closes()) {
       if (!close.wasRunning()) {
@@ -122,7 +122,7 @@ final class InvariantChecker {
       expected[0]++;
       boolean released = false;
       for (int i = 1; i < writes.size() && !released; i++) {
-        Write w = writes.get(i);
+        LeaseWrite w = writes.get(i);
         released = w.holder().isEmpty() && writes.get(i - 1).holder().equals(close.identity())
             && w.receivedNanos() - close.startNanos() >= 0 && close.endNanos() - w.answeredNanos() >= 0;
       }
@@ -137,21 +137,21 @@ final class InvariantChecker {
     return lost;
   }
 
-  private int checkTakeovers(List<Write> writes, int[] takeovers, long[] minWait) {
+  private int checkTakeovers(List<LeaseWrite> writes, int[] takeovers, long[] minWait) {
     int early = 0;
     long lastSpecChange = Long.MIN_VALUE;
-    Write previous = null;
-    for (Write w : writes) {
+    LeaseWrite previous = null;
+    for (LeaseWrite w : writes) {
       if (previous != null && !previous.holder().isEmpty() && !w.holder().isEmpty()
           && !w.holder().equals(previous.holder())) {
         takeovers[0]++;
         long waited = w.receivedNanos() - lastSpecChange;
         minWait[0] = Math.min(minWait[0], waited);
-        if (waited < previous.leaseDurationNanos()) {
+        if (waited < previous.leaseDuration().toNanos()) {
           early++;
           violations.add("EARLY TAKE-OVER: " + w.holder() + " took the Lease from " + previous.holder() + " at "
               + journal.at(w.receivedNanos()) + " ms, only " + waited / 1_000_000 + " ms after the spec last "
-              + "changed (lease " + previous.leaseDurationNanos() / 1_000_000 + " ms)");
+              + "changed (lease " + previous.leaseDuration().toNanos() / 1_000_000 + " ms)");
         }
       }
       if (previous == null || !java.util.Objects.equals(previous.spec(), w.spec())) {
@@ -284,7 +284,7 @@ final class InvariantChecker {
     return count;
   }
 
-  private String around(List<Write> writes, long from, long to) {
+  private String around(List<LeaseWrite> writes, long from, long to) {
     return writes.stream().filter(w -> w.receivedNanos() - from >= 0 && to - w.receivedNanos() >= 0)
         .map(w -> journal.at(w.receivedNanos()) + "ms rv" + w.resourceVersion() + " holder=" + w.holder())
         .collect(Collectors.joining(", ", "[", "]"));

@@ -89,7 +89,7 @@ class LeaseProtocolAttackTest {
     AtomicLong takenAt = new AtomicLong();
     String leasePath = "/apis/coordination.k8s.io/v1/namespaces/" + MockApi.NAMESPACE + "/leases/" + MockApi.LEASE;
     ServiceLog log = new ServiceLog();
-    try (MockApi api = new MockApi(false, delegate -> new Dispatcher() {
+    try (MockApi api = new MockApi(delegate -> new Dispatcher() {
       @Override
       public MockResponse dispatch(RecordedRequest request) {
         String path = request.getPath() == null ? "" : request.getPath();

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.api.model.coordination.v1.LeaseBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;
 import java.time.ZonedDateTime;
 import java.util.Optional;
@@ -102,10 +103,21 @@ class LeaseProtocolTest {
       assertThat(log.await("a", ServiceLog.Kind.START, 0, Duration.ofSeconds(5))).isPresent();
 
       long taken = System.nanoTime();
-      Lease current = api.lease();
-      api.client().leases().inNamespace(MockApi.NAMESPACE).resource(new LeaseBuilder(current)
-          .editSpec().withHolderIdentity("intruder").withRenewTime(ZonedDateTime.now()).endSpec()
-          .build()).update();
+      KubernetesClient intruder = api.client();
+      while (true) {
+        // The leader renews every retry period: a renewal between the read and the write is a 409; read again.
+        Lease current = api.lease();
+        try {
+          intruder.leases().inNamespace(MockApi.NAMESPACE).resource(new LeaseBuilder(current)
+              .editSpec().withHolderIdentity("intruder").withRenewTime(ZonedDateTime.now()).endSpec()
+              .build()).update();
+          break;
+        } catch (io.fabric8.kubernetes.client.KubernetesClientException e) {
+          if (e.getCode() != 409) {
+            throw e;
+          }
+        }
+      }
       Optional<ServiceLog.Entry> stopped = log.await("a", ServiceLog.Kind.STOP, taken,
           Duration.ofSeconds(3));
 

@@ -1,5 +1,6 @@
 package io.github.electionpolicy.fabric8;
 
+import io.github.electionpolicy.testkit.fabric8.ReplicaLink;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
@@ -23,13 +24,13 @@ class LossDetectionTest {
     // After a failed attempt, the next one would come 4.8 s after the last renewal, 1.8 s past the deadline.
     LeaseSettings slowRetries = MockApi.fastSettings("a").leaseDuration(Duration.ofSeconds(4))
         .renewDeadline(Duration.ofSeconds(3)).retryPeriod(Duration.ofMillis(2400)).build();
-    TcpProxy proxy = api.proxy();
+    ReplicaLink proxy = api.proxy();
     try (Replica a = Replica.start("a", api.client(proxy.url()), slowRetries, log)) {
       assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(5))).isTrue();
       LeadershipTerm term = a.runner.currentTerm().orElseThrow();
 
       long cut = System.nanoTime();
-      proxy.refuse();
+      proxy.refuseConnections();
       assertThat(Replica.awaitTrue(() -> !term.isValid(), Duration.ofSeconds(8))).isTrue();
       long invalid = System.nanoTime();
       Optional<ServiceLog.Entry> stopped = log.await("a", ServiceLog.Kind.STOP, cut, Duration.ofSeconds(5));
@@ -52,7 +53,7 @@ class LossDetectionTest {
           closeTook.add(Duration.ofNanos(System.nanoTime() - before));
         }))
         .build();
-    TcpProxy proxy = api.proxy();
+    ReplicaLink proxy = api.proxy();
     ElectionRunner runner = ElectionRunner.builder()
         .client(api.client(proxy.url()))
         .decision(MockApi.CONTEND)
@@ -70,7 +71,7 @@ class LossDetectionTest {
       assertThat(Replica.awaitTrue(() -> runner.state().kind() == ElectionState.Kind.LEADING,
           Duration.ofSeconds(5))).isTrue();
 
-      proxy.refuse();
+      proxy.refuseConnections();
 
       assertThat(runner.awaitStopped(MockApi.RENEW_DEADLINE.plus(stopTimeout).plusSeconds(5))).isTrue();
       // close() inside the exiter marks the runner stopped before the exiter itself records the time.

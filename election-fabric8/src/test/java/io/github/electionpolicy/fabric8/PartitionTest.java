@@ -1,5 +1,6 @@
 package io.github.electionpolicy.fabric8;
 
+import io.github.electionpolicy.testkit.fabric8.ReplicaLink;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
@@ -16,7 +17,7 @@ class PartitionTest {
 
   @Test
   void cutOffLeaderStopsItsReconcilersBeforeTheNewLeaderStartsItsOwn() throws Exception {
-    TcpProxy proxy = api.proxy();
+    ReplicaLink proxy = api.proxy();
     try (Replica a = Replica.start("a", api.client(proxy.url()), MockApi.fastSettings("a").build(), log)) {
       assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(5))).isTrue();
       try (Replica b = Replica.start("b", api.client(), MockApi.fastSettings("b").build(), log);
@@ -27,7 +28,7 @@ class PartitionTest {
         Thread.sleep(500);
 
         long cut = System.nanoTime();
-        proxy.blackhole();
+        proxy.partition();
         Optional<ServiceLog.Entry> aStopped = log.await("a", ServiceLog.Kind.STOP, cut,
             Duration.ofSeconds(4));
         Optional<ServiceLog.Entry> newLeader = log.await(null, ServiceLog.Kind.START, cut,

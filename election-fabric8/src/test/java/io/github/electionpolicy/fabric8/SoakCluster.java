@@ -2,38 +2,26 @@ package io.github.electionpolicy.fabric8;
 
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.api.model.coordination.v1.LeaseBuilder;
-import io.fabric8.kubernetes.client.Config;
-import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
-import io.fabric8.kubernetes.client.server.mock.KubernetesMixedDispatcher;
-import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
-import io.fabric8.mockwebserver.Context;
-import io.fabric8.mockwebserver.MockWebServer;
-import io.fabric8.mockwebserver.ServerRequest;
-import io.fabric8.mockwebserver.ServerResponse;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.InetAddress;
+import io.github.electionpolicy.testkit.fabric8.ApiServerTarget;
+import io.github.electionpolicy.testkit.fabric8.LeaseApi;
+import io.github.electionpolicy.testkit.fabric8.LeaseWrite;
+import io.github.electionpolicy.testkit.fabric8.ReplicaLink;
 import java.time.Duration;
 import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
-import java.util.Queue;
 import java.util.stream.Collectors;
 
 /**
- * Three replica slots against one mock API server in CRUD mode whose dispatcher records every accepted Lease
- * write ({@link LeaseWriteLog}). Each incarnation of a replica has its own client behind its own
- * {@link TcpProxy}, so it can be cut off alone; an observer client behind a proxy that is never cut plays
- * the foreign writer. Not thread-safe: one soak drives it from one thread.
+ * Three replica slots against one embedded Lease API ({@code election-testkit-fabric8}), which records every
+ * accepted Lease write on the server's side. Each incarnation of a replica has its own client behind its own
+ * {@link ReplicaLink}, so it can be cut off alone; an observer replica whose link is never cut plays the
+ * foreign writer. Not thread-safe: one soak drives it from one thread.
  */
 final class SoakCluster implements AutoCloseable {
 
@@ -50,7 +38,7 @@ final class SoakCluster implements AutoCloseable {
     final String name;
     int generation;
     String identity;
-    TcpProxy proxy;
+    ReplicaLink link;
     KubernetesClient client;
     ElectionRunner runner;
     long cutSinceNanos = -1;
@@ -67,28 +55,21 @@ final class SoakCluster implements AutoCloseable {
 
   final ServiceLog log = new ServiceLog();
   final SoakJournal journal = new SoakJournal();
-  private final LeaseWriteLog writes;
-  private final KubernetesMockServer server;
-  private final TcpProxy observerProxy;
+  private final LeaseApi api;
   private final KubernetesClient observer;
   private final List<Slot> slots = new ArrayList<>();
   private int foreignWrites;
 
   SoakCluster() {
-    MockServerWatchdog.ensureRunning();
-    Map<ServerRequest, Queue<ServerResponse>> responses = new HashMap<>();
-    writes = new LeaseWriteLog(new KubernetesMixedDispatcher(responses), MockApi.NAMESPACE);
-    server = new KubernetesMockServer(new Context(), new MockWebServer(), responses, writes, false);
-    server.init(InetAddress.getLoopbackAddress(), 0);
-    observerProxy = proxy();
-    observer = client(observerProxy.url());
+    api = LeaseApi.builder().namespace(MockApi.NAMESPACE).target(ApiServerTarget.embedded()).start();
+    observer = api.replica("observer").client();
     for (int i = 1; i <= REPLICAS; i++) {
       slots.add(new Slot("r" + i));
     }
   }
 
-  List<LeaseWriteLog.Write> writes() {
-    return writes.writes();
+  List<LeaseWrite> writes() {
+    return api.leaseWrites(MockApi.LEASE);
   }
 
   List<Slot> slots() {
@@ -99,8 +80,8 @@ final class SoakCluster implements AutoCloseable {
   void start(Slot slot) {
     slot.generation++;
     slot.identity = slot.name + "-" + slot.generation;
-    slot.proxy = proxy();
-    slot.client = client(slot.proxy.url());
+    slot.link = api.replica(slot.identity);
+    slot.client = slot.link.client();
     slot.cutSinceNanos = -1;
     slot.stableNanos = -1;
     slot.runner = ElectionRunner.builder()
@@ -130,37 +111,32 @@ final class SoakCluster implements AutoCloseable {
    * once, as a dead process's would.
    */
   void crash(Slot slot) {
-    slot.proxy.refuse();
+    slot.link.refuseConnections();
     journal.trace("crashed " + slot.identity + " (connections dropped, no release)");
     slot.runner.close();
     discard(slot);
   }
 
   private void discard(Slot slot) {
-    slot.client.close();
-    try {
-      slot.proxy.close();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    slot.link.close();
     slot.runner = null;
     slot.client = null;
-    slot.proxy = null;
+    slot.link = null;
   }
 
   /** Cuts one replica off: its requests hang ({@code hang}) or its connections are refused. */
   void cut(Slot slot, boolean hang) {
     if (hang) {
-      slot.proxy.blackhole();
+      slot.link.partition();
     } else {
-      slot.proxy.refuse();
+      slot.link.refuseConnections();
     }
     slot.cutSinceNanos = System.nanoTime();
     journal.trace("cut " + slot.identity + (hang ? " (requests hang)" : " (connections refused)"));
   }
 
   void heal(Slot slot) {
-    slot.proxy.restore();
+    slot.link.heal();
     slot.cutSinceNanos = -1;
     journal.trace("healed " + slot.identity);
   }
@@ -284,31 +260,15 @@ final class SoakCluster implements AutoCloseable {
     return Optional.of(leader);
   }
 
-  private TcpProxy proxy() {
-    try {
-      return new TcpProxy(server.getPort());
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-  }
-
-  private static KubernetesClient client(String url) {
-    Config config = new ConfigBuilder(Config.empty()).withMasterUrl(url).withNamespace(MockApi.NAMESPACE).build();
-    return new KubernetesClientBuilder().withConfig(config).withHttpClientFactory(new JdkHttpClientFactory())
-        .build();
-  }
-
   @Override
-  public void close() throws IOException {
+  public void close() {
     for (Slot slot : slots) {
       if (slot.runner != null) {
-        slot.proxy.restore();
+        slot.link.heal();
         slot.runner.close();
         discard(slot);
       }
     }
-    observer.close();
-    observerProxy.close();
-    server.destroy();
+    api.close();
   }
 }

@@ -14,17 +14,31 @@ import net.jqwik.api.Provide;
  * #startUp(Environment, Substrate)} in a test class, and jqwik runs the whole table against your own
  * start-up path.
  *
+ * <p>Report what the start-up really did, observed from outside it. A controller that starts with
+ * {@code election-fabric8}'s {@code ElectionRunner} runs its start-up against the embedded Lease API of
+ * {@code election-testkit-fabric8} and reads the outcome from the server: a contending runner sends its RBAC
+ * preflight before {@code start()} returns, an unelected one sends nothing (see "Implement the contract" in
+ * {@code docs/testkit.md}):
+ *
  * <pre>{@code
  * class MyControllerWiringTest implements ElectionWiringContract {
+ *   static LeaseApi api; // election-testkit-fabric8, started in @BeforeContainer, closed in @AfterContainer
+ *
  *   @Override
  *   public ObservedStartup startUp(Environment environment, Substrate substrate) {
- *     RecordingLease lease = new RecordingLease();
- *     RecordingReconcilers reconcilers = new RecordingReconcilers();
- *     MyController.start(environment, substrate, lease, reconcilers); // your real start-up path
- *     return ObservedStartup.of(lease.contended(), reconcilers.startedWithoutLease());
+ *     ReplicaLink replica = api.replica("wiring-" + UUID.randomUUID());
+ *     AtomicBoolean ranUnelected = new AtomicBoolean();
+ *     try (ElectionRunner runner = MyController.startElection(replica.client(), environment, substrate,
+ *         LeaderService.of(term -> ranUnelected.set(!term.isElected()), () -> { }))) {
+ *       return ObservedStartup.of(replica.requestCount() > 0, ranUnelected.get())
+ *           .withLoggedSummary(runner.decision().summary());
+ *     }
  *   }
  * }
  * }</pre>
+ *
+ * <p>A controller on another client reports through recording fakes of its own Lease and reconciler ports;
+ * {@code examples/downstream-ci} does that for a toy controller.
  *
  * <p>Implementing the interface inherits three jqwik properties, run by the jqwik engine (a dependency of
  * the testkit) wherever JUnit Platform tests run:

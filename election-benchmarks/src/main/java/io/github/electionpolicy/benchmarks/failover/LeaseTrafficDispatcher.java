@@ -3,20 +3,21 @@ package io.github.electionpolicy.benchmarks.failover;
 import io.fabric8.mockwebserver.http.Dispatcher;
 import io.fabric8.mockwebserver.http.MockResponse;
 import io.fabric8.mockwebserver.http.RecordedRequest;
+import io.github.electionpolicy.testkit.fabric8.LeaseApi;
 import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Wraps the mock server's CRUD dispatcher to count, on the server side, every request on a Lease and to say
- * which replica sent it (from the {@code User-Agent} that {@link MockApiServer#newClient(String)} gives each
- * replica's client). A crashed replica is fenced: the server answers its requests with 503 and applies none,
+ * which replica sent it (from the {@code User-Agent} that the test fixture's {@code LeaseApi.replica(name)}
+ * gives each replica's client). A crashed replica is fenced: the server answers its requests with 503 and applies none,
  * as if its process were gone. Thread-safe.
  */
 final class LeaseTrafficDispatcher extends Dispatcher {
 
   /** Prefix of the {@code User-Agent} of replica clients; the identity follows it. */
-  static final String USER_AGENT_PREFIX = "election-benchmark/";
+  static final String USER_AGENT_PREFIX = LeaseApi.USER_AGENT_PREFIX;
 
   private final Dispatcher delegate;
   private final EventLog log;

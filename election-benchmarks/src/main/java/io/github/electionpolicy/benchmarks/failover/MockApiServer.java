@@ -1,47 +1,32 @@
 package io.github.electionpolicy.benchmarks.failover;
 
-import io.fabric8.kubernetes.client.Config;
-import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
-import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
-import io.fabric8.kubernetes.client.server.mock.KubernetesMixedDispatcher;
-import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
-import io.fabric8.mockwebserver.Context;
-import io.fabric8.mockwebserver.MockWebServer;
-import io.fabric8.mockwebserver.ServerRequest;
-import io.fabric8.mockwebserver.ServerResponse;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.util.HashMap;
+import io.github.electionpolicy.testkit.fabric8.ApiServerTarget;
+import io.github.electionpolicy.testkit.fabric8.LeaseApi;
+import io.github.electionpolicy.testkit.fabric8.ReplicaLink;
 import java.util.Map;
-import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 
 /**
- * fabric8's mock API server in CRUD mode over plain HTTP on the loopback address, which enforces
- * {@code resourceVersion} conflicts like a real API server, with every Lease request counted per replica in
- * the shared {@link EventLog}. Each replica reaches the server through a {@link ReplicaProxy} of its own, so
- * that a crash can drop its connections the way a dying process does. Thread-safe.
+ * The embedded Lease API of {@code election-testkit-fabric8} (fabric8's mock API server in CRUD mode over plain
+ * HTTP on the loopback address, which enforces {@code resourceVersion} conflicts like a real API server), with
+ * every Lease request counted per replica in the shared {@link EventLog} by a {@link LeaseTrafficDispatcher} in
+ * front of the fixture. Each replica reaches the server through its own {@link ReplicaLink}, so that a crash
+ * can drop its connections the way a dying process does. Thread-safe.
  */
 public final class MockApiServer implements AutoCloseable {
 
-  // The mock server logs every request through java.util.logging at INFO; held here so the level sticks.
+  // The mock server logs through java.util.logging; held here so the handler and level stick.
   private static final Logger MOCK_SERVER_LOGGER = Logger.getLogger("io.fabric8.mockwebserver");
 
-  static {
-    MOCK_SERVER_LOGGER.setLevel(Level.WARNING);
-  }
-
-  private final KubernetesMockServer server;
+  private final LeaseApi api;
   private final LeaseTrafficDispatcher dispatcher;
-  private final String namespace;
-  private final Map<String, ReplicaProxy> proxies = new ConcurrentHashMap<>();
+  private final Map<String, ReplicaLink> replicas = new ConcurrentHashMap<>();
   private final Handler stallRecorder;
 
   /**
@@ -51,11 +36,16 @@ public final class MockApiServer implements AutoCloseable {
    * @param namespace namespace every replica client uses
    */
   public MockApiServer(EventLog log, String namespace) {
-    Map<ServerRequest, Queue<ServerResponse>> responses = new HashMap<>();
-    this.dispatcher = new LeaseTrafficDispatcher(new KubernetesMixedDispatcher(responses), log);
-    this.server = new KubernetesMockServer(new Context(), new MockWebServer(), responses, dispatcher, false);
-    this.namespace = namespace;
-    server.init(InetAddress.getLoopbackAddress(), 0);
+    AtomicReference<LeaseTrafficDispatcher> traffic = new AtomicReference<>();
+    this.api = LeaseApi.builder()
+        .namespace(namespace)
+        .target(ApiServerTarget.embedded())
+        .dispatcher(fixture -> {
+          traffic.set(new LeaseTrafficDispatcher(fixture, log));
+          return traffic.get();
+        })
+        .start();
+    this.dispatcher = traffic.get();
     this.stallRecorder = new Handler() {
       @Override
       public void publish(LogRecord record) {
@@ -84,22 +74,9 @@ public final class MockApiServer implements AutoCloseable {
    * @return a client the caller closes, then calls {@link #disconnect(String)}
    */
   public KubernetesClient newClient(String identity) {
-    ReplicaProxy proxy;
-    try {
-      proxy = new ReplicaProxy(identity, server.getPort());
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot start the proxy of replica " + identity, e);
-    }
-    proxies.put(identity, proxy);
-    Config config = new ConfigBuilder(Config.empty())
-        .withMasterUrl(proxy.url())
-        .withNamespace(namespace)
-        .withUserAgent(LeaseTrafficDispatcher.USER_AGENT_PREFIX + identity)
-        .build();
-    return new KubernetesClientBuilder()
-        .withConfig(config)
-        .withHttpClientFactory(new JdkHttpClientFactory())
-        .build();
+    ReplicaLink replica = api.replica(identity);
+    replicas.put(identity, replica);
+    return replica.client();
   }
 
   /**
@@ -118,21 +95,21 @@ public final class MockApiServer implements AutoCloseable {
    * @param identity the replica's identity
    */
   public void cut(String identity) {
-    ReplicaProxy proxy = proxies.get(identity);
-    if (proxy != null) {
-      proxy.cut();
+    ReplicaLink replica = replicas.get(identity);
+    if (replica != null) {
+      replica.refuseConnections();
     }
   }
 
   /**
-   * Closes the replica's proxy once its client is closed.
+   * Closes the replica's proxy (and its client, if the caller has not) and drops its connections.
    *
    * @param identity the replica's identity
    */
   public void disconnect(String identity) {
-    ReplicaProxy proxy = proxies.remove(identity);
-    if (proxy != null) {
-      proxy.close();
+    ReplicaLink replica = replicas.remove(identity);
+    if (replica != null) {
+      replica.close();
     }
   }
 
@@ -142,15 +119,14 @@ public final class MockApiServer implements AutoCloseable {
    * @return the namespace
    */
   public String namespace() {
-    return namespace;
+    return api.namespace();
   }
 
   /** Stops the server. */
   @Override
   public void close() {
-    proxies.values().forEach(ReplicaProxy::close);
-    proxies.clear();
+    replicas.clear();
     MOCK_SERVER_LOGGER.removeHandler(stallRecorder);
-    server.destroy();
+    api.close();
   }
 }

@@ -1,4 +1,4 @@
-package io.github.electionpolicy.fabric8;
+package io.github.electionpolicy.testkit.fabric8;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -12,7 +12,9 @@ import java.util.List;
 /**
  * A loopback TCP proxy in front of the mock API server that a test can cut: {@link #blackhole()} keeps
  * connections open but forwards nothing (a network partition: requests hang), {@link #refuse()} closes every
- * connection and each new one at once (the server is down), {@link #restore()} forwards again.
+ * connection and each new one at once (the server is down, or the replica's process died), {@link #restore()}
+ * forwards again. Closing a client is not enough to drop its connections: on Java 17 the JDK HTTP client keeps
+ * its sockets open after {@code close()}, so the fixture closes them here. Thread-safe.
  */
 final class TcpProxy implements AutoCloseable {
 
@@ -65,8 +67,10 @@ final class TcpProxy implements AutoCloseable {
       try {
         Socket upstream = now == Mode.OPEN ? new Socket(InetAddress.getLoopbackAddress(), targetPort) : null;
         track(downstream);
+        downstream.setTcpNoDelay(true);
         if (upstream != null) {
           track(upstream);
+          upstream.setTcpNoDelay(true);
           pump(downstream, upstream);
           pump(upstream, downstream);
         } else {

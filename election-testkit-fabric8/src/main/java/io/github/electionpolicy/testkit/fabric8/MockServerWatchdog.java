@@ -1,4 +1,4 @@
-package io.github.electionpolicy.fabric8;
+package io.github.electionpolicy.testkit.fabric8;
 
 import java.util.Arrays;
 import java.util.Map;
@@ -10,7 +10,8 @@ import java.util.Map;
  * for the watch's sender thread, which waits (up to 30 s, in {@code VertxMockWebSocket.awaitWrite}) for a
  * write that only that blocked event loop can perform. The whole server then stalls, and every replica's
  * Lease calls time out, which has nothing to do with the behaviour under test. The watchdog interrupts the
- * waiting sender so the event loop goes on at once.
+ * waiting sender so the event loop goes on at once. One daemon thread per JVM, started by the first embedded
+ * Lease API; it looks at thread stacks only, so it touches nothing else in the test's JVM.
  */
 final class MockServerWatchdog {
 

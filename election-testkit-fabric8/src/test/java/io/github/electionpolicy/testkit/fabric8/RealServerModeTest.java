@@ -1,0 +1,162 @@
+package io.github.electionpolicy.testkit.fabric8;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
+
+import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
+import io.fabric8.kubernetes.api.model.coordination.v1.LeaseBuilder;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.platform.testkit.engine.EngineTestKit;
+import org.junit.platform.testkit.engine.Events;
+import org.opentest4j.TestAbortedException;
+
+/**
+ * The real-server mode, driven through a kubeconfig file. No real API server runs in this build, so the
+ * "cluster" here is a second embedded server that the fixture reaches only through the kubeconfig, as it would
+ * a real one: this checks the kubeconfig path, the per-test namespace, the watch-based write log and the
+ * embedded-only guards, not the behaviour of a real API server.
+ */
+class RealServerModeTest {
+
+  @TempDir
+  Path dir;
+
+  private LeaseApi cluster;
+  private Path kubeconfig;
+
+  @BeforeEach
+  void startCluster() throws IOException {
+    cluster = LeaseApi.builder().target(ApiServerTarget.embedded()).start();
+    kubeconfig = Files.writeString(dir.resolve("kubeconfig"), String.join("\n",
+        "apiVersion: v1",
+        "kind: Config",
+        "clusters:",
+        "- name: test",
+        "  cluster:",
+        "    server: " + cluster.url(),
+        "users:",
+        "- name: tester",
+        "  user:",
+        "    token: not-a-secret",
+        "contexts:",
+        "- name: test",
+        "  context:",
+        "    cluster: test",
+        "    user: tester",
+        "current-context: test",
+        ""));
+  }
+
+  @AfterEach
+  void stopCluster() {
+    cluster.close();
+  }
+
+  private boolean namespaceExists(String name) {
+    return cluster.client().namespaces().withName(name).get() != null;
+  }
+
+  @Test
+  void eachFixtureWorksInANamespaceOfItsOwnAndDeletesItWhenClosed() {
+    String namespace;
+    try (LeaseApi api = LeaseApi.builder().namespace("orders").target(ApiServerTarget.kubeconfig(kubeconfig))
+        .start()) {
+      namespace = api.namespace();
+      assertThat(api.isEmbedded()).isFalse();
+      assertThat(namespace).matches("orders-[0-9a-f]{8}");
+      assertThat(namespaceExists(namespace)).isTrue();
+      assertThat(api.url()).isEqualTo(cluster.url());
+
+      api.replica("replica-1").client().leases().resource(new LeaseBuilder().withNewMetadata()
+          .withName("orders-controller").endMetadata().withNewSpec().withHolderIdentity("replica-1").endSpec()
+          .build()).create();
+
+      assertThat(cluster.lease("orders-controller")).as("not in the cluster's default namespace").isEmpty();
+      assertThat(api.lease("orders-controller")).map(lease -> lease.getMetadata().getNamespace())
+          .hasValue(namespace);
+    }
+    assertThat(namespaceExists(namespace)).isFalse();
+  }
+
+  @Test
+  void leaseWritesAreLearntFromAWatch() throws InterruptedException {
+    try (LeaseApi api = LeaseApi.builder().target(ApiServerTarget.kubeconfig(kubeconfig)).start()) {
+      Lease created = api.client().leases().resource(new LeaseBuilder().withNewMetadata().withName("l").endMetadata()
+          .withNewSpec().withHolderIdentity("a").endSpec().build()).create();
+      api.overwriteHolder("l", "b");
+
+      assertThat(EmbeddedLeaseApiTest.await(() -> api.leaseWrites("l").size() == 2)).isTrue();
+      assertThat(api.leaseWrites("l")).extracting(LeaseWrite::holder).containsExactly("a", "b");
+      assertThat(created.getMetadata().getNamespace()).isEqualTo(api.namespace());
+    }
+  }
+
+  @Test
+  void whatNeedsTheEmbeddedServerFailsWithAMessageThatSaysToAssumeIt() {
+    try (LeaseApi api = LeaseApi.builder().target(ApiServerTarget.kubeconfig(kubeconfig)).start()) {
+      ReplicaLink replica = api.replica("r");
+      List<Runnable> embeddedOnly = List.of(() -> api.denyAccess(Set.of("update")), api::stopServer,
+          api::mockServer, replica::partition, replica::refuseConnections, replica::heal, replica::requestCount);
+
+      assertThat(embeddedOnly).allSatisfy(call -> assertThatThrownBy(call::run)
+          .isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining("needs the embedded Lease API")
+          .hasMessageContaining("call assumeEmbedded()"));
+      assertThatThrownBy(api::assumeEmbedded).isInstanceOf(TestAbortedException.class);
+    }
+  }
+
+  @Test
+  void theExtensionFollowsThePropertySkipsTestsThatAssumeTheEmbeddedServerAndCleansUp() {
+    String previous = System.getProperty(ApiServerTarget.KUBECONFIG_PROPERTY);
+    System.setProperty(ApiServerTarget.KUBECONFIG_PROPERTY, kubeconfig.toString());
+    Events events;
+    try {
+      UserTests.namespaces.clear();
+      events = EngineTestKit.engine("junit-jupiter").selectors(selectClass(UserTests.class)).execute()
+          .testEvents();
+    } finally {
+      if (previous == null) {
+        System.clearProperty(ApiServerTarget.KUBECONFIG_PROPERTY);
+      } else {
+        System.setProperty(ApiServerTarget.KUBECONFIG_PROPERTY, previous);
+      }
+    }
+
+    events.assertStatistics(stats -> stats.started(2).succeeded(1).aborted(1).failed(0));
+    assertThat(UserTests.namespaces).hasSize(2).allSatisfy(ns -> assertThat(namespaceExists(ns)).isFalse());
+  }
+
+  /** A user's test class, run by {@link #theExtensionFollowsThePropertySkipsTestsThatAssumeTheEmbeddedServerAndCleansUp}. */
+  static class UserTests {
+
+    static final List<String> namespaces = new CopyOnWriteArrayList<>();
+
+    @RegisterExtension
+    final LeaseApiExtension api = LeaseApiExtension.create();
+
+    @Test
+    void runsAnywhere() {
+      namespaces.add(api.namespace());
+      api.client().leases().list();
+    }
+
+    @Test
+    void needsFaults() {
+      namespaces.add(api.namespace());
+      api.assumeEmbedded();
+      api.replica("r").partition();
+    }
+  }
+}
