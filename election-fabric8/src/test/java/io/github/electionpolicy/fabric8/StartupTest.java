@@ -70,8 +70,8 @@ class StartupTest {
 
   @Test
   void startReturnsPromptlyWhileThePreflightGetsNoAnswerAndCloseCutsThePreflightShort() throws Exception {
-    TcpProxy proxy = api.proxy();
-    proxy.blackhole();
+    io.github.electionpolicy.testkit.fabric8.ReplicaLink proxy = api.proxy();
+    proxy.partition();
     long before = System.nanoTime();
     Replica a = Replica.start("a", api.client(proxy.url()), MockApi.fastSettings("a").build(), log);
     Duration took = Duration.ofNanos(System.nanoTime() - before);
@@ -94,8 +94,8 @@ class StartupTest {
 
   @Test
   void listenersSeeStartingFirstAndThenTheRoleOnceTheServerAnswers() throws Exception {
-    TcpProxy proxy = api.proxy();
-    proxy.blackhole();
+    io.github.electionpolicy.testkit.fabric8.ReplicaLink proxy = api.proxy();
+    proxy.partition();
     List<String> changes = new CopyOnWriteArrayList<>();
     ElectionListener listener = new ElectionListener() {
       @Override
@@ -107,7 +107,7 @@ class StartupTest {
         listener)) {
       assertThat(a.runner.state().kind()).isEqualTo(ElectionState.Kind.STARTING);
 
-      proxy.restore();
+      proxy.heal();
 
       assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(10))).isTrue();
       assertThat(a.runner.isReady()).isTrue();
