@@ -29,7 +29,7 @@ class RbacPreflightTest {
         .hasMessageContaining("it needs get, create, update")
         .hasMessageContaining("kind: Role")
         .hasMessageContaining("namespace: " + MockApi.NAMESPACE)
-        .hasMessageContaining(LeaseAccessDeniedException.roleYaml(MockApi.NAMESPACE, MockApi.LEASE));
+        .hasMessageContaining(LeaseAccess.roleYaml(MockApi.NAMESPACE, MockApi.LEASE));
     assertThat(log.entries()).isEmpty();
     assertThat(api.lease()).isNull();
   }
