@@ -10,7 +10,6 @@ import io.github.electionpolicy.Explain;
 import io.github.electionpolicy.InvalidElectionSettingException;
 import io.github.electionpolicy.Substrate;
 import io.github.electionpolicy.fabric8.LeaseAccess;
-import io.github.electionpolicy.fabric8.LeaseAccessDeniedException;
 import io.github.electionpolicy.fabric8.LeaseNamespace;
 import io.github.electionpolicy.fabric8.LeaseSettings;
 import java.io.PrintStream;
@@ -160,7 +159,7 @@ public final class ExplainCluster {
       LeaseAccess access = LeaseAccess.review(client, namespace.name(), leaseName);
       out.println("rbac:        " + verdict(access, namespace.name()));
       if (access.verdict() == LeaseAccess.Verdict.DENIED) {
-        out.print(LeaseAccessDeniedException.roleYaml(namespace.name(), leaseName).indent(13));
+        out.print(LeaseAccess.roleYaml(namespace.name(), leaseName).indent(13));
       }
       out.println("holder:      " + holder(client, namespace.name(), leaseName));
     }
@@ -177,7 +176,7 @@ public final class ExplainCluster {
   private static String verdict(LeaseAccess access, String namespace) {
     String where = "leases (coordination.k8s.io) in namespace \"" + namespace + "\"";
     return switch (access.verdict()) {
-      case GRANTED -> "granted: " + String.join(", ", LeaseAccessDeniedException.REQUIRED_VERBS) + " on " + where
+      case GRANTED -> "granted: " + String.join(", ", LeaseAccess.REQUIRED_VERBS) + " on " + where
           + (access.watchDenied() ? "; watch is not, so followers notice a released Lease only at their next poll"
               : "");
       case DENIED -> "DENIED: may not " + String.join(", ", access.deniedVerbs()) + " " + where

@@ -58,9 +58,13 @@ import org.slf4j.LoggerFactory;
 public final class ElectionRunner implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(ElectionRunner.class);
+  /** The identity of a runner that runs unelected without an explicit one. */
+  private static final String UNELECTED = "unelected";
 
   private final ElectionDecision decision;
   private final String identity;
+  // Where the identity came from, for the log; null when running unelected.
+  private final ProcessIdentity.Source identitySource;
   private final LeaseSettings settings;
   private final Ticker ticker;
   private final long startNanos;
@@ -92,13 +96,17 @@ public final class ElectionRunner implements AutoCloseable {
   private ElectionRunner(Builder b) {
     this.decision = b.decision;
     this.settings = b.settings;
-    this.identity = b.settings == null ? "unelected" : b.settings.identity();
+    // Resolved here, at start, and only to contend: running unelected needs no identity but the one for logs.
+    ProcessIdentity.Resolved resolved = b.decision.contends() ? ProcessIdentity.resolve(b.settings) : null;
+    this.identity = resolved != null ? resolved.identity()
+        : b.settings == null ? UNELECTED : b.settings.identity().orElse(UNELECTED);
+    this.identitySource = resolved == null ? null : resolved.source();
     this.ticker = b.ticker;
     this.startNanos = ticker.read();
     this.readiness = b.readiness;
     this.rbacPreflight = b.rbacPreflight;
     this.threadTag = decision.contends() ? b.settings.leaseName() + ":" + identity : identity;
-    this.publisher = new StatePublisher(List.copyOf(b.listeners), initialState(b), threadName("events"));
+    this.publisher = new StatePublisher(List.copyOf(b.listeners), initialState(), threadName("events"));
     this.control = new ServiceControl(List.copyOf(b.reconcilers), threadName("reconcilers"));
     if (!decision.contends()) {
       this.unelectedTerm = LeadershipTerm.unelected(identity, b.clock.instant(), ticker);
@@ -117,7 +125,7 @@ public final class ElectionRunner implements AutoCloseable {
         threadTag);
     this.lossReaction = new LossReaction(settings.lossPolicy(), control, settings.stopTimeout(),
         this::isClosing, this::stopAfterLoss, namespace + "/" + settings.leaseName());
-    this.elector = new LeaseElector(requests, namespace, settings, new ElectorEvents(), ticker, b.clock);
+    this.elector = new LeaseElector(requests, namespace, identity, settings, new ElectorEvents(), ticker, b.clock);
     this.electorThread = new Thread(this::runElection, threadName("lease"));
     this.electorThread.setDaemon(true);
   }
@@ -127,9 +135,8 @@ public final class ElectionRunner implements AutoCloseable {
     return "election-" + role + "[" + threadTag + "]";
   }
 
-  private ElectionState initialState(Builder b) {
-    return b.decision.contends() ? new ElectionState.Starting()
-        : new ElectionState.NotContending(b.settings == null ? "unelected" : b.settings.identity());
+  private ElectionState initialState() {
+    return decision.contends() ? new ElectionState.Starting() : new ElectionState.NotContending(identity);
   }
 
   /**
@@ -152,8 +159,8 @@ public final class ElectionRunner implements AutoCloseable {
       }
       return;
     }
-    LOG.info("Contending for Lease {}/{} as {} (lease {}, renew deadline {}, retry {}, on loss {})", namespace,
-        settings.leaseName(), identity, Durations.format(settings.leaseDuration()),
+    LOG.info("Contending for Lease {}/{} as {} ({}; lease {}, renew deadline {}, retry {}, on loss {})",
+        namespace, settings.leaseName(), identity, identitySource, Durations.format(settings.leaseDuration()),
         Durations.format(settings.renewDeadline()), Durations.format(settings.retryPeriod()),
         settings.lossPolicy());
     Duration margin = SettingsChecks.safetyMargin(settings.leaseDuration(), settings.renewDeadline());
@@ -239,9 +246,11 @@ public final class ElectionRunner implements AutoCloseable {
   }
 
   /**
-   * The identity of this process, written as holder when it leads.
+   * The identity of this process, written as holder when it leads; resolved when the runner started (see
+   * {@link LeaseSettings#identity()} for the order) and logged then.
    *
-   * @return the identity, or {@code "unelected"} when running unelected without settings
+   * @return the identity; running unelected, the explicit {@link LeaseSettings#identity()} if any, else
+   *     {@code "unelected"}
    */
   public String identity() {
     return identity;

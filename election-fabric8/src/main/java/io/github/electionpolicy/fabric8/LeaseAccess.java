@@ -10,10 +10,12 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * What RBAC lets this process do with its Lease, as the API server answers {@code SelfSubjectAccessReview}s:
- * one per verb in {@link LeaseAccessDeniedException#REQUIRED_VERBS} on {@code coordination.k8s.io} leases in
- * the namespace (by name, except {@code create}, which RBAC cannot restrict by name), then one for {@code
- * watch}, which is advice only. A review changes nothing on the server.
+ * What the adapter needs from RBAC, and what RBAC lets this process do with its Lease. This class owns both
+ * halves: the verbs ({@link #REQUIRED_VERBS}, {@link #ADVISED_VERBS}) and the least-privilege Role that grants
+ * them ({@link #roleYaml(String, String)}, the same rules as {@code docs/rbac.yaml}); and the review, as the
+ * API server answers {@code SelfSubjectAccessReview}s: one per required verb on {@code coordination.k8s.io}
+ * leases in the namespace (by name, except {@code create}, which RBAC cannot restrict by name), then one per
+ * advised verb, which is advice only. A review changes nothing on the server.
  *
  * <p>{@link ElectionRunner} runs this review on its election thread before it contends (its RBAC preflight):
  * {@link Verdict#DENIED} stops the runner before it contends, with a {@link LeaseAccessDeniedException} in
@@ -23,7 +25,7 @@ import java.util.Optional;
  * <pre>{@code
  * LeaseAccess access = LeaseAccess.review(client, "shop", "orders-controller");
  * if (access.verdict() == LeaseAccess.Verdict.DENIED) {
- *   System.err.println(LeaseAccessDeniedException.roleYaml("shop", "orders-controller"));
+ *   System.err.println(LeaseAccess.roleYaml("shop", "orders-controller"));
  * }
  * }</pre>
  *
@@ -38,6 +40,21 @@ import java.util.Optional;
  */
 public record LeaseAccess(
     Verdict verdict, List<String> deniedVerbs, boolean watchDenied, Optional<String> unknownReason) {
+
+  /**
+   * The verbs leader election needs on {@code leases}: read, create when missing, renew (and release, which is
+   * an update). Without one of them the runner refuses to start.
+   */
+  public static final List<String> REQUIRED_VERBS = List.of("get", "create", "update");
+
+  /**
+   * The verbs leader election uses when it may: {@code watch}, so a follower takes over a released Lease at
+   * once instead of at its next poll. Without it the runner warns and contends anyway.
+   */
+  public static final List<String> ADVISED_VERBS = List.of("watch");
+
+  // RBAC cannot restrict create by name: the object does not exist yet.
+  private static final String UNNAMEABLE_VERB = "create";
 
   /** The verdict of the reviews. */
   public enum Verdict {
@@ -71,6 +88,45 @@ public record LeaseAccess(
     }
   }
 
+  /**
+   * The least-privilege Role that grants what leader election needs, as YAML: {@code create} on leases (RBAC
+   * cannot scope create to a name), and the other {@link #REQUIRED_VERBS} and the {@link #ADVISED_VERBS} on this
+   * Lease only. The same rules as {@code docs/rbac.yaml}, which a test checks against what the adapter sends.
+   *
+   * <pre>{@code
+   * System.out.print(LeaseAccess.roleYaml("shop", "orders-controller"));
+   * }</pre>
+   *
+   * @param namespace the namespace of the Lease
+   * @param leaseName the name of the Lease, used in the Role's name and its resourceNames
+   * @return a Role manifest
+   * @throws NullPointerException if an argument is {@code null}
+   */
+  public static String roleYaml(String namespace, String leaseName) {
+    Objects.requireNonNull(namespace, "namespace");
+    Objects.requireNonNull(leaseName, "leaseName");
+    List<String> byName = new ArrayList<>();
+    for (String verb : REQUIRED_VERBS) {
+      if (!UNNAMEABLE_VERB.equals(verb)) {
+        byName.add(verb);
+      }
+    }
+    byName.addAll(ADVISED_VERBS);
+    return "apiVersion: rbac.authorization.k8s.io/v1\n"
+        + "kind: Role\n"
+        + "metadata:\n"
+        + "  name: " + leaseName + "-leader-election\n"
+        + "  namespace: " + namespace + "\n"
+        + "rules:\n"
+        + "  - apiGroups: [\"coordination.k8s.io\"]\n"
+        + "    resources: [\"leases\"]\n"
+        + "    verbs: [\"" + UNNAMEABLE_VERB + "\"]\n"
+        + "  - apiGroups: [\"coordination.k8s.io\"]\n"
+        + "    resources: [\"leases\"]\n"
+        + "    resourceNames: [\"" + leaseName + "\"]\n"
+        + "    verbs: [\"" + String.join("\", \"", byName) + "\"]\n";
+  }
+
   /** Asks the server one review; returns its verdict, empty when it gave none; throws when it failed. */
   @FunctionalInterface
   interface Reviewer {
@@ -98,7 +154,7 @@ public record LeaseAccess(
     Objects.requireNonNull(namespace, "namespace");
     Objects.requireNonNull(leaseName, "leaseName");
     List<String> denied = new ArrayList<>();
-    for (String verb : LeaseAccessDeniedException.REQUIRED_VERBS) {
+    for (String verb : REQUIRED_VERBS) {
       Optional<Boolean> allowed;
       try {
         allowed = reviewer.allowed(question(namespace, leaseName, verb));
@@ -120,8 +176,8 @@ public record LeaseAccess(
     }
     boolean watchDenied;
     try {
-      watchDenied = reviewer.allowed(question(namespace, leaseName, "watch")).map(allowed -> !allowed)
-          .orElse(false);
+      watchDenied = reviewer.allowed(question(namespace, leaseName, ADVISED_VERBS.get(0)))
+          .map(allowed -> !allowed).orElse(false);
     } catch (Exception e) {
       if (e instanceof InterruptedException) {
         Thread.currentThread().interrupt();
@@ -154,8 +210,7 @@ public record LeaseAccess(
         .withResource("leases")
         .withVerb(verb)
         .withNamespace(namespace)
-        // RBAC cannot restrict create by name: the object does not exist yet.
-        .withName("create".equals(verb) ? null : leaseName)
+        .withName(UNNAMEABLE_VERB.equals(verb) ? null : leaseName)
         .endResourceAttributes()
         .endSpec()
         .build();

@@ -61,11 +61,12 @@ final class LeaseElector implements Runnable {
   private volatile Optional<Long> lastSuccessNanos = Optional.empty();
   private volatile long contactWindowNanos;
 
-  LeaseElector(LeaseRequests requests, String namespace, LeaseSettings settings, LeaseEvents events,
-      Ticker ticker, Clock clock) {
+  /** @param identity the identity the runner resolved at start, written as holder */
+  LeaseElector(LeaseRequests requests, String namespace, String identity, LeaseSettings settings,
+      LeaseEvents events, Ticker ticker, Clock clock) {
     this.requests = requests;
     this.namespace = namespace;
-    this.identity = settings.identity();
+    this.identity = identity;
     this.settings = settings;
     this.events = events;
     this.ticker = ticker;

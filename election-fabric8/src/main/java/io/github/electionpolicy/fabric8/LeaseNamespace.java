@@ -28,7 +28,7 @@ public record LeaseNamespace(String name, Source source) {
 
   /** Where a namespace came from, in the order they are tried. */
   public enum Source {
-    /** Set with {@link LeaseSettings.Builder#namespace(String)}. */
+    /** Set explicitly: {@link LeaseSettings#namespace()}. */
     EXPLICIT("LeaseSettings.namespace(...)"),
     /** Read from the pod's service-account namespace file. */
     SERVICE_ACCOUNT_FILE("the pod's service-account namespace file"),

@@ -4,14 +4,15 @@ import io.github.electionpolicy.Environment;
 import io.github.electionpolicy.InvalidElectionSettingException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Objects;
 import java.util.Optional;
+import org.immutables.value.Value;
 
 /**
  * How to contend for the leader Lease: which Lease, as whom, with which timings, and what to do when
  * leadership is lost. An immutable value; every check runs in {@link Builder#build()}, which fails with an
  * {@link InvalidElectionSettingException} naming the setting, its value, what would be accepted and how to
- * fix it.
+ * fix it. The builder's setters reject {@code null} at once with a {@link NullPointerException} naming the
+ * setting; leave a setting out to get its default.
  *
  * <p>Timings follow client-go: the leader renews every {@link #retryPeriod()}, gives up when it has not
  * renewed within {@link #renewDeadline()}, and a follower takes the Lease over once it has seen no change
@@ -26,13 +27,20 @@ import java.util.Optional;
  *     .retryPeriod(Duration.ofSeconds(2))
  *     .lossPolicy(LossPolicy.exit())
  *     .build();
+ * LeaseSettings slower = settings.toBuilder().leaseDuration(Duration.ofSeconds(30)).build();
  * }</pre>
+ *
+ * <p>Settings are plain values: building the same settings twice gives equal values. Nothing is resolved
+ * from the process at build time; the identity (when none is set) and the namespace (when none is set) are
+ * resolved by {@link ElectionRunner} when it starts, and only if it contends.
  *
  * <p>Instances are immutable and thread-safe. The {@link Builder} is not thread-safe.
  *
  * @see ElectionRunner
  */
-public final class LeaseSettings {
+@Value.Immutable
+@ImmutablesStyle
+public abstract class LeaseSettings {
 
   /** The default {@link #leaseDuration()}: 15 seconds, as in client-go. */
   public static final Duration DEFAULT_LEASE_DURATION = Duration.ofSeconds(15);
@@ -50,117 +58,123 @@ public final class LeaseSettings {
   /** The variable read for the default identity when {@value #POD_NAME_VARIABLE} is unset. */
   public static final String HOSTNAME_VARIABLE = "HOSTNAME";
 
-
-  private final String leaseName;
-  private final Optional<String> namespace;
-  private final String identity;
-  private final Duration leaseDuration;
-  private final Duration renewDeadline;
-  private final Duration retryPeriod;
-  private final Duration requestTimeout;
-  private final Duration healthBudget;
-  private final Duration stopTimeout;
-  private final LossPolicy lossPolicy;
-  private final Path serviceAccountNamespaceFile;
-
-  private LeaseSettings(Builder b, String identity, Duration requestTimeout, Duration healthBudget,
-      Duration stopTimeout) {
-    this.leaseName = b.leaseName;
-    this.namespace = Optional.ofNullable(b.namespace);
-    this.identity = identity;
-    this.leaseDuration = b.leaseDuration;
-    this.renewDeadline = b.renewDeadline;
-    this.retryPeriod = b.retryPeriod;
-    this.requestTimeout = requestTimeout;
-    this.healthBudget = healthBudget;
-    this.stopTimeout = stopTimeout;
-    this.lossPolicy = b.lossPolicy;
-    this.serviceAccountNamespaceFile = b.serviceAccountNamespaceFile;
-  }
+  // Only the generated implementation in this package extends it: every instance went through check().
+  LeaseSettings() {}
 
   /**
-   * Starts a builder with the defaults: 15 s / 10 s / 2 s timings, {@link LossPolicy#exit()}, identity from
-   * {@value #POD_NAME_VARIABLE} or {@value #HOSTNAME_VARIABLE} in {@link Environment#system()}.
+   * Starts a builder with the defaults: 15 s / 10 s / 2 s timings, {@link LossPolicy#exit()}, and no explicit
+   * namespace or identity (both resolved at start; see {@link #namespace()} and {@link #identity()}).
    *
-   * @return a new builder; only {@link Builder#leaseName(String)} is required
+   * @return a new builder; only {@code leaseName(String)} is required
    */
   public static Builder builder() {
     return new Builder();
   }
 
   /**
-   * The name of the {@code coordination.k8s.io/v1} Lease to contend for.
+   * A builder holding every value of these settings, to derive other settings from them. It copies the
+   * values as they are, the derived defaults ({@link #requestTimeout()}, {@link #healthBudget()},
+   * {@link #stopTimeout()}) included: after changing {@code leaseDuration} or {@code renewDeadline}, set
+   * those again if they should follow.
+   *
+   * <pre>{@code
+   * LeaseSettings recontending = settings.toBuilder().lossPolicy(LossPolicy.recontend()).build();
+   * }</pre>
+   *
+   * @return a new builder, independent of these settings
+   */
+  public final Builder toBuilder() {
+    return builder().from(this);
+  }
+
+  /**
+   * The name of the {@code coordination.k8s.io/v1} Lease to contend for. Required.
    *
    * @return a valid DNS-1123 subdomain
    */
-  public String leaseName() {
-    return leaseName;
-  }
+  public abstract String leaseName();
 
   /**
-   * The namespace set explicitly with {@link Builder#namespace(String)}. When empty, the runner uses the
-   * {@link #serviceAccountNamespaceFile()}, else the client's namespace.
+   * The namespace set explicitly. When empty, the runner uses the {@link #serviceAccountNamespaceFile()},
+   * else the client's namespace.
    *
-   * @return the explicit namespace, if any
+   * @return the explicit namespace, if any; a DNS-1123 label
    */
-  public Optional<String> namespace() {
-    return namespace;
-  }
+  public abstract Optional<String> namespace();
 
   /**
-   * The identity this process writes as the Lease holder, unique among the replicas.
+   * The identity set explicitly, used as given (no suffix is added); it must be unique among the replicas.
+   * When empty, a contending {@link ElectionRunner} resolves one when it starts ({@link
+   * ElectionRunner#identity()}): {@value #POD_NAME_VARIABLE}, else {@value #HOSTNAME_VARIABLE} (both read
+   * through {@link #environment()}), else the host name the JVM resolves, each with {@code -} and 5 random
+   * characters appended; else a random identity. Running unelected, no identity is ever needed.
    *
-   * @return the explicit identity, or the pod name (else host name) plus a short random suffix
+   * @return the explicit identity, if any; not blank
    */
-  public String identity() {
-    return identity;
+  public abstract Optional<String> identity();
+
+  /**
+   * The environment from which a contending runner reads the default identity ({@value #POD_NAME_VARIABLE},
+   * else {@value #HOSTNAME_VARIABLE}); {@link Environment#of(java.util.Map)} in tests.
+   *
+   * @return {@link Environment#system()} unless set
+   */
+  @Value.Default
+  public Environment environment() {
+    return Environment.system();
   }
 
   /**
    * How long followers wait, after they last saw the Lease change, before taking it over.
    *
-   * @return whole seconds, at least one
+   * @return whole seconds, at least one; {@link #DEFAULT_LEASE_DURATION} unless set
    */
+  @Value.Default
   public Duration leaseDuration() {
-    return leaseDuration;
+    return DEFAULT_LEASE_DURATION;
   }
 
   /**
    * How long the leader keeps leading without a successful renewal, measured on a monotonic clock from
    * the moment it sent its last successful renewal.
    *
-   * @return shorter than the lease duration
+   * @return shorter than the lease duration; {@link #DEFAULT_RENEW_DEADLINE} unless set
    */
+  @Value.Default
   public Duration renewDeadline() {
-    return renewDeadline;
+    return DEFAULT_RENEW_DEADLINE;
   }
 
   /**
    * How often the leader renews and followers re-read the Lease.
    *
-   * @return less than renew deadline / 1.2
+   * @return positive, less than renew deadline / 1.2; {@link #DEFAULT_RETRY_PERIOD} unless set
    */
+  @Value.Default
   public Duration retryPeriod() {
-    return retryPeriod;
+    return DEFAULT_RETRY_PERIOD;
   }
 
   /**
    * The timeout of each single Lease request, whatever the timeouts of the client passed in.
    *
-   * @return between {@link #MINIMUM_REQUEST_TIMEOUT} and half the renew deadline (the default)
+   * @return between {@link #MINIMUM_REQUEST_TIMEOUT} and half the renew deadline; half the renew deadline
+   *     unless set
    */
+  @Value.Default
   public Duration requestTimeout() {
-    return requestTimeout;
+    return renewDeadline().dividedBy(2);
   }
 
   /**
    * How long a contending process may go without a successful Lease call before it reports itself not
    * live.
    *
-   * @return at least the renew deadline; by default lease duration + renew deadline
+   * @return at least the renew deadline; lease duration + renew deadline unless set
    */
+  @Value.Default
   public Duration healthBudget() {
-    return healthBudget;
+    return leaseDuration().plus(renewDeadline());
   }
 
   /**
@@ -175,10 +189,11 @@ public final class LeaseSettings {
    * duration, whether or not they stopped. No timeout makes a reconciler that ignores {@code stop()} and
    * its {@link LeadershipTerm} safe; fence its writes with the term.
    *
-   * @return positive; by default {@code leaseDuration - renewDeadline}
+   * @return positive; {@code leaseDuration - renewDeadline} unless set
    */
+  @Value.Default
   public Duration stopTimeout() {
-    return stopTimeout;
+    return SettingsChecks.safetyMargin(leaseDuration(), renewDeadline());
   }
 
   /**
@@ -186,52 +201,53 @@ public final class LeaseSettings {
    *
    * @return {@link LossPolicy#exit()} unless set
    */
+  @Value.Default
   public LossPolicy lossPolicy() {
-    return lossPolicy;
+    return LossPolicy.exit();
   }
 
   /**
-   * The file read for the namespace when none is set explicitly.
+   * The file read for the namespace when none is set explicitly; for tests and unusual mounts.
    *
    * @return {@link #SERVICE_ACCOUNT_NAMESPACE_FILE} unless set
    */
+  @Value.Default
   public Path serviceAccountNamespaceFile() {
-    return serviceAccountNamespaceFile;
+    return SERVICE_ACCOUNT_NAMESPACE_FILE;
   }
 
-  @Override
-  public boolean equals(Object other) {
-    if (!(other instanceof LeaseSettings)) {
-      return false;
-    }
-    LeaseSettings o = (LeaseSettings) other;
-    return leaseName.equals(o.leaseName) && namespace.equals(o.namespace) && identity.equals(o.identity)
-        && leaseDuration.equals(o.leaseDuration) && renewDeadline.equals(o.renewDeadline)
-        && retryPeriod.equals(o.retryPeriod) && requestTimeout.equals(o.requestTimeout)
-        && healthBudget.equals(o.healthBudget) && stopTimeout.equals(o.stopTimeout)
-        && lossPolicy.equals(o.lossPolicy)
-        && serviceAccountNamespaceFile.equals(o.serviceAccountNamespaceFile);
-  }
-
-  @Override
-  public int hashCode() {
-    return Objects.hash(leaseName, namespace, identity, leaseDuration, renewDeadline, retryPeriod,
-        requestTimeout, healthBudget, stopTimeout, lossPolicy, serviceAccountNamespaceFile);
-  }
-
-  @Override
-  public String toString() {
-    return "LeaseSettings{leaseName=" + leaseName + ", namespace=" + namespace.orElse("<resolved at start>")
-        + ", identity=" + identity + ", leaseDuration=" + Durations.format(leaseDuration)
-        + ", renewDeadline=" + Durations.format(renewDeadline) + ", retryPeriod="
-        + Durations.format(retryPeriod) + ", requestTimeout=" + Durations.format(requestTimeout)
-        + ", healthBudget=" + Durations.format(healthBudget) + ", stopTimeout="
-        + Durations.format(stopTimeout) + ", lossPolicy=" + lossPolicy + "}";
+  /** Runs every check once the values, defaults included, are known; the first failure is thrown. */
+  @Value.Check
+  final void check() {
+    SettingsChecks.leaseName(leaseName());
+    namespace().ifPresent(SettingsChecks::namespace);
+    identity().ifPresent(SettingsChecks::identity);
+    SettingsChecks.timings(leaseDuration(), renewDeadline(), retryPeriod());
+    SettingsChecks.requestTimeout(requestTimeout(), renewDeadline());
+    SettingsChecks.healthBudget(healthBudget(), renewDeadline());
+    SettingsChecks.stopTimeout(stopTimeout());
   }
 
   /**
-   * Builds {@link LeaseSettings}; every check runs in {@link #build()}. Not thread-safe: use one builder
-   * from one thread.
+   * The settings as the runner logs them, durations in short form; the environment is left out.
+   *
+   * @return e.g. {@code LeaseSettings{leaseName=orders-controller, namespace=<resolved at start>, ...}}
+   */
+  @Override
+  public final String toString() {
+    return "LeaseSettings{leaseName=" + leaseName() + ", namespace=" + namespace().orElse("<resolved at start>")
+        + ", identity=" + identity().orElse("<resolved at start>")
+        + ", leaseDuration=" + Durations.format(leaseDuration())
+        + ", renewDeadline=" + Durations.format(renewDeadline()) + ", retryPeriod="
+        + Durations.format(retryPeriod()) + ", requestTimeout=" + Durations.format(requestTimeout())
+        + ", healthBudget=" + Durations.format(healthBudget()) + ", stopTimeout="
+        + Durations.format(stopTimeout()) + ", lossPolicy=" + lossPolicy() + "}";
+  }
+
+  /**
+   * Builds {@link LeaseSettings}. Each setter rejects {@code null} at once with a
+   * {@link NullPointerException} naming the setting; every other check runs in {@link #build()}. Not
+   * thread-safe: use one builder from one thread.
    *
    * <pre>{@code
    * LeaseSettings settings = LeaseSettings.builder()
@@ -241,180 +257,24 @@ public final class LeaseSettings {
    *     .build();
    * }</pre>
    */
-  public static final class Builder {
-    private String leaseName;
-    private String namespace;
-    private String identity;
-    private Environment environment = Environment.system();
-    private Duration leaseDuration = DEFAULT_LEASE_DURATION;
-    private Duration renewDeadline = DEFAULT_RENEW_DEADLINE;
-    private Duration retryPeriod = DEFAULT_RETRY_PERIOD;
-    private Duration requestTimeout;
-    private Duration healthBudget;
-    private Duration stopTimeout;
-    private LossPolicy lossPolicy = LossPolicy.exit();
-    private Path serviceAccountNamespaceFile = SERVICE_ACCOUNT_NAMESPACE_FILE;
-
-    private Builder() {}
+  public static final class Builder extends ImmutableLeaseSettings.Builder {
+    Builder() {}
 
     /**
-     * Sets the Lease name. Required.
-     *
-     * @param leaseName a DNS-1123 subdomain, e.g. {@code orders-controller}
-     * @return this builder
-     */
-    public Builder leaseName(String leaseName) {
-      this.leaseName = leaseName;
-      return this;
-    }
-
-    /**
-     * Sets the namespace of the Lease explicitly.
-     *
-     * @param namespace a DNS-1123 label
-     * @return this builder
-     */
-    public Builder namespace(String namespace) {
-      this.namespace = namespace;
-      return this;
-    }
-
-    /**
-     * Sets the identity explicitly, used as given (no suffix is added). It must be unique among replicas.
-     *
-     * @param identity a non-blank identity
-     * @return this builder
-     */
-    public Builder identity(String identity) {
-      this.identity = identity;
-      return this;
-    }
-
-    /**
-     * Sets the environment from which the default identity is read ({@value #POD_NAME_VARIABLE}, else
-     * {@value #HOSTNAME_VARIABLE}).
-     *
-     * @param environment the environment, {@link Environment#system()} by default
-     * @return this builder
-     */
-    public Builder environment(Environment environment) {
-      this.environment = Objects.requireNonNull(environment, "environment");
-      return this;
-    }
-
-    /**
-     * Sets the lease duration.
-     *
-     * @param leaseDuration whole seconds, at least one, longer than the renew deadline
-     * @return this builder
-     */
-    public Builder leaseDuration(Duration leaseDuration) {
-      this.leaseDuration = leaseDuration;
-      return this;
-    }
-
-    /**
-     * Sets the renew deadline.
-     *
-     * @param renewDeadline shorter than the lease duration, longer than 1.2 × the retry period
-     * @return this builder
-     */
-    public Builder renewDeadline(Duration renewDeadline) {
-      this.renewDeadline = renewDeadline;
-      return this;
-    }
-
-    /**
-     * Sets the retry period.
-     *
-     * @param retryPeriod positive, less than renew deadline / 1.2
-     * @return this builder
-     */
-    public Builder retryPeriod(Duration retryPeriod) {
-      this.retryPeriod = retryPeriod;
-      return this;
-    }
-
-    /**
-     * Sets the timeout of each Lease request.
-     *
-     * @param requestTimeout between {@link #MINIMUM_REQUEST_TIMEOUT} and half the renew deadline
-     * @return this builder
-     */
-    public Builder requestTimeout(Duration requestTimeout) {
-      this.requestTimeout = requestTimeout;
-      return this;
-    }
-
-    /**
-     * Sets the liveness budget.
-     *
-     * @param healthBudget at least the renew deadline
-     * @return this builder
-     */
-    public Builder healthBudget(Duration healthBudget) {
-      this.healthBudget = healthBudget;
-      return this;
-    }
-
-    /**
-     * Sets how long to wait for reconcilers to stop on close and before exiting; see
-     * {@link LeaseSettings#stopTimeout()} for why the default is {@code leaseDuration - renewDeadline}.
-     *
-     * @param stopTimeout positive
-     * @return this builder
-     */
-    public Builder stopTimeout(Duration stopTimeout) {
-      this.stopTimeout = stopTimeout;
-      return this;
-    }
-
-    /**
-     * Sets what happens after leadership was lost.
-     *
-     * @param lossPolicy {@link LossPolicy#exit()} (the default), {@link LossPolicy#recontend()} or
-     *     {@link LossPolicy#custom(LossHandler)}
-     * @return this builder
-     */
-    public Builder lossPolicy(LossPolicy lossPolicy) {
-      this.lossPolicy = lossPolicy;
-      return this;
-    }
-
-    /**
-     * Sets the file read for the namespace when none is set explicitly; for tests and unusual mounts.
-     *
-     * @param file the file, {@link #SERVICE_ACCOUNT_NAMESPACE_FILE} by default
-     * @return this builder
-     */
-    public Builder serviceAccountNamespaceFile(Path file) {
-      this.serviceAccountNamespaceFile = file;
-      return this;
-    }
-
-    /**
-     * Checks every setting and builds the value.
+     * Checks every setting, defaults included, and builds the value.
      *
      * @return the settings
-     * @throws InvalidElectionSettingException naming the first setting that is not valid
+     * @throws InvalidElectionSettingException naming the first setting that is not valid, {@code leaseName}
+     *     when it was never set
      */
+    @Override
     public LeaseSettings build() {
-      SettingsChecks.leaseName(leaseName);
-      SettingsChecks.namespace(namespace);
-      SettingsChecks.timings(leaseDuration, renewDeadline, retryPeriod);
-      Duration timeout = SettingsChecks.requestTimeout(requestTimeout, renewDeadline);
-      Duration budget = SettingsChecks.healthBudget(healthBudget, leaseDuration, renewDeadline);
-      Duration stop = SettingsChecks.stopTimeout(stopTimeout, leaseDuration, renewDeadline);
-      if (lossPolicy == null) {
-        throw new InvalidElectionSettingException("lossPolicy", null,
-            "LossPolicy.exit(), LossPolicy.recontend() or LossPolicy.custom(handler)",
-            "pass a loss policy or leave the default, LossPolicy.exit()");
+      try {
+        return super.build();
+      } catch (IllegalStateException missing) {
+        // The generated builder's only complaint: a required attribute not set, and leaseName is the only one.
+        throw SettingsChecks.missingLeaseName(missing);
       }
-      if (serviceAccountNamespaceFile == null) {
-        throw new InvalidElectionSettingException("serviceAccountNamespaceFile", null, "a file path",
-            "leave the default " + SERVICE_ACCOUNT_NAMESPACE_FILE + " or pass the file your pods mount");
-      }
-      return new LeaseSettings(this, SettingsChecks.identity(identity, environment), timeout, budget, stop);
     }
   }
 }

@@ -7,21 +7,31 @@ import java.util.Objects;
  * default in production, where Kubernetes restarts the pod), contend again, or call a custom handler.
  * Closing the runner is not a loss: it never triggers the policy.
  *
+ * <p>A sealed set of records, one per alternative, each carrying exactly what it needs; {@link #kind()} is
+ * for Java 17 callers that switch.
+ *
  * <pre>{@code
  * LossPolicy production = LossPolicy.exit();             // stop reconcilers, then System.exit(1)
  * LossPolicy inTests = LossPolicy.exit(status -> exits.add(status));
  * LossPolicy longLived = LossPolicy.recontend();
+ *
+ * switch (policy.kind()) {
+ *   case EXIT -> log.info("exits through {}", ((LossPolicy.Exit) policy).exiter());
+ *   case RECONTEND -> log.info("contends again");
+ *   case CUSTOM -> log.info("asks {}", ((LossPolicy.Custom) policy).handler());
+ * }
  * }</pre>
  *
- * <p>Instances are immutable and thread-safe.
+ * <p>All implementations are immutable records and thread-safe (as thread-safe as the exiter or handler they
+ * hold, which must be).
  */
-public final class LossPolicy {
+public sealed interface LossPolicy permits LossPolicy.Exit, LossPolicy.Recontend, LossPolicy.Custom {
 
   /** The exit status {@link #exit()} uses. */
-  public static final int LOSS_EXIT_STATUS = 1;
+  int LOSS_EXIT_STATUS = 1;
 
-  /** The kinds of policy, for callers that switch on them; an enum, so thread-safe. */
-  public enum Kind {
+  /** The kinds of policy, for Java 17 callers that switch; an enum, so thread-safe. */
+  enum Kind {
     /** Stop the reconcilers, then exit with {@link #LOSS_EXIT_STATUS} through an {@link Exiter}. */
     EXIT,
     /** Stop the reconcilers, then contend again with a fresh attempt. */
@@ -30,27 +40,21 @@ public final class LossPolicy {
     CUSTOM
   }
 
-  private static final LossPolicy EXIT = new LossPolicy(Kind.EXIT, Exiter.system(), null);
-  private static final LossPolicy RECONTEND = new LossPolicy(Kind.RECONTEND, null, null);
-
-  private final Kind kind;
-  private final Exiter exiter;
-  private final LossHandler handler;
-
-  private LossPolicy(Kind kind, Exiter exiter, LossHandler handler) {
-    this.kind = kind;
-    this.exiter = exiter;
-    this.handler = handler;
-  }
+  /**
+   * The kind of this policy.
+   *
+   * @return exit, recontend or custom
+   */
+  Kind kind();
 
   /**
    * Stop the reconcilers, then exit the process with status {@value #LOSS_EXIT_STATUS} through
    * {@link Exiter#system()}. The default.
    *
-   * @return the exit policy
+   * @return the exit policy, equal to every other {@code exit()}
    */
-  public static LossPolicy exit() {
-    return EXIT;
+  static LossPolicy exit() {
+    return new Exit(Exiter.system());
   }
 
   /**
@@ -59,19 +63,20 @@ public final class LossPolicy {
    *
    * @param exiter what ends the process, e.g. a test double
    * @return the exit policy with that exiter
+   * @throws NullPointerException if {@code exiter} is {@code null}
    */
-  public static LossPolicy exit(Exiter exiter) {
-    return new LossPolicy(Kind.EXIT, Objects.requireNonNull(exiter, "exiter"), null);
+  static LossPolicy exit(Exiter exiter) {
+    return new Exit(exiter);
   }
 
   /**
    * Stop the reconcilers, then contend again; the reconcilers start again with a new term if this replica
    * wins again.
    *
-   * @return the recontend policy
+   * @return the recontend policy, equal to every other {@code recontend()}
    */
-  public static LossPolicy recontend() {
-    return RECONTEND;
+  static LossPolicy recontend() {
+    return new Recontend();
   }
 
   /**
@@ -79,42 +84,94 @@ public final class LossPolicy {
    *
    * @param handler the reaction to a loss
    * @return the custom policy
+   * @throws NullPointerException if {@code handler} is {@code null}
    */
-  public static LossPolicy custom(LossHandler handler) {
-    return new LossPolicy(Kind.CUSTOM, null, Objects.requireNonNull(handler, "handler"));
+  static LossPolicy custom(LossHandler handler) {
+    return new Custom(handler);
   }
 
   /**
-   * The kind of this policy.
+   * Stop the reconcilers, then call the exiter once with {@link #LOSS_EXIT_STATUS} and stop contending.
+   * Immutable and thread-safe.
    *
-   * @return exit, recontend or custom
+   * <pre>{@code
+   * LossPolicy policy = new LossPolicy.Exit(status -> exits.add(status));
+   * }</pre>
+   *
+   * @param exiter what ends the process; {@link Exiter#system()} for {@link LossPolicy#exit()}
    */
-  public Kind kind() {
-    return kind;
+  record Exit(Exiter exiter) implements LossPolicy {
+    /**
+     * Checks the exiter is present.
+     *
+     * @param exiter what ends the process
+     * @throws NullPointerException if {@code exiter} is {@code null}
+     */
+    public Exit {
+      Objects.requireNonNull(exiter, "exiter");
+    }
+
+    @Override
+    public Kind kind() {
+      return Kind.EXIT;
+    }
+
+    // The runner logs the policy as its kind: "on loss EXIT".
+    @Override
+    public String toString() {
+      return kind().name();
+    }
   }
 
-  Exiter exiter() {
-    return exiter;
+  /**
+   * Stop the reconcilers, wait until they have stopped, then contend again. Immutable and thread-safe.
+   *
+   * <pre>{@code
+   * LossPolicy policy = new LossPolicy.Recontend();   // the same as LossPolicy.recontend()
+   * }</pre>
+   */
+  record Recontend() implements LossPolicy {
+    @Override
+    public Kind kind() {
+      return Kind.RECONTEND;
+    }
+
+    // The runner logs the policy as its kind: "on loss RECONTEND".
+    @Override
+    public String toString() {
+      return kind().name();
+    }
   }
 
-  LossHandler handler() {
-    return handler;
-  }
+  /**
+   * Stop the reconcilers, then ask the handler whether to contend again. Immutable and thread-safe.
+   *
+   * <pre>{@code
+   * LossPolicy policy = new LossPolicy.Custom(lostTerm -> LossHandler.AfterLoss.STOP);
+   * }</pre>
+   *
+   * @param handler the reaction to a loss
+   */
+  record Custom(LossHandler handler) implements LossPolicy {
+    /**
+     * Checks the handler is present.
+     *
+     * @param handler the reaction to a loss
+     * @throws NullPointerException if {@code handler} is {@code null}
+     */
+    public Custom {
+      Objects.requireNonNull(handler, "handler");
+    }
 
-  @Override
-  public boolean equals(Object other) {
-    return other instanceof LossPolicy && ((LossPolicy) other).kind == kind
-        && Objects.equals(((LossPolicy) other).exiter, exiter)
-        && Objects.equals(((LossPolicy) other).handler, handler);
-  }
+    @Override
+    public Kind kind() {
+      return Kind.CUSTOM;
+    }
 
-  @Override
-  public int hashCode() {
-    return Objects.hash(kind, exiter, handler);
-  }
-
-  @Override
-  public String toString() {
-    return kind.name();
+    // The runner logs the policy as its kind: "on loss CUSTOM".
+    @Override
+    public String toString() {
+      return kind().name();
+    }
   }
 }

@@ -32,7 +32,7 @@ final class LossReaction {
    */
   LossReaction(LossPolicy policy, ServiceControl control, Duration stopTimeout, BooleanSupplier closing,
       Runnable stopForGood, String lease) {
-    this.policy = policy;
+    this.policy = Objects.requireNonNull(policy, "policy");
     this.control = control;
     this.stopTimeout = stopTimeout;
     this.closing = closing;
@@ -51,7 +51,7 @@ final class LossReaction {
         }
         return control.hadFatalFailure() ? stopAfterFatalFailure() : LossHandler.AfterLoss.RECONTEND;
       case CUSTOM:
-        return custom(lostTerm);
+        return custom(((LossPolicy.Custom) policy).handler(), lostTerm);
       default:
         throw new IllegalStateException("unknown loss policy " + policy);
     }
@@ -81,7 +81,7 @@ final class LossReaction {
       LOG.error("Not contending for Lease {}; exiting with status {} (loss policy EXIT)", lease,
           LossPolicy.LOSS_EXIT_STATUS);
       try {
-        policy.exiter().exit(LossPolicy.LOSS_EXIT_STATUS);
+        ((LossPolicy.Exit) policy).exiter().exit(LossPolicy.LOSS_EXIT_STATUS);
       } catch (RuntimeException e) {
         LOG.error("Exiter failed", e);
       }
@@ -113,7 +113,7 @@ final class LossReaction {
       LOG.error("Lost leadership of Lease {}; exiting with status {} (loss policy EXIT)", lease,
           LossPolicy.LOSS_EXIT_STATUS);
       try {
-        policy.exiter().exit(LossPolicy.LOSS_EXIT_STATUS);
+        ((LossPolicy.Exit) policy).exiter().exit(LossPolicy.LOSS_EXIT_STATUS);
       } catch (RuntimeException e) {
         LOG.error("Exiter failed", e);
       }
@@ -122,7 +122,7 @@ final class LossReaction {
     return LossHandler.AfterLoss.STOP;
   }
 
-  private LossHandler.AfterLoss custom(LeadershipTerm lostTerm) {
+  private LossHandler.AfterLoss custom(LossHandler handler, LeadershipTerm lostTerm) {
     if (control.stopAndWaitUntilStoppedOr(closing) == ServiceControl.StopResult.NOT_FINISHED) {
       return LossHandler.AfterLoss.STOP;
     }
@@ -131,7 +131,7 @@ final class LossReaction {
     }
     LossHandler.AfterLoss next;
     try {
-      next = Objects.requireNonNull(policy.handler().onLoss(lostTerm), "LossHandler returned null");
+      next = Objects.requireNonNull(handler.onLoss(lostTerm), "LossHandler returned null");
     } catch (RuntimeException e) {
       LOG.error("Loss handler failed; stopping contention for Lease {}", lease, e);
       next = LossHandler.AfterLoss.STOP;

@@ -54,7 +54,7 @@ final class RbacPreflight {
         if (access.watchDenied()) {
           LOG.warn("Leader election may not watch leases in namespace \"{}\": followers will notice a released "
               + "Lease only at their next poll. To fix, grant the Role:\n{}", namespace,
-              LeaseAccessDeniedException.roleYaml(namespace, leaseName));
+              LeaseAccess.roleYaml(namespace, leaseName));
         }
       }
     }

@@ -1,39 +1,44 @@
 package io.github.electionpolicy.fabric8;
 
-import io.github.electionpolicy.Environment;
 import io.github.electionpolicy.InvalidElectionSettingException;
-import java.security.SecureRandom;
 import java.time.Duration;
-import java.util.Optional;
 import java.util.regex.Pattern;
 
 /**
- * The checks behind {@link LeaseSettings.Builder#build()}; each failure names the setting, its value, what
- * would be accepted and how to fix it.
+ * The checks behind {@link LeaseSettings}'s {@code build()} (its {@code @Value.Check}); each failure names the
+ * setting, its value, what would be accepted and how to fix it. Values are never {@code null} here: the
+ * builder rejects {@code null} at the setter.
  */
 final class SettingsChecks {
 
   private static final Pattern DNS_SUBDOMAIN =
       Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
   private static final Pattern DNS_LABEL = Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
-  // No vowels and no look-alikes (0/o, 1/l): a suffix never spells a word or reads ambiguously.
-  private static final char[] SUFFIX_ALPHABET = "bcdfghjkmnpqrstvwxz2456789".toCharArray();
-  private static final int SUFFIX_LENGTH = 5;
-  private static final SecureRandom RANDOM = new SecureRandom();
 
   private SettingsChecks() {}
 
   static void leaseName(String leaseName) {
-    if (leaseName == null || leaseName.length() > 253 || !DNS_SUBDOMAIN.matcher(leaseName).matches()) {
-      throw new InvalidElectionSettingException("leaseName", leaseName,
-          "a DNS-1123 subdomain of at most 253 characters: lower-case letters, digits, '-' and '.', "
-              + "starting and ending with a letter or digit, e.g. \"orders-controller\"",
-          "call leaseName(...) with the name the replicas of this controller share");
+    if (leaseName.length() > 253 || !DNS_SUBDOMAIN.matcher(leaseName).matches()) {
+      throw badLeaseName(leaseName);
     }
   }
 
+  /** The lease name was never set: the same message as for a bad one, with the value shown as missing. */
+  static InvalidElectionSettingException missingLeaseName(IllegalStateException cause) {
+    InvalidElectionSettingException missing = badLeaseName(null);
+    missing.initCause(cause);
+    return missing;
+  }
+
+  private static InvalidElectionSettingException badLeaseName(String leaseName) {
+    return new InvalidElectionSettingException("leaseName", leaseName,
+        "a DNS-1123 subdomain of at most 253 characters: lower-case letters, digits, '-' and '.', "
+            + "starting and ending with a letter or digit, e.g. \"orders-controller\"",
+        "call leaseName(...) with the name the replicas of this controller share");
+  }
+
   static void namespace(String namespace) {
-    if (namespace != null && !isNamespace(namespace)) {
+    if (!isNamespace(namespace)) {
       throw new InvalidElectionSettingException("namespace", namespace,
           "a DNS-1123 label of at most 63 characters: lower-case letters, digits and '-', e.g. \"shop\"",
           "pass the namespace the Lease lives in, or none to use the pod's own namespace");
@@ -71,38 +76,35 @@ final class SettingsChecks {
     }
   }
 
-  static Duration requestTimeout(Duration requestTimeout, Duration renewDeadline) {
+  static void requestTimeout(Duration requestTimeout, Duration renewDeadline) {
     Duration half = renewDeadline.dividedBy(2);
-    Duration timeout = requestTimeout == null ? half : requestTimeout;
-    if (timeout.compareTo(LeaseSettings.MINIMUM_REQUEST_TIMEOUT) < 0 || timeout.compareTo(half) > 0) {
-      String shown = requestTimeout == null
-          ? Durations.format(timeout) + " (half of renewDeadline=" + Durations.format(renewDeadline) + ")"
-          : Durations.format(timeout);
+    if (requestTimeout.compareTo(LeaseSettings.MINIMUM_REQUEST_TIMEOUT) < 0 || requestTimeout.compareTo(half) > 0) {
+      // The value alone cannot tell a default from an explicit setting; one equal to the default is shown and
+      // fixed as the default, which is what it is unless someone wrote out the default by hand.
+      boolean theDefault = requestTimeout.equals(half);
+      String shown = theDefault
+          ? Durations.format(requestTimeout) + " (half of renewDeadline=" + Durations.format(renewDeadline) + ")"
+          : Durations.format(requestTimeout);
       throw new InvalidElectionSettingException("requestTimeout", shown,
           "a duration from " + Durations.format(LeaseSettings.MINIMUM_REQUEST_TIMEOUT)
               + " to half of renewDeadline=" + Durations.format(renewDeadline),
-          requestTimeout == null
+          theDefault
               ? "raise renewDeadline to at least "
                   + Durations.format(LeaseSettings.MINIMUM_REQUEST_TIMEOUT.multipliedBy(2))
               : "pass a requestTimeout in that range, or none for half of renewDeadline");
     }
-    return timeout;
   }
 
-  static Duration healthBudget(Duration healthBudget, Duration leaseDuration, Duration renewDeadline) {
-    Duration budget = healthBudget == null ? leaseDuration.plus(renewDeadline) : healthBudget;
-    if (budget.compareTo(renewDeadline) < 0) {
-      throw new InvalidElectionSettingException("healthBudget", Durations.format(budget),
+  static void healthBudget(Duration healthBudget, Duration renewDeadline) {
+    if (healthBudget.compareTo(renewDeadline) < 0) {
+      throw new InvalidElectionSettingException("healthBudget", Durations.format(healthBudget),
           "a duration of at least renewDeadline=" + Durations.format(renewDeadline),
           "leave the default (leaseDuration + renewDeadline) or raise healthBudget");
     }
-    return budget;
   }
 
-  static Duration stopTimeout(Duration stopTimeout, Duration leaseDuration, Duration renewDeadline) {
-    Duration stop = stopTimeout == null ? safetyMargin(leaseDuration, renewDeadline) : stopTimeout;
-    requirePositive("stopTimeout", stop, "e.g. 5s");
-    return stop;
+  static void stopTimeout(Duration stopTimeout) {
+    requirePositive("stopTimeout", stopTimeout, "e.g. 5s");
   }
 
   /**
@@ -120,34 +122,13 @@ final class SettingsChecks {
     }
   }
 
-  static String identity(String identity, Environment environment) {
-    if (identity != null) {
-      if (identity.isBlank()) {
-        throw new InvalidElectionSettingException("identity", identity,
-            "a non-blank name unique among the replicas, e.g. the pod name",
-            "pass a non-blank identity, or none to use " + LeaseSettings.POD_NAME_VARIABLE + " or "
-                + LeaseSettings.HOSTNAME_VARIABLE);
-      }
-      return identity;
+  /** An explicit identity: used as given, so it must not be blank. */
+  static void identity(String identity) {
+    if (identity.isBlank()) {
+      throw new InvalidElectionSettingException("identity", identity,
+          "a non-blank name unique among the replicas, e.g. the pod name",
+          "pass a non-blank identity, or none to use " + LeaseSettings.POD_NAME_VARIABLE + ", "
+              + LeaseSettings.HOSTNAME_VARIABLE + " or the host name, with a random suffix");
     }
-    Optional<String> base = environment.get(LeaseSettings.POD_NAME_VARIABLE).filter(v -> !v.isBlank())
-        .or(() -> environment.get(LeaseSettings.HOSTNAME_VARIABLE).filter(v -> !v.isBlank()));
-    if (base.isEmpty()) {
-      throw new InvalidElectionSettingException("identity", null,
-          "an explicit identity, or " + LeaseSettings.POD_NAME_VARIABLE + " or "
-              + LeaseSettings.HOSTNAME_VARIABLE
-              + " set to a non-blank value",
-          "set " + LeaseSettings.POD_NAME_VARIABLE + " from the downward API (fieldRef: metadata.name) "
-              + "or call identity(...)");
-    }
-    return base.get().trim() + "-" + randomSuffix();
-  }
-
-  private static String randomSuffix() {
-    char[] suffix = new char[SUFFIX_LENGTH];
-    for (int i = 0; i < suffix.length; i++) {
-      suffix[i] = SUFFIX_ALPHABET[RANDOM.nextInt(SUFFIX_ALPHABET.length)];
-    }
-    return new String(suffix);
   }
 }

@@ -1,6 +1,7 @@
 package io.github.electionpolicy.fabric8;
 
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import java.util.Objects;
 
 /**
  * Thrown by a client from {@link WriteGate#gate} for a write attempted after its {@link LeadershipTerm} ended:
@@ -44,9 +45,11 @@ public final class TermEndedException extends KubernetesClientException {
    * @param method the HTTP method of the refused request, e.g. {@code PUT}
    * @param path the path of the refused request, e.g. {@code /api/v1/namespaces/shop/configmaps/orders}
    * @param term the term that is no longer valid
+   * @throws NullPointerException if an argument is {@code null}
    */
   public TermEndedException(String method, String path, LeadershipTerm term) {
-    super(message(method, path, term));
+    super(message(Objects.requireNonNull(method, "method"), Objects.requireNonNull(path, "path"),
+        Objects.requireNonNull(term, "term")));
     this.method = method;
     this.path = path;
     this.holderIdentity = term.holderIdentity();

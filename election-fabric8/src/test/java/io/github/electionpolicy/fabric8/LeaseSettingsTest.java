@@ -46,25 +46,62 @@ class LeaseSettingsTest {
   }
 
   @Test
-  void identityDefaultsToThePodNamePlusAShortRandomSuffix() {
-    String first = valid().build().identity();
-    String second = valid().build().identity();
-
-    assertThat(first).matches("orders-7f9c-x2k4-[a-z0-9]{5}");
-    assertThat(second).matches("orders-7f9c-x2k4-[a-z0-9]{5}").isNotEqualTo(first);
+  void buildingTheSameSettingsTwiceGivesEqualValues() {
+    assertThat(valid().build()).isEqualTo(valid().build()).hasSameHashCodeAs(valid().build());
   }
 
   @Test
-  void identityFallsBackToTheHostName() {
-    LeaseSettings settings = LeaseSettings.builder().leaseName("orders-controller")
-        .environment(Environment.of(Map.of("HOSTNAME", "worker-3", "POD_NAME", " "))).build();
-
-    assertThat(settings.identity()).matches("worker-3-[a-z0-9]{5}");
+  void identityIsEmptyUnlessSetBecauseTheRunnerResolvesItAtStart() {
+    assertThat(valid().build().identity()).isEmpty();
   }
 
   @Test
   void explicitIdentityIsUsedAsGiven() {
-    assertThat(valid().identity("replica-a").build().identity()).isEqualTo("replica-a");
+    assertThat(valid().identity("replica-a").build().identity()).contains("replica-a");
+  }
+
+  @Test
+  void toBuilderCopiesEveryValue() {
+    LeaseSettings settings = valid().namespace("shop").identity("replica-a").leaseDuration(Duration.ofSeconds(30))
+        .renewDeadline(Duration.ofSeconds(20)).retryPeriod(Duration.ofSeconds(5))
+        .requestTimeout(Duration.ofSeconds(3)).healthBudget(Duration.ofMinutes(1)).stopTimeout(Duration.ofSeconds(7))
+        .lossPolicy(LossPolicy.recontend()).serviceAccountNamespaceFile(Path.of("namespace")).build();
+
+    assertThat(settings.toBuilder().build()).isEqualTo(settings);
+    assertThat(settings.toBuilder().leaseName("other").build().leaseName()).isEqualTo("other");
+  }
+
+  @Test
+  void aLeaseNameNeverSetFailsAtBuildTimeNamingTheSetting() {
+    assertThatThrownBy(() -> LeaseSettings.builder().build())
+        .isInstanceOfSatisfying(InvalidElectionSettingException.class,
+            e -> assertThat(e.setting()).isEqualTo("leaseName"))
+        .hasMessageStartingWith("leaseName=<missing> is not valid: accepted values are a DNS-1123 subdomain")
+        .hasMessageContaining("fix: call leaseName(...)");
+  }
+
+  static Stream<Arguments> nullSettings() {
+    return Stream.of(
+        bad("leaseName", b -> b.leaseName(null)),
+        bad("leaseDuration", b -> b.leaseDuration(null)),
+        bad("namespace", b -> b.namespace((String) null)),
+        bad("identity", b -> b.identity((String) null)),
+        bad("environment", b -> b.environment(null)),
+        bad("renewDeadline", b -> b.renewDeadline(null)),
+        bad("retryPeriod", b -> b.retryPeriod(null)),
+        bad("requestTimeout", b -> b.requestTimeout(null)),
+        bad("healthBudget", b -> b.healthBudget(null)),
+        bad("stopTimeout", b -> b.stopTimeout(null)),
+        bad("lossPolicy", b -> b.lossPolicy(null)),
+        bad("serviceAccountNamespaceFile", b -> b.serviceAccountNamespaceFile(null)));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("nullSettings")
+  void aNullSettingIsRejectedAtTheSetterNamingIt(String setting, UnaryOperator<LeaseSettings.Builder> change) {
+    assertThatThrownBy(() -> change.apply(valid()))
+        .isInstanceOf(NullPointerException.class)
+        .hasMessage(setting);
   }
 
   @Test
@@ -94,18 +131,15 @@ class LeaseSettingsTest {
 
   static Stream<Arguments> badSettings() {
     return Stream.of(
-        bad("leaseName", b -> b.leaseName(null)),
         bad("leaseName", b -> b.leaseName("Orders_Controller")),
         bad("leaseName", b -> b.leaseName("-orders")),
         bad("leaseName", b -> b.leaseName("a".repeat(254))),
         bad("namespace", b -> b.namespace("Shop")),
         bad("namespace", b -> b.namespace("shop.eu")),
         bad("identity", b -> b.identity("  ")),
-        bad("identity", b -> b.environment(Environment.of(Map.of()))),
         bad("leaseDuration", b -> b.leaseDuration(Duration.ofMillis(1500))),
         bad("leaseDuration", b -> b.leaseDuration(Duration.ofMillis(500))),
         bad("leaseDuration", b -> b.leaseDuration(Duration.ZERO)),
-        bad("leaseDuration", b -> b.leaseDuration(null)),
         bad("renewDeadline", b -> b.renewDeadline(Duration.ofSeconds(-1))),
         bad("renewDeadline", b -> b.renewDeadline(Duration.ofSeconds(15))),
         bad("retryPeriod", b -> b.retryPeriod(Duration.ZERO)),
@@ -115,9 +149,7 @@ class LeaseSettingsTest {
         bad("requestTimeout", b -> b.leaseDuration(Duration.ofSeconds(1)).renewDeadline(Duration.ofMillis(300))
             .retryPeriod(Duration.ofMillis(100))),
         bad("healthBudget", b -> b.healthBudget(Duration.ofSeconds(9))),
-        bad("stopTimeout", b -> b.stopTimeout(Duration.ZERO)),
-        bad("lossPolicy", b -> b.lossPolicy(null)),
-        bad("serviceAccountNamespaceFile", b -> b.serviceAccountNamespaceFile((Path) null)));
+        bad("stopTimeout", b -> b.stopTimeout(Duration.ZERO)));
   }
 
   private static Arguments bad(String setting, UnaryOperator<LeaseSettings.Builder> change) {

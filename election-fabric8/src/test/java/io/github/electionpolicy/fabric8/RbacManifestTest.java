@@ -79,7 +79,7 @@ class RbacManifestTest {
 
   @Test
   void roleShownInTheAccessDeniedErrorHasTheManifestsRules() throws Exception {
-    String shown = LeaseAccessDeniedException.roleYaml(MockApi.NAMESPACE, MockApi.LEASE);
+    String shown = LeaseAccess.roleYaml(MockApi.NAMESPACE, MockApi.LEASE);
     Role role;
     try (InputStream in = new java.io.ByteArrayInputStream(shown.getBytes(StandardCharsets.UTF_8))) {
       role = Serialization.unmarshal(in, Role.class);

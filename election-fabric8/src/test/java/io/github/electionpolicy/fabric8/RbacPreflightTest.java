@@ -41,7 +41,7 @@ class RbacPreflightTest {
         assertThat(e.leaseName()).isEqualTo(MockApi.LEASE);
         assertThat(e).hasMessageContaining("may not update leases")
             .hasMessageContaining("it needs get, create, update")
-            .hasMessageContaining(LeaseAccessDeniedException.roleYaml(MockApi.NAMESPACE, MockApi.LEASE));
+            .hasMessageContaining(LeaseAccess.roleYaml(MockApi.NAMESPACE, MockApi.LEASE));
       });
       assertThat(a.runner.state()).isEqualTo(new ElectionState.Stopped());
       assertThat(a.runner.health().ready()).isFalse();

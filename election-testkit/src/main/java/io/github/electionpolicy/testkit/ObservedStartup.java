@@ -79,10 +79,12 @@ public final class ObservedStartup {
    * contract checks that it contains the library's summary for the scenario, so that a controller that logs
    * a different decision from the one it acts on is caught.
    *
-   * @param summary the logged line, or {@code null} when the controller does not expose it
+   * @param summary the logged line; when the controller does not expose it, do not call this method
    * @return a new observation
+   * @throws NullPointerException if {@code summary} is {@code null}
    */
   public ObservedStartup withLoggedSummary(String summary) {
+    Objects.requireNonNull(summary, "summary: leave withLoggedSummary(...) out when the line is not known");
     return new ObservedStartup(contendedForLease, startedReconcilersUnelected, summary, failure);
   }
 
