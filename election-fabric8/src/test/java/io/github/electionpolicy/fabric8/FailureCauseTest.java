@@ -60,7 +60,8 @@ class FailureCauseTest {
       closedPort = socket.getLocalPort();
     }
     KubernetesClient client = api.client("http://127.0.0.1:" + closedPort + "/");
-    try (LeaseRequests requests = new LeaseRequests(client, MockApi.NAMESPACE, MockApi.LEASE, Duration.ofSeconds(2))) {
+    try (LeaseRequests requests =
+        new LeaseRequests(client, MockApi.NAMESPACE, MockApi.LEASE, Duration.ofSeconds(2), "lease:closed-port")) {
       LeaseCallFailed failed = org.junit.jupiter.api.Assertions.assertThrows(LeaseCallFailed.class,
           () -> requests.get(Duration.ofSeconds(2).toNanos()));
 
