@@ -122,7 +122,7 @@ class BadInputCatalogueTest {
             () -> ElectionRunner.builder().client(null)),
         failsWith("null decision", NullPointerException.class, "decision",
             () -> ElectionRunner.builder().decision(null)),
-        failsWith("null reconciler", NullPointerException.class, "reconciler",
+        failsWith("null service", NullPointerException.class, "service",
             () -> ElectionRunner.builder().service(null)),
         failsWith("null environment for the decision", NullPointerException.class, "Environment.system()",
             () -> ElectionRunner.builder().decide(ElectionPolicy.defaults(), null, KUBERNETES)),
