@@ -6,6 +6,8 @@ import io.fabric8.kubernetes.client.utils.Serialization;
 import io.fabric8.mockwebserver.http.Dispatcher;
 import io.fabric8.mockwebserver.http.MockResponse;
 import io.fabric8.mockwebserver.http.RecordedRequest;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.util.Comparator;
 import java.util.List;
@@ -71,9 +73,31 @@ final class LeaseWriteLog extends Dispatcher {
     delegate.shutdown();
   }
 
-  @Override
+  /**
+   * Forwards fabric8 8.x's {@code Dispatcher.releaseResources()} (the mixed dispatcher closes its watches
+   * there). fabric8 7.x has no such method; declared without {@code @Override} and called reflectively, it
+   * overrides on 8.x and is never called on 7.x, so these tests compile and run against both.
+   */
   public void releaseResources() {
-    delegate.releaseResources();
+    Method release;
+    try {
+      release = delegate.getClass().getMethod("releaseResources");
+    } catch (NoSuchMethodException onFabric8Version7) {
+      return;
+    }
+    try {
+      release.invoke(delegate);
+    } catch (IllegalAccessException e) {
+      throw new IllegalStateException(e);
+    } catch (InvocationTargetException e) {
+      if (e.getCause() instanceof RuntimeException runtime) {
+        throw runtime;
+      }
+      if (e.getCause() instanceof Error error) {
+        throw error;
+      }
+      throw new IllegalStateException(e.getCause());
+    }
   }
 
   /** Every accepted write so far, in the server's order. */
