@@ -2,6 +2,7 @@ package io.github.electionpolicy.examples;
 
 import io.fabric8.kubernetes.api.model.authorization.v1.SelfSubjectAccessReview;
 import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReviewStatus;
+import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMixedDispatcher;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.kubernetes.client.utils.Serialization;
@@ -71,6 +72,11 @@ final class EmbeddedApiServer implements AutoCloseable {
 
   String url() {
     return server.url("/");
+  }
+
+  /** A new client of this server; the caller closes it. */
+  KubernetesClient newClient() {
+    return server.createClient();
   }
 
   @Override
