@@ -4,9 +4,10 @@
  * election, graceful take-over and crash take-over with measured times; and {@link
  * io.github.electionpolicy.examples.ExplainCluster}, the operator tool that explains the election decision and,
  * when the process would contend, checks the Lease's namespace, the API server and RBAC without changing the
- * Lease.
+ * Lease; and {@link io.github.electionpolicy.examples.ServeApiServer}, which serves the same embedded API
+ * server to a controller in another process (the README's quickstart in CI) through a kubeconfig.
  *
- * <p>Both are also callable as methods that take the command-line options and print streams and return the
+ * <p>The demo and the operator tool are also callable as methods that take the command-line options and print streams and return the
  * exit status, so tests and other tools can run them without exiting the JVM.
  */
 package io.github.electionpolicy.examples;
