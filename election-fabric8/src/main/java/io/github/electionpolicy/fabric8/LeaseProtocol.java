@@ -123,6 +123,7 @@ final class LeaseProtocol {
 
   private long lastSuccessNanos;
   private boolean succeededOnce;
+  private boolean lastSuccessWhileWatching;
 
   LeaseProtocol(String identity, long leaseDurationNanos, long renewDeadlineNanos, long retryPeriodNanos,
       long requestTimeoutNanos, long seed) {
@@ -309,8 +310,10 @@ final class LeaseProtocol {
 
   /** How long a follower may go without a successful call and still count as in touch (readiness). */
   long contactWindowNanos() {
-    return role == Role.FOLLOWING && watchOpen
-        ? Math.max(renewDeadlineNanos, readPeriodNanos() + requestTimeoutNanos) : renewDeadlineNanos;
+    // Only a follower whose last successful call was made while it watched reads that rarely: a leader that
+    // just lost (its last success a renewal) keeps the renew deadline, even if its watch still looks open.
+    return role == Role.FOLLOWING && watchOpen && lastSuccessWhileWatching
+        ? Math.max(renewDeadlineNanos, leaseDurationNanos + requestTimeoutNanos) : renewDeadlineNanos;
   }
 
   // ---- following ----------------------------------------------------------------------------------------
@@ -705,6 +708,7 @@ final class LeaseProtocol {
   private void succeeded(long sentNanos) {
     lastSuccessNanos = sentNanos;
     succeededOnce = true;
+    lastSuccessWhileWatching = role == Role.FOLLOWING && watchOpen;
     if (failuresInARow > 0) {
       failuresInARow = 0;
       fact(FactKind.REACHABLE_AGAIN, "");

@@ -282,6 +282,25 @@ class LeaseProtocolStepTest {
     }
 
     @Test
+    void readinessAllowsAWatchingFollowerALeaseDurationButALeaderThatJustLostOnlyTheRenewDeadline() {
+      readAtZero(held("other", 15, 3, "10"));
+      protocol.watchOpened(at(0));
+      protocol.answer(at(0), found(held("other", 15, 3, "10")));
+
+      assertThat(protocol.contactWindowNanos()).isEqualTo(LEASE + TIMEOUT);
+
+      LeaseProtocol leader = new LeaseProtocol("me", LEASE, DEADLINE, RETRY, TIMEOUT, 7);
+      leader.start(at(0));
+      LeaseStep take = leader.answer(at(0), found(new LeaseRecord(null, 1, WALL, WALL, 1, "1")));
+      leader.answer(at(0), written(take, "2"));
+      leader.watchOpened(at(100));
+      leader.wake(at(10_000));
+      leader.afterLoss(at(10_000), true);
+
+      assertThat(leader.contactWindowNanos()).isEqualTo(DEADLINE);
+    }
+
+    @Test
     void anEventIsAnObservationDatedWhenItArrived() {
       readAtZero(held("other", 15, 3, "10"));
       protocol.watchOpened(at(0));
