@@ -29,9 +29,13 @@ await_line() {
   fail "no /$pattern/ within ${wait_seconds}s"
 }
 
-echo "quickstart: build the README's coordinates and main (mvn -B -q verify)"
-mvn -B -q verify
-mvn -B -q dependency:build-classpath -Dmdep.includeScope=runtime -Dmdep.outputFile=target/classpath.txt
+run_once() {
+label=$1
+shift
+echo "quickstart ($label): build the README's coordinates and main (mvn -B -q verify $*)"
+mvn -B -q clean verify "$@"
+mvn -B -q dependency:build-classpath -Dmdep.includeScope=runtime -Dmdep.outputFile=target/classpath.txt "$@"
+grep -Eo "kubernetes-client-[0-9][^/:]*\.jar" target/classpath.txt | sort -u | sed 's/^/  fabric8: /'
 
 work="$(mktemp -d)"
 server_pid=""
@@ -51,7 +55,7 @@ server_pid=$!
 await_line "$work/api-server.log" '^kubeconfig: ' "$server_pid"
 grep '^api server: ' "$work/api-server.log" | sed 's/^/  /'
 
-echo "quickstart: run OrdersController.main (POD_NAME as the downward API would set it)"
+echo "quickstart ($label): run OrdersController.main (POD_NAME as the downward API would set it)"
 env -u LEADER_ELECTION_ENABLED -u KUBERNETES_SERVICE_HOST -u KUBERNETES_SERVICE_PORT \
   KUBECONFIG="$work/kubeconfig" POD_NAME=orders-controller-0 \
   java -cp "target/classes:$(cat target/classpath.txt)" com.example.orders.OrdersController \
@@ -60,7 +64,7 @@ controller_pid=$!
 await_line "$work/controller.log" 'reconcile pass 2: ' "$controller_pid"
 grep -E 'Contending|Acquired|reconciling orders|reconcile pass 1:' "$work/controller.log" | sed 's/^/  /'
 
-echo "quickstart: SIGTERM, as Kubernetes stops a pod"
+echo "quickstart ($label): SIGTERM, as Kubernetes stops a pod"
 kill -TERM "$controller_pid"
 status=0
 wait "$controller_pid" || status=$?
@@ -77,4 +81,10 @@ server_pid=""
 grep -q '^lease default/orders-controller: holder "" (released)' "$work/api-server.log" \
   || fail "the API server does not show the Lease released"
 grep '^lease ' "$work/api-server.log" | sed 's/^/  /'
-echo "quickstart: passed (it led, reconciled, and on SIGTERM stopped its reconciler and released its Lease)"
+rm -rf "$work"
+echo "quickstart ($label): passed (it led, reconciled, and on SIGTERM stopped its reconciler and released its Lease)"
+}
+
+run_once "fabric8 8.0.0, as the adapter brings it"
+run_once "fabric8 7.6.1, through fabric8's BOM" -Pfabric8-7
+grep -q "kubernetes-client-7.6.1.jar" target/classpath.txt || fail "the fabric8-7 run did not use fabric8 7.6.1"
