@@ -77,16 +77,22 @@ final class LossReaction {
    * stops, with no loss handler called: there is no term to hand it.
    */
   void startFailed() {
-    if (policy.kind() == LossPolicy.Kind.EXIT && exited.compareAndSet(false, true)) {
-      LOG.error("Not contending for Lease {}; exiting with status {} (loss policy EXIT)", lease,
-          LossPolicy.LOSS_EXIT_STATUS);
+    if (policy instanceof LossPolicy.Exit exit) {
+      exitOnce(exit, "Not contending for Lease");
+    }
+    stopForGood.run();
+  }
+
+  /** Calls the exiter, at most once per runner whatever calls this. */
+  private void exitOnce(LossPolicy.Exit exit, String what) {
+    if (exited.compareAndSet(false, true)) {
+      LOG.error("{} {}; exiting with status {} (loss policy EXIT)", what, lease, LossPolicy.LOSS_EXIT_STATUS);
       try {
-        ((LossPolicy.Exit) policy).exiter().exit(LossPolicy.LOSS_EXIT_STATUS);
+        exit.exiter().exit(LossPolicy.LOSS_EXIT_STATUS);
       } catch (RuntimeException e) {
         LOG.error("Exiter failed", e);
       }
     }
-    stopForGood.run();
   }
 
   /**
@@ -109,15 +115,7 @@ final class LossReaction {
     }
     // Exit before reporting STOPPED: a main that returns from awaitStopped() must not end the JVM with
     // status 0 ahead of the exit.
-    if (exited.compareAndSet(false, true)) {
-      LOG.error("Lost leadership of Lease {}; exiting with status {} (loss policy EXIT)", lease,
-          LossPolicy.LOSS_EXIT_STATUS);
-      try {
-        ((LossPolicy.Exit) policy).exiter().exit(LossPolicy.LOSS_EXIT_STATUS);
-      } catch (RuntimeException e) {
-        LOG.error("Exiter failed", e);
-      }
-    }
+    exitOnce((LossPolicy.Exit) policy, "Lost leadership of Lease");
     stopForGood.run();
     return LossHandler.AfterLoss.STOP;
   }
