@@ -5,6 +5,14 @@ import java.time.Duration;
 /** Formats durations the way settings messages and logs show them: {@code 15s}, {@code 1.5s}, {@code 200ms}. */
 final class Durations {
 
+  /** The longest wait worked with, about 146 years: a longer one ("forever") would overflow the arithmetic. */
+  private static final long LONGEST_NANOS = 1L << 62;
+
+  /** {@code duration} in nanoseconds, capped so that adding it to a {@link System#nanoTime()} cannot overflow. */
+  static long cappedNanos(Duration duration) {
+    return duration.compareTo(Duration.ofNanos(LONGEST_NANOS)) > 0 ? LONGEST_NANOS : Math.max(0, duration.toNanos());
+  }
+
   private Durations() {}
 
   static String format(Duration duration) {

@@ -15,7 +15,8 @@ import java.util.Optional;
  *       which reads only once per lease duration, within the lease duration plus one request timeout. Under
  *       {@link Readiness#LEADER_ONLY} only a {@code LEADING} runner can be ready.
  *   <li><b>live</b>: true when running unelected; when contending, false once no Lease call has succeeded
- *       for longer than {@link LeaseSettings#healthBudget()} (counted from start before the first success,
+ *       for longer than {@link LeaseSettings#healthBudget()}, or than the readiness window if that is longer
+ *       (a watching follower reads only once per lease duration) (counted from start before the first success,
  *       so a runner that stays {@code STARTING} turns not live after the budget), so the kubelet restarts a
  *       process that is cut off from the API server for good.
  * </ul>

@@ -324,11 +324,18 @@ public final class ElectionRunner implements AutoCloseable {
           state, Optional.empty());
     }
     Optional<Duration> since = elector.lastSuccessNanos().map(last -> Duration.ofNanos(now - last));
-    boolean eligible = state.kind() == ElectionState.Kind.LEADING
-        || (state.kind() == ElectionState.Kind.FOLLOWING && readiness == Readiness.CONNECTED);
+    // A leader serves once its services started for a term that is still valid, and stops serving as soon as
+    // it closes (LEADER_ONLY must never show two ready leaders around a hand-over).
+    boolean servingLeader = state instanceof ElectionState.Leading leading && control.started()
+        && leading.term().isValid() && !isClosing();
+    boolean eligible = readiness == Readiness.LEADER_ONLY ? servingLeader
+        : state.kind() == ElectionState.Kind.LEADING || state.kind() == ElectionState.Kind.FOLLOWING;
     boolean ready = eligible && since.map(s -> s.compareTo(elector.contactWindow()) <= 0).orElse(false);
     Duration silent = since.orElse(Duration.ofNanos(now - startNanos));
-    boolean live = silent.compareTo(settings.healthBudget()) <= 0;
+    // A watching follower reads once per lease duration: it is in touch for that long, whatever the budget.
+    Duration budget = settings.healthBudget().compareTo(elector.contactWindow()) >= 0 ? settings.healthBudget()
+        : elector.contactWindow();
+    boolean live = silent.compareTo(budget) <= 0;
     return new ElectionHealth(ready, live, state, since);
   }
 
@@ -353,13 +360,20 @@ public final class ElectionRunner implements AutoCloseable {
   /**
    * Waits until the runner has stopped (closed, or stopped contending after a loss) and its threads have
    * ended. Called from one of the runner's own threads (a reconciler, listener, loss handler or exiter), it
-   * does not wait for that thread. The one thread it never waits for is a reconciler thread still inside a
+   * does not wait for that thread; from a loss handler or an exiter, which run on the Lease thread before the
+   * runner reports STOPPED, it returns at once (the timed form then returns false): the runner stops once
+   * that callback has returned. The one thread it never waits for is a reconciler thread still inside a
    * {@code stop()} that outlived {@link LeaseSettings#stopTimeout()}: the runner cannot end a stop that does
    * not return.
    *
    * @throws InterruptedException if interrupted while waiting
    */
   public void awaitStopped() throws InterruptedException {
+    if (Thread.currentThread() == electorThread) {
+      // An exiter or loss handler: the runner reports STOPPED only once this callback has returned, so
+      // waiting here would never end.
+      return;
+    }
     stopped.await();
     threadsEnded(0, true);
   }
@@ -373,8 +387,13 @@ public final class ElectionRunner implements AutoCloseable {
    * @throws InterruptedException if interrupted while waiting
    */
   public boolean awaitStopped(Duration timeout) throws InterruptedException {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    return stopped.await(timeout.toNanos(), TimeUnit.NANOSECONDS) && threadsEnded(deadline, false);
+    if (Thread.currentThread() == electorThread) {
+      // An exiter or loss handler: the runner reports STOPPED only once this callback has returned.
+      return stopped.getCount() == 0;
+    }
+    long wait = Durations.cappedNanos(timeout);
+    long deadline = System.nanoTime() + wait;
+    return stopped.await(wait, TimeUnit.NANOSECONDS) && threadsEnded(deadline, false);
   }
 
   /** Waits for the runner's threads, except the caller's own; until {@code deadlineNanos} unless forever. */
@@ -521,7 +540,7 @@ public final class ElectionRunner implements AutoCloseable {
 
   /** Joins at most {@code timeout}; an interrupt does not cut the wait short but is kept for the caller. */
   private static void joinQuietly(Thread thread, Duration timeout) {
-    long deadline = System.nanoTime() + timeout.toNanos();
+    long deadline = System.nanoTime() + Durations.cappedNanos(timeout);
     boolean interrupted = false;
     while (thread.isAlive() && deadline - System.nanoTime() > 0) {
       try {
@@ -814,9 +833,10 @@ public final class ElectionRunner implements AutoCloseable {
         throw new IllegalStateException("the decision is to contend but no client was given: call "
             + "client(kubernetesClient)");
       }
-      started = true;
       DecisionLog.log(decision);
       ElectionRunner runner = new ElectionRunner(this);
+      // Only once a runner exists: a start that failed on, say, a bad namespace may be retried.
+      started = true;
       runner.begin();
       return runner;
     }

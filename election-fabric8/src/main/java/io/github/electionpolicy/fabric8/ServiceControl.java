@@ -81,13 +81,24 @@ final class ServiceControl {
   void startNow(LeadershipTerm term) {
     Future<ServiceSequence.StartOutcome> outcome = thread.submit(() -> start(term));
     ServiceSequence.StartOutcome started;
+    // Waits whatever interrupts come (and keeps them for the caller): giving up the wait would leave the start
+    // running with no runner returned to stop it.
+    boolean interrupted = false;
     try {
-      started = outcome.get();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted while starting reconcilers", e);
+      while (true) {
+        try {
+          started = outcome.get();
+          break;
+        } catch (InterruptedException e) {
+          interrupted = true;
+        }
+      }
     } catch (ExecutionException e) {
       throw new IllegalStateException("starting the reconcilers failed: " + e.getCause(), e.getCause());
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
     }
     if (started.startFailure().isPresent()) {
       Throwable failure = started.startFailure().get().cause();
@@ -165,7 +176,7 @@ final class ServiceControl {
     if (stop == null) {
       return StopResult.CLEAN;
     }
-    long deadline = System.nanoTime() + timeout.toNanos();
+    long deadline = System.nanoTime() + Durations.cappedNanos(timeout);
     boolean interrupted = false;
     try {
       while (true) {
