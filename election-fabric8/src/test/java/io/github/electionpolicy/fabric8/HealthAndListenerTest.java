@@ -110,7 +110,7 @@ class HealthAndListenerTest {
         assertThat(Replica.awaitTrue(() -> b.runner.state().equals(new ElectionState.Following(Optional.of("a"))),
             Duration.ofSeconds(5))).isTrue();
 
-        assertThat(a.runner.health().ready()).isTrue();
+        assertThat(Replica.awaitTrue(() -> a.runner.health().ready(), Duration.ofSeconds(5))).isTrue();
         assertThat(b.runner.health().ready()).isFalse();
         assertThat(b.runner.health().live()).isTrue();
         assertThat(b.runner.health().sinceLastLeaseSuccess()).isPresent();
@@ -131,7 +131,8 @@ class HealthAndListenerTest {
       a.close();
 
       assertThat(Replica.awaitTrue(b::leads, Duration.ofSeconds(5))).isTrue();
-      assertThat(b.runner.isReady()).isTrue();
+      // Ready once its services have started for the new term, not at the instant it is elected.
+      assertThat(Replica.awaitTrue(b.runner::isReady, Duration.ofSeconds(5))).isTrue();
       assertThat(a.runner.isReady()).isFalse();
     }
   }
