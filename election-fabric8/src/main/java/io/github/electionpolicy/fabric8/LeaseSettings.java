@@ -174,7 +174,8 @@ public abstract class LeaseSettings {
    */
   @Value.Default
   public Duration healthBudget() {
-    return leaseDuration().plus(renewDeadline());
+    // Computed before the checks run: an absurd duration must reach its own check, not overflow here.
+    return SettingsChecks.sumOrFirst(leaseDuration(), renewDeadline());
   }
 
   /**

@@ -112,7 +112,21 @@ final class SettingsChecks {
    * reconcilers before a follower may take over.
    */
   static Duration safetyMargin(Duration leaseDuration, Duration renewDeadline) {
-    return leaseDuration.minus(renewDeadline);
+    try {
+      return leaseDuration.minus(renewDeadline);
+    } catch (ArithmeticException overflow) {
+      // Only for absurd inputs, which the checks of leaseDuration and renewDeadline then reject by name.
+      return leaseDuration;
+    }
+  }
+
+  /** {@code a + b}, or {@code a} where the sum overflows (absurd inputs, rejected by their own checks). */
+  static Duration sumOrFirst(Duration a, Duration b) {
+    try {
+      return a.plus(b);
+    } catch (ArithmeticException overflow) {
+      return a;
+    }
   }
 
   private static void requirePositive(String setting, Duration value, String example) {
