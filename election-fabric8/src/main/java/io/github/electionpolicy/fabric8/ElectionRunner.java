@@ -230,10 +230,7 @@ public final class ElectionRunner implements AutoCloseable {
     synchronized (lock) {
       closing = true;
     }
-    control.shutdown();
-    publisher.publish(new ElectionState.Stopped());
-    publisher.shutdown();
-    stopped.countDown();
+    reportStopped();
   }
 
   /**
@@ -511,11 +508,7 @@ public final class ElectionRunner implements AutoCloseable {
       }
       requests.close();
     }
-    control.shutdown();
-    publisher.publish(new ElectionState.Stopped());
-    publisher.shutdown();
-    stopped.countDown();
-    LOG.info("Stopped {}", identity);
+    reportStopped();
   }
 
   /**
@@ -637,6 +630,11 @@ public final class ElectionRunner implements AutoCloseable {
       return;
     }
     requests.close();
+    reportStopped();
+  }
+
+  /** Ends the services' and listeners' threads, then reports STOPPED: the last step of every way to stop. */
+  private void reportStopped() {
     control.shutdown();
     publisher.publish(new ElectionState.Stopped());
     publisher.shutdown();

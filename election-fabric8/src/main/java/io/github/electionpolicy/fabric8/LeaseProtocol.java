@@ -304,10 +304,6 @@ final class LeaseProtocol {
     return succeededOnce ? Optional.of(lastSuccessNanos) : Optional.empty();
   }
 
-  boolean watchOpen() {
-    return watchOpen;
-  }
-
   /** How long a follower may go without a successful call and still count as in touch (readiness). */
   long contactWindowNanos() {
     // Only a follower whose last successful call was made while it watched reads that rarely: a leader that
