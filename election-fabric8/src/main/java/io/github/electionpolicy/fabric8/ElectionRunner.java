@@ -206,7 +206,7 @@ public final class ElectionRunner implements AutoCloseable {
     }
     Optional<LeaseAccessDeniedException> denied;
     try {
-      denied = RbacPreflight.check(requests, client, namespace, settings.leaseName(), this::isClosing);
+      denied = RbacPreflight.check(requests, client, namespace, settings, this::isClosing);
     } finally {
       synchronized (lock) {
         preflightRunning = false;
