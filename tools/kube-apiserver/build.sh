@@ -16,7 +16,8 @@ LOG="$CACHE/build.log"
 step_name=""
 fail() {
   echo "kube-apiserver build failed at step '$step_name': $1" >&2
-  [[ -f "$LOG" ]] && { echo "--- last lines of $LOG ---" >&2; tail -n 25 "$LOG" >&2; }
+  if [[ -s "$LOG" ]]; then echo "--- last lines of $LOG ---" >&2; tail -n 25 "$LOG" >&2; fi
+  echo "(to run the build without the real API server: mvn -B install -Delection.apiserver.skip=true; see docs/testing.md)" >&2
   exit 1
 }
 step() {
@@ -30,7 +31,8 @@ if [[ -x "$BIN/kube-apiserver" && -x "$BIN/kubectl" && -x "$BIN/etcd" ]]; then
   exit 0
 fi
 
-mkdir -p "$CACHE" "$BIN"
+step "prepare the cache directory $CACHE"
+mkdir -p "$CACHE" "$BIN" 2>/dev/null || fail "cannot create $CACHE; set ELECTION_KUBE_CACHE to a writable directory"
 : >"$LOG"
 started=$(date +%s)
 

@@ -80,6 +80,11 @@ final class KubeCluster {
     return dir.resolve("pod/serviceaccount");
   }
 
+  /** The kubectl that build.sh built (1.20, like the server). */
+  Path kubectl() {
+    return Path.of(env.get("KUBECTL"));
+  }
+
   int apiPort() {
     return Integer.parseInt(env.get("API_PORT"));
   }
