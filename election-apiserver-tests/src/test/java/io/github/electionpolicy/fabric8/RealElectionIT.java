@@ -1,9 +1,11 @@
 package io.github.electionpolicy.fabric8;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.api.model.coordination.v1.LeaseSpec;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.github.electionpolicy.testkit.fabric8.LeaseApiExtension;
 import io.github.electionpolicy.testkit.fabric8.LeaseWrite;
 import io.github.electionpolicy.testkit.fabric8.ReplicaLink;
@@ -191,6 +193,37 @@ class RealElectionIT {
     }
     assertThat(link.connectionCount()).isZero();
     assertThat(lease()).isEmpty();
+  }
+
+  /**
+   * The expiry check is not vacuous: a holder written over a live Lease (a foreign writer's early take-over, with
+   * an acquireTime before the old holder's renewal expired) fails it.
+   */
+  @Test
+  void theExpiryCheckCatchesATakeOverBeforeTheLeaseExpired() throws Exception {
+    try (Replica a = Replica.startLeader("a", api.replica("a").client(), settings("a").build(), log)) {
+      Thread.sleep(MockApi.RETRY_PERIOD.toMillis() * 2);
+      // A conditional write, as a foreign writer makes it: re-read and retry on the leader's renewals' 409s.
+      for (int attempt = 0; ; attempt++) {
+        Lease current = lease().orElseThrow();
+        current.getSpec().setHolderIdentity("early");
+        current.getSpec().setAcquireTime(ZonedDateTime.now());
+        try {
+          api.client().leases().inNamespace(api.namespace()).resource(current).update();
+          break;
+        } catch (KubernetesClientException e) {
+          if (e.getCode() != 409 || attempt == 50) {
+            throw e;
+          }
+        }
+      }
+      assertThat(Replica.awaitTrue(() -> api.leaseWrites(LEASE).stream().anyMatch(w -> w.holder().equals("early")),
+          Duration.ofSeconds(5))).isTrue();
+
+      assertThatThrownBy(() -> assertTakenOverOnlyAfterExpiry("a", "early"))
+          .isInstanceOf(AssertionError.class)
+          .hasMessageContaining("early acquired at");
+    }
   }
 
   /**
