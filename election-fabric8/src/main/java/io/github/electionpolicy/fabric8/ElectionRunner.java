@@ -222,6 +222,13 @@ public final class ElectionRunner implements AutoCloseable {
     }
     startupFailure = denied.get();
     LOG.error("Not contending for Lease {}/{}: {}", namespace, settings.leaseName(), denied.get().getMessage());
+    synchronized (lock) {
+      if (closing) {
+        // close() began before the denial was acted on (e.g. while the line above was written): closing on
+        // purpose is not a loss, so the loss policy does not run; close() stops the runner.
+        return false;
+      }
+    }
     lossReaction.startFailed();
     return false;
   }
