@@ -452,7 +452,6 @@ class RunnerAttackTest {
    * at least say in the message that the value was copied by toBuilder() and must be set explicitly.
    */
   @Test
-  @org.junit.jupiter.api.Disabled("FINDING 9: after toBuilder(), a copied derived default fails with a fix the user cannot apply")
   void toBuilderWithNewTimingsBuildsOrNamesAFixThatCanBeApplied() {
     LeaseSettings defaults = LeaseSettings.builder().leaseName("orders").build();
 
