@@ -21,6 +21,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * What the meters say about a real runner contending on the embedded Lease API: leading, following, a
  * hand-over, renewals and their failures, and a runner that runs unelected.
  */
+// A runner opened in try-with-resources is often there only to be closed.
+@SuppressWarnings("try")
 class ElectionMetricsTest {
 
   @RegisterExtension

@@ -14,6 +14,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The ways to wire the binder, right and wrong: each wrong one fails loudly or says so in the log. */
+// A runner opened in try-with-resources is often there only to be closed.
+@SuppressWarnings("try")
 class ElectionMetricsWiringTest {
 
   @RegisterExtension
