@@ -40,7 +40,7 @@ import java.util.stream.Collectors;
  * <table>
  *   <caption>The meters (Micrometer names; docs/metrics.md has the Prometheus names)</caption>
  *   <tr><th>name</th><th>type</th><th>value</th></tr>
- *   <tr><td>{@value #MASTER_STATUS}</td><td>gauge</td><td>1 while this runner leads, else 0 (also when it
+ *   <tr><td>{@value #MASTER_STATUS}</td><td>gauge</td><td>1 while this runner leads, else 0 (0 too while it
  *       runs unelected)</td></tr>
  *   <tr><td>{@value #TRANSITIONS}</td><td>function counter</td><td>times this runner became the leader
  *       (each new term)</td></tr>
@@ -59,8 +59,10 @@ import java.util.stream.Collectors;
  * warning, and the fix is an extra tag that tells them apart, such as {@code Tags.of("replica", identity)}.
  *
  * <p>Thread-safe: bind from any thread; the runner's listener thread counts events, and scrapes read the
- * runner's state. No user code runs here: what {@code start} calls is the runner's own start, whose
- * exceptions reach the caller unchanged.
+ * runner's state. The only user code this class calls is through {@link ElectionRunner.Builder#start()},
+ * which starts the services at once when the runner runs unelected: whatever it throws, an {@link Error}
+ * included, reaches the caller of {@link #start(ElectionRunner.Builder)} unchanged and leaves this binder
+ * without a runner.
  */
 public final class ElectionMetrics implements MeterBinder {
 
@@ -92,11 +94,13 @@ public final class ElectionMetrics implements MeterBinder {
   private static final List<String> RESERVED_KEYS = List.of(TAG_NAME, TAG_NAMESPACE, TAG_OUTCOME, TAG_REASONS);
 
   private final Tags extraTags;
-  private final EventCounts events = new EventCounts();
   private final Object lock = new Object();
   // Guarded by lock.
   private final Set<MeterRegistry> registries = Collections.newSetFromMap(new IdentityHashMap<>());
   private ElectionRunner.Builder listenedTo;
+  // The listener added to listenedTo; a new one for another builder, so one left on a builder whose start
+  // failed counts nothing for this binder if that builder is started some other way later.
+  private EventCounts events;
   private boolean starting;
   private ElectionMeters meters;
 
@@ -162,6 +166,7 @@ public final class ElectionMetrics implements MeterBinder {
       }
       starting = true;
       if (listenedTo != builder) {
+        events = new EventCounts();
         builder.listener(events);
         listenedTo = builder;
       }
@@ -180,6 +185,7 @@ public final class ElectionMetrics implements MeterBinder {
     synchronized (lock) {
       starting = false;
       meters = new ElectionMeters(runner, extraTags, events, startNanos);
+      listenedTo = null;
       for (MeterRegistry registry : registries) {
         meters.registerIn(registry);
       }

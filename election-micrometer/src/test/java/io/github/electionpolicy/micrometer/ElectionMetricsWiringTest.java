@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.github.electionpolicy.fabric8.ElectionRunner;
 import io.github.electionpolicy.fabric8.LeaderService;
+import io.github.electionpolicy.fabric8.LeaseSettings;
+import io.github.electionpolicy.fabric8.LossPolicy;
 import io.github.electionpolicy.testkit.fabric8.LeaseApiExtension;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
@@ -108,6 +110,35 @@ class ElectionMetricsWiringTest {
 
       assertThat(registry.get(ElectionMetrics.TRANSITIONS).functionCounter().count())
           .as("the listener was added to the builder once").isEqualTo(1);
+    }
+  }
+
+  @Test
+  void aBuilderLeftBehindByAFailedStartCountsNothingIfStartedElsewhere() throws Exception {
+    MeterRegistry registry = new SimpleMeterRegistry();
+    ElectionMetrics metrics = new ElectionMetrics();
+    metrics.bindTo(registry);
+    ElectionRunner.Builder abandoned = ElectionRunner.builder()
+        .client(api.replica("other").client())
+        .decision(MeteredReplica.CONTEND)
+        .settings(LeaseSettings.builder().leaseName("other-controller").namespace(api.namespace())
+            .identity("other").lossPolicy(LossPolicy.recontend()).build());
+    assertThatThrownBy(() -> metrics.start(abandoned)).hasMessageContaining("no service");
+
+    try (ElectionRunner measured = metrics.start(contending("a").service(idle()));
+        ElectionRunner other = abandoned.service(idle()).start()) {
+      assertThat(Await.until(() -> other.state().kind().name().equals("LEADING")
+          && measured.state().kind().name().equals("LEADING"))).isTrue();
+      assertThat(Await.until(() -> registry.get(ElectionMetrics.TRANSITIONS).functionCounter().count() == 1))
+          .isTrue();
+      assertThat(Await.until(() -> registry.get(ElectionMetrics.RENEW_DURATION).timer().count() >= 2)).isTrue();
+      long renewalsOfA = api.leaseWrites(MeteredReplica.LEASE).size();
+
+      other.close();
+
+      assertThat(registry.get(ElectionMetrics.TRANSITIONS).functionCounter().count())
+          .as("only the measured runner's term").isEqualTo(1);
+      assertThat(registry.get(ElectionMetrics.RENEW_DURATION).timer().count()).isLessThan(renewalsOfA);
     }
   }
 
