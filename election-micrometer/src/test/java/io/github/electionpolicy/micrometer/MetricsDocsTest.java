@@ -63,7 +63,8 @@ class MetricsDocsTest {
   @Test
   void theJavaBlockIsTheExamplesOwnCode() throws IOException {
     String source = Files.readString(EXAMPLE, StandardCharsets.UTF_8);
-    String region = source.substring(source.indexOf("// metrics-example:start\n") + "// metrics-example:start\n".length(),
+    String startMarker = "// metrics-example:start\n";
+    String region = source.substring(source.indexOf(startMarker) + startMarker.length(),
         source.indexOf("  // metrics-example:end"));
     String unindented = region.lines().map(line -> line.startsWith("  ") ? line.substring(2) : line)
         .collect(Collectors.joining("\n", "", "\n"));
