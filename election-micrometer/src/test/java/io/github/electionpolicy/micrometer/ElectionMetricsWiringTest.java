@@ -131,14 +131,12 @@ class ElectionMetricsWiringTest {
           && measured.state().kind().name().equals("LEADING"))).isTrue();
       assertThat(Await.until(() -> registry.get(ElectionMetrics.TRANSITIONS).functionCounter().count() == 1))
           .isTrue();
-      assertThat(Await.until(() -> registry.get(ElectionMetrics.RENEW_DURATION).timer().count() >= 2)).isTrue();
-      long renewalsOfA = api.leaseWrites(MeteredReplica.LEASE).size();
 
       other.close();
+      assertThat(other.awaitStopped(Await.DEADLINE)).as("its listener events delivered").isTrue();
 
       assertThat(registry.get(ElectionMetrics.TRANSITIONS).functionCounter().count())
-          .as("only the measured runner's term").isEqualTo(1);
-      assertThat(registry.get(ElectionMetrics.RENEW_DURATION).timer().count()).isLessThan(renewalsOfA);
+          .as("only the measured runner's term, not the other runner's").isEqualTo(1);
     }
   }
 

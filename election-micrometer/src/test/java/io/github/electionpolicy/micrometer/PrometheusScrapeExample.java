@@ -45,24 +45,27 @@ public final class PrometheusScrapeExample {
   /** Runs the election, prints each replica's scrape to {@code out}, and returns them by replica. */
   static Map<String, String> run(PrintStream out) throws InterruptedException {
     Map<String, String> scrapes = new LinkedHashMap<>();
-    List<ElectionRunner> runners = new ArrayList<>();
     try (LeaseApi api = LeaseApi.builder().start()) {
-      Map<String, PrometheusMeterRegistry> registries = new LinkedHashMap<>();
-      for (String identity : List.of("orders-1", "orders-2")) {
-        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        registries.put(identity, registry);
-        runners.add(startReplica(api.replica(identity).client(), settings(api.namespace(), identity), registry));
+      List<ElectionRunner> runners = new ArrayList<>();
+      try {
+        Map<String, PrometheusMeterRegistry> registries = new LinkedHashMap<>();
+        for (String identity : List.of("orders-1", "orders-2")) {
+          PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+          registries.put(identity, registry);
+          runners.add(startReplica(api.replica(identity).client(), settings(api.namespace(), identity), registry));
+        }
+        // Until one replica leads and has renewed a few times, so every meter has a value worth showing.
+        awaitRenewals(registries.values(), 3);
+        registries.forEach((identity, registry) -> {
+          String scrape = registry.scrape();
+          scrapes.put(identity, scrape);
+          out.println("# ---- scrape of " + identity + " ----");
+          out.print(scrape);
+        });
+      } finally {
+        // Before the API server stops, so the leader releases the Lease as a controller would on shutdown.
+        runners.forEach(ElectionRunner::close);
       }
-      // Until one replica leads and has renewed a few times, so every meter has a value worth showing.
-      awaitRenewals(registries.values(), 3);
-      registries.forEach((identity, registry) -> {
-        String scrape = registry.scrape();
-        scrapes.put(identity, scrape);
-        out.println("# ---- scrape of " + identity + " ----");
-        out.print(scrape);
-      });
-    } finally {
-      runners.forEach(ElectionRunner::close);
     }
     return scrapes;
   }
@@ -85,9 +88,11 @@ public final class PrometheusScrapeExample {
         .leaseName(LEASE)
         .namespace(namespace)
         .identity(identity)
-        .leaseDuration(Duration.ofSeconds(2))
-        .renewDeadline(Duration.ofMillis(1500))
-        .retryPeriod(Duration.ofMillis(200))
+        // Short enough to elect in a moment, long enough that a loaded machine does not move the Lease between
+        // the two scrapes.
+        .leaseDuration(Duration.ofSeconds(6))
+        .renewDeadline(Duration.ofSeconds(4))
+        .retryPeriod(Duration.ofMillis(300))
         .lossPolicy(LossPolicy.recontend())
         .build();
   }
