@@ -293,6 +293,17 @@ public final class ElectionRunner implements AutoCloseable {
   }
 
   /**
+   * The name of the Lease, from {@link LeaseSettings#leaseName()}; with {@link #namespace()} it names the
+   * Lease in logs and metrics.
+   *
+   * @return the Lease's name; running unelected, the name the settings give if any were given (no Lease is
+   *     used then), else empty
+   */
+  public Optional<String> leaseName() {
+    return Optional.ofNullable(settings).map(LeaseSettings::leaseName);
+  }
+
+  /**
    * Where the runner stands now.
    *
    * @return the current state
@@ -598,6 +609,11 @@ public final class ElectionRunner implements AutoCloseable {
         return LossHandler.AfterLoss.STOP;
       }
       return lossReaction.react(term);
+    }
+
+    @Override
+    public void renewed(Duration roundTrip) {
+      publisher.renewed(roundTrip);
     }
 
     @Override
