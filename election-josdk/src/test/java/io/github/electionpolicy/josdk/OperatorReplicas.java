@@ -1,0 +1,98 @@
+package io.github.electionpolicy.josdk;
+
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.github.electionpolicy.ElectionPolicy;
+import io.github.electionpolicy.Environment;
+import io.github.electionpolicy.Substrate;
+import io.github.electionpolicy.fabric8.ElectionRunner;
+import io.github.electionpolicy.fabric8.LeaseSettings;
+import io.github.electionpolicy.fabric8.LossPolicy;
+import io.github.electionpolicy.josdk.sample.Widget;
+import io.github.electionpolicy.josdk.sample.WidgetReconciler;
+import io.github.electionpolicy.testkit.fabric8.LeaseApiExtension;
+import io.github.electionpolicy.testkit.fabric8.ReplicaLink;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.List;
+
+/**
+ * Starts replicas of the sample operator the way its {@code main} does, each with its own client from the
+ * embedded API server, fast lease timings and a shared {@link OperatorLog}; closes them after the test.
+ */
+final class OperatorReplicas implements AutoCloseable {
+
+  static final String LEASE = "widget-operator";
+  static final Substrate SUBSTRATE = Substrate.usingKubernetesApi("kubernetes");
+  // Fast timings; leaseDuration - renewDeadline = 1 s is the stop timeout, room for JOSDK's stop on 2 cores.
+  static final Duration LEASE_DURATION = Duration.ofSeconds(3);
+  static final Duration RENEW_DEADLINE = Duration.ofSeconds(2);
+  static final Duration RETRY_PERIOD = Duration.ofMillis(250);
+
+  final LeaseApiExtension api;
+  final OperatorLog log = new OperatorLog();
+  private final List<AutoCloseable> started = new CopyOnWriteArrayList<>();
+
+  OperatorReplicas(LeaseApiExtension api) {
+    this.api = api;
+  }
+
+  /** One replica: its link to the server, its runner and its operator service. */
+  record Replica(String identity, ReplicaLink link, ElectionRunner runner, OperatorService service,
+      List<Integer> exits) {}
+
+  static LeaseSettings.Builder settings(String identity) {
+    return LeaseSettings.builder()
+        .leaseName(LEASE)
+        .identity(identity)
+        .leaseDuration(LEASE_DURATION)
+        .renewDeadline(RENEW_DEADLINE)
+        .retryPeriod(RETRY_PERIOD);
+  }
+
+  /** A contending replica whose loss policy is {@code EXIT} with an exiter that records the status. */
+  Replica start(String identity) {
+    return start(identity, Map.of(), null, OperatorLog::reconciliations);
+  }
+
+  /** A replica with the given environment, loss policy (null: EXIT, recorded) and reconciliation observer. */
+  Replica start(String identity, Map<String, String> environment, LossPolicy lossPolicy,
+      java.util.function.Function<OperatorLog, WidgetReconciler.Observer> observer) {
+    ReplicaLink link = api.replica(identity);
+    List<Integer> exits = new CopyOnWriteArrayList<>();
+    LossPolicy policy = lossPolicy != null ? lossPolicy : LossPolicy.exit(exits::add);
+    WidgetReconciler.Observer seen = observer.apply(log);
+    OperatorService service = OperatorService.builder()
+        .client(link.client())
+        .reconcilers((operator, term) -> operator.register(new WidgetReconciler(term, seen)))
+        .build();
+    ElectionRunner runner = ElectionRunner.builder()
+        .client(link.client())
+        .decide(ElectionPolicy.defaults(), Environment.of(environment), SUBSTRATE)
+        .settings(settings(identity).namespace(api.namespace()).lossPolicy(policy).build())
+        .service(log.runs(identity))
+        .service(service)
+        .start();
+    started.add(runner);
+    return new Replica(identity, link, runner, service, exits);
+  }
+
+  void createWidget(String name) {
+    api.client().resources(Widget.class).inNamespace(api.namespace())
+        .resource(Widget.named(api.namespace(), name, "blue")).create();
+  }
+
+  /** The ConfigMap the reconciler wrote for {@code widget}, as the server has it. */
+  Optional<ConfigMap> marker(String widget) {
+    return Optional.ofNullable(api.client().configMaps().inNamespace(api.namespace())
+        .withName("widget-" + widget).get());
+  }
+
+  @Override
+  public void close() throws Exception {
+    for (AutoCloseable closeable : started) {
+      closeable.close();
+    }
+  }
+}
