@@ -20,7 +20,10 @@ final class JosdkConfiguration {
   private JosdkConfiguration() {}
 
   /**
-   * The user's overrides, then the client this module chooses, which wins over any client set in them.
+   * The user's overrides, then the client this module chooses, which wins over any client set in them. The
+   * operator does not close it on stop: {@code Operator.stop()} returns while interrupted reconciliations may
+   * still run, and they should meet the write gate's refusal, not a closed client; {@link OperatorTerm} closes it
+   * once they ended.
    *
    * @param user the user's overrides
    * @param client the client the operator must use
@@ -30,7 +33,7 @@ final class JosdkConfiguration {
       KubernetesClient client) {
     return overrider -> {
       user.accept(overrider);
-      overrider.withKubernetesClient(client);
+      overrider.withKubernetesClient(client).withCloseClientOnStop(false);
     };
   }
 

@@ -50,8 +50,9 @@ import org.slf4j.LoggerFactory;
  * ({@code POST}, {@code PUT}, {@code PATCH}, {@code DELETE}) is refused with a
  * {@link io.github.electionpolicy.fabric8.TermEndedException} once the term has ended, so a reconciliation still
  * running after a loss cannot write. A client set with {@code withKubernetesClient} in the configuration is
- * replaced by it. The gated client makes no automatic retries: a failed write fails the reconciliation, which JOSDK
- * retries under its own retry policy.
+ * replaced by it, and {@code withCloseClientOnStop} is set to {@code false}: the service closes the term's gated
+ * client itself once the term's reconciliations have ended (never the client you gave it). The gated client makes
+ * no automatic retries: a failed write fails the reconciliation, which JOSDK retries under its own retry policy.
  *
  * <p><b>Stopping.</b> {@link #stop()} calls {@code Operator.stop()} and then waits until no reconciliation (nor
  * dependent-resource workflow) of it runs any more, however long that takes, because the runner releases the Lease

@@ -16,6 +16,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.List;
+import java.util.function.Function;
+import java.util.function.UnaryOperator;
 
 /**
  * Starts replicas of the sample operator the way its {@code main} does, each with its own client from the
@@ -53,24 +55,35 @@ final class OperatorReplicas implements AutoCloseable {
 
   /** A contending replica whose loss policy is {@code EXIT} with an exiter that records the status. */
   Replica start(String identity) {
-    return start(identity, Map.of(), null, OperatorLog::reconciliations);
+    return start(identity, options -> options);
   }
 
-  /** A replica with the given environment, loss policy (null: EXIT, recorded) and reconciliation observer. */
-  Replica start(String identity, Map<String, String> environment, LossPolicy lossPolicy,
-      java.util.function.Function<OperatorLog, WidgetReconciler.Observer> observer) {
+  /** What a test may change about a replica; the defaults are those of {@link #start(String)}. */
+  static final class Options {
+    Map<String, String> environment = Map.of();
+    LossPolicy lossPolicy;                                   // null: EXIT, recorded in Replica.exits
+    Function<OperatorLog, WidgetReconciler.Observer> observer = OperatorLog::reconciliations;
+    UnaryOperator<LeaseSettings.Builder> settings = UnaryOperator.identity();
+    ReconcilerRegistration registration;                     // null: register the sample's reconciler
+  }
+
+  /** A replica started as {@code main} would, with what {@code options} changes. */
+  Replica start(String identity, UnaryOperator<Options> options) {
+    Options o = options.apply(new Options());
     ReplicaLink link = api.replica(identity);
     List<Integer> exits = new CopyOnWriteArrayList<>();
-    LossPolicy policy = lossPolicy != null ? lossPolicy : LossPolicy.exit(exits::add);
-    WidgetReconciler.Observer seen = observer.apply(log);
+    LossPolicy policy = o.lossPolicy != null ? o.lossPolicy : LossPolicy.exit(exits::add);
+    WidgetReconciler.Observer seen = o.observer.apply(log);
+    ReconcilerRegistration registration = o.registration != null ? o.registration
+        : (operator, term) -> operator.register(new WidgetReconciler(term, seen));
     OperatorService service = OperatorService.builder()
         .client(link.client())
-        .reconcilers((operator, term) -> operator.register(new WidgetReconciler(term, seen)))
+        .reconcilers(registration)
         .build();
     ElectionRunner runner = ElectionRunner.builder()
         .client(link.client())
-        .decide(ElectionPolicy.defaults(), Environment.of(environment), SUBSTRATE)
-        .settings(settings(identity).namespace(api.namespace()).lossPolicy(policy).build())
+        .decide(ElectionPolicy.defaults(), Environment.of(o.environment), SUBSTRATE)
+        .settings(o.settings.apply(settings(identity).namespace(api.namespace()).lossPolicy(policy)).build())
         .service(log.runs(identity))
         .service(service)
         .start();
