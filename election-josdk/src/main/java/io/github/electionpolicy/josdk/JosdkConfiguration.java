@@ -1,18 +1,25 @@
 package io.github.electionpolicy.josdk;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.github.electionpolicy.InvalidElectionSettingException;
 import io.javaoperatorsdk.operator.api.config.ConfigurationService;
 import io.javaoperatorsdk.operator.api.config.ConfigurationServiceOverrider;
+import io.javaoperatorsdk.operator.api.config.InformerStoppedHandler;
 import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
 import java.util.Optional;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * The user's JOSDK configuration, and the one rule this module imposes on it: JOSDK's own leader election stays
- * off. Stateless; thread-safe.
+ * The user's JOSDK configuration, what this module sets on top of it, and the one rule it imposes: JOSDK's own
+ * leader election stays off. Stateless; thread-safe.
  */
 final class JosdkConfiguration {
+
+  private static final Logger LOG = LoggerFactory.getLogger(OperatorService.class);
 
   /** The setting the check names in its message: the overrider method that turns JOSDK's election on. */
   static final String LEADER_ELECTION_SETTING = "ConfigurationServiceOverrider.withLeaderElectionConfiguration";
@@ -20,20 +27,55 @@ final class JosdkConfiguration {
   private JosdkConfiguration() {}
 
   /**
-   * The user's overrides, then the client this module chooses, which wins over any client set in them. The
-   * operator does not close it on stop: {@code Operator.stop()} returns while interrupted reconciliations may
-   * still run, and they should meet the write gate's refusal, not a closed client; {@link OperatorTerm} closes it
-   * once they ended.
+   * The user's overrides with the operator's client set: used to check them, and to read what they configure.
    *
    * @param user the user's overrides
    * @param client the client the operator must use
-   * @return the overrides to build an {@code Operator} or a {@link ConfigurationService} with
+   * @return the configuration the user's overrides describe
    */
-  static Consumer<ConfigurationServiceOverrider> withClient(Consumer<ConfigurationServiceOverrider> user,
-      KubernetesClient client) {
+  static ConfigurationService userConfiguration(Consumer<ConfigurationServiceOverrider> user, KubernetesClient client) {
+    return ConfigurationService.newOverriddenConfigurationService(overrider -> {
+      user.accept(overrider);
+      overrider.withKubernetesClient(client);
+    });
+  }
+
+  /**
+   * The overrides one term's {@code Operator} is built with: the user's, then what this module sets, which wins.
+   *
+   * <ul>
+   *   <li>the client, the term's write-gated one, whatever client the user set;
+   *   <li>{@code closeClientOnStop} off: {@code Operator.stop()} returns while interrupted reconciliations may still
+   *       run, and they should meet the write gate's refusal, not a closed client; {@link OperatorTerm} closes the
+   *       gated client once they ended;
+   *   <li>the informer-stopped handler: the configured one (by default JOSDK's, which calls {@code System.exit(1)}
+   *       on a fatal informer error), except while the operator is being stopped: informers that fail then (say,
+   *       because the term's client closes under an informer JOSDK left running after a failed start) are the
+   *       stop's doing, not a failure of the running operator, and must not end the process.
+   * </ul>
+   *
+   * @param user the user's overrides
+   * @param gated the term's write-gated client
+   * @param stopping whether the operator is being stopped
+   * @return the overrides
+   */
+  static Consumer<ConfigurationServiceOverrider> forTerm(Consumer<ConfigurationServiceOverrider> user,
+      KubernetesClient gated, BooleanSupplier stopping) {
+    Optional<InformerStoppedHandler> configured = userConfiguration(user, gated).getInformerStoppedHandler();
+    InformerStoppedHandler handler = new InformerStoppedHandler() {
+      @Override
+      @SuppressWarnings("rawtypes")
+      public void onStop(SharedIndexInformer informer, Throwable ex) {
+        if (stopping.getAsBoolean()) {
+          LOG.debug("Informer {} stopped while the operator was being stopped", informer, ex);
+          return;
+        }
+        configured.ifPresent(h -> h.onStop(informer, ex));
+      }
+    };
     return overrider -> {
       user.accept(overrider);
-      overrider.withKubernetesClient(client).withCloseClientOnStop(false);
+      overrider.withKubernetesClient(gated).withCloseClientOnStop(false).withInformerStoppedHandler(handler);
     };
   }
 
@@ -44,7 +86,7 @@ final class JosdkConfiguration {
    * @throws InvalidElectionSettingException if it turns on JOSDK's own leader election
    */
   static void check(Consumer<ConfigurationServiceOverrider> user, KubernetesClient client) {
-    requireNoOwnLeaderElection(ConfigurationService.newOverriddenConfigurationService(withClient(user, client)));
+    requireNoOwnLeaderElection(userConfiguration(user, client));
   }
 
   /**

@@ -61,6 +61,11 @@ import org.slf4j.LoggerFactory;
  * take to react to the interrupt, below {@link LeaseSettings#stopTimeout()}: a stop that outlives it makes the
  * runner leave the Lease to expire (after a loss, under {@code EXIT}, the process exits instead).
  *
+ * <p><b>Informers that stop.</b> JOSDK calls its informer-stopped handler when an informer gives up; its default
+ * handler calls {@code System.exit(1)} on a fatal error after the cache synced. The configured handler (JOSDK's
+ * default, or yours from {@code withInformerStoppedHandler}) is called while the operator runs; while this service
+ * stops it, informers that stop are the stop's doing and the handler is not called.
+ *
  * <p><b>Failures.</b> Anything the configuration or the registration throws in {@code start}, an {@link Error}
  * included, and any failure of {@code Operator.start()} (an informer that cannot list, a cache that did not sync in
  * time), stops what was started, waits for it as {@code stop()} does, and is rethrown: the runner then gives up the
@@ -78,7 +83,7 @@ public final class OperatorService implements LeaderService {
   private final Consumer<ConfigurationServiceOverrider> configuration;
   private final ReconcilerRegistration registration;
   // Written by the runner's reconciler thread only; read by operator() from anywhere.
-  private volatile OperatorTerm running;
+  private volatile RunningOperator running;
 
   private OperatorService(Builder builder) {
     this.client = builder.client;
@@ -113,14 +118,15 @@ public final class OperatorService implements LeaderService {
           + "stop() it first");
     }
     KubernetesClient gated = WriteGate.gate(client, term);
-    Operator operator;
+    OperatorTerm started;
     try {
-      operator = new Operator(JosdkConfiguration.withClient(configuration, gated));
+      started = new OperatorTerm(configuration, gated);
     } catch (Throwable failure) {
       gated.close();
       throw failure;
     }
-    OperatorTerm started = new OperatorTerm(operator, gated);
+    Operator operator = started.operator();
+    RunningOperator run = new RunningOperator(started, gated);
     try {
       // Checked again: the configuration is user code and may not answer the same as at build().
       JosdkConfiguration.requireNoOwnLeaderElection(operator.getConfigurationService());
@@ -129,20 +135,31 @@ public final class OperatorService implements LeaderService {
         throw new IllegalStateException("the registration registered no reconciler: call operator.register(...) "
             + "in the ReconcilerRegistration given to OperatorService.builder().reconcilers(...)");
       }
-      operator.start();
+      started.start();
     } catch (Throwable failure) {
-      stopAfterFailedStart(started, failure);
+      stopAfterFailedStart(run, failure);
       throw failure;
     }
-    running = started;
+    running = run;
     LOG.info("Started the operator ({} controller(s)) for {}", operator.getRegisteredControllersNumber(), term);
   }
 
-  private static void stopAfterFailedStart(OperatorTerm started, Throwable failure) {
+  private static void stopAfterFailedStart(RunningOperator run, Throwable failure) {
     try {
-      started.stop();
+      run.stop();
     } catch (Throwable second) {
       failure.addSuppressed(second);
+    }
+  }
+
+  /** A term's operator and the gated client it runs on, which is closed once the operator has stopped. */
+  private record RunningOperator(OperatorTerm term, KubernetesClient gated) {
+    void stop() {
+      try {
+        term.stop();
+      } finally {
+        gated.close();
+      }
     }
   }
 
@@ -154,7 +171,7 @@ public final class OperatorService implements LeaderService {
    */
   @Override
   public void stop() {
-    OperatorTerm stopping = running;
+    RunningOperator stopping = running;
     if (stopping == null) {
       return;
     }
@@ -171,8 +188,8 @@ public final class OperatorService implements LeaderService {
    * @return the running operator, or empty between terms
    */
   public Optional<Operator> operator() {
-    OperatorTerm current = running;
-    return current == null ? Optional.empty() : Optional.of(current.operator());
+    RunningOperator current = running;
+    return current == null ? Optional.empty() : Optional.of(current.term().operator());
   }
 
   @Override
@@ -219,7 +236,8 @@ public final class OperatorService implements LeaderService {
      * builder's}, write-gated (a {@code withKubernetesClient} here is replaced), and
      * {@code withLeaderElectionConfiguration} is rejected by {@link #build()}.
      *
-     * @param configuration the overrides; called once by {@link #build()} and once per term
+     * @param configuration the overrides; called by {@link #build()} and a few times for each term's operator, so
+     *     it should only configure
      * @return this builder
      */
     public Builder configuration(Consumer<ConfigurationServiceOverrider> configuration) {

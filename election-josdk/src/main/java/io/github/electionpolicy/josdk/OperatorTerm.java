@@ -2,25 +2,38 @@ package io.github.electionpolicy.josdk;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.javaoperatorsdk.operator.Operator;
+import io.javaoperatorsdk.operator.RegisteredController;
+import io.javaoperatorsdk.operator.api.config.ConfigurationServiceOverrider;
 import io.javaoperatorsdk.operator.api.config.ExecutorServiceManager;
+import io.javaoperatorsdk.operator.health.InformerHealthIndicator;
+import io.javaoperatorsdk.operator.health.InformerWrappingEventSourceHealthIndicator;
+import io.javaoperatorsdk.operator.processing.Controller;
+import io.javaoperatorsdk.operator.processing.LifecycleAware;
+import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One term's operator: the {@link Operator} built for the term and the write-gated client it runs on, and the
- * stop that returns only once no reconciliation of it runs any more.
+ * One term's operator: the {@link Operator} built for the term on its write-gated client, and a stop that returns
+ * only once nothing of it runs any more.
  *
- * <p>Why the extra wait: {@code Operator.stop()} shuts its reconciliation executor down, waits JOSDK's
- * {@code reconciliationTerminationTimeout} (zero by default) and then interrupts what still runs, but it does not
- * wait for the interrupted reconciliations to end. A reconciliation that does not react to the interrupt would
- * still run when the runner releases the Lease, and the next leader's reconciliation of the same resource would
- * overlap it. So the stop waits for the executors' termination itself.
+ * <p>Two gaps in JOSDK 5.3's {@code Operator.stop()} that this closes:
+ * <ul>
+ *   <li>It shuts the reconciliation executor down, waits JOSDK's {@code reconciliationTerminationTimeout} (zero by
+ *       default) and then interrupts what still runs, but does not wait for the interrupted reconciliations to end.
+ *       One that does not react to the interrupt would still run when the runner releases the Lease, and the next
+ *       leader's reconciliation of the same resource would overlap it. So the stop waits for the executors'
+ *       termination itself.
+ *   <li>When {@code Operator.start()} fails, JOSDK stops its executors but not the controllers it had already
+ *       started: their event processors and event sources go on. So after a failed start the stop stops them.
+ * </ul>
  *
  * <p>Not thread-safe: used by the runner's reconciler thread, one call at a time.
  */
@@ -31,15 +44,33 @@ final class OperatorTerm {
   static final Duration STILL_WAITING_EVERY = Duration.ofSeconds(5);
 
   private final Operator operator;
-  private final KubernetesClient gatedClient;
+  private final ExecutorServiceManager executors;
+  // The executors reconciliations and dependent workflows run on, taken before the operator starts: a stop (JOSDK's
+  // own, after a failed start, included) forgets the workflow executor.
+  private final List<ExecutorService> reconciling;
+  // Set when the stop begins; read by the informer-stopped handler on fabric8's threads.
+  private final AtomicBoolean stopping = new AtomicBoolean();
+  private boolean started;
 
-  OperatorTerm(Operator operator, KubernetesClient gatedClient) {
-    this.operator = Objects.requireNonNull(operator, "operator");
-    this.gatedClient = Objects.requireNonNull(gatedClient, "gatedClient");
+  /**
+   * Builds the term's operator on {@code gatedClient} with the user's configuration (see JosdkConfiguration). The
+   * client stays the caller's to close, once {@link #stop()} returned.
+   */
+  OperatorTerm(Consumer<ConfigurationServiceOverrider> configuration, KubernetesClient gatedClient) {
+    Objects.requireNonNull(gatedClient, "gatedClient");
+    this.operator = new Operator(JosdkConfiguration.forTerm(configuration, gatedClient, stopping::get));
+    this.executors = operator.getConfigurationService().getExecutorServiceManager();
+    this.reconciling = List.of(executors.reconcileExecutorService(), executors.workflowExecutorService());
   }
 
   Operator operator() {
     return operator;
+  }
+
+  /** Starts the operator; see {@code Operator.start()}. */
+  void start() {
+    operator.start();
+    started = true;
   }
 
   /**
@@ -49,19 +80,18 @@ final class OperatorTerm {
    *
    * <p>Not cut short by an interrupt, which is kept for the caller.
    *
-   * @throws RuntimeException whatever {@code Operator.stop()} threw, once the wait is over
+   * @throws RuntimeException what the operator's stop threw, once the wait is over
    */
   void stop() {
-    ExecutorServiceManager executors = operator.getConfigurationService().getExecutorServiceManager();
-    // Taken before the stop: the stop forgets the workflow executor (a later call would create a new one).
-    List<ExecutorService> reconciling = new ArrayList<>();
-    reconciling.add(executors.reconcileExecutorService());
-    reconciling.add(executors.workflowExecutorService());
+    stopping.set(true);
     Throwable failure = null;
+    if (!started) {
+      failure = stopControllersLeftRunning();
+    }
     try {
       operator.stop();
     } catch (RuntimeException | Error e) {
-      failure = e;
+      failure = addTo(failure, e);
     }
     boolean interrupted = false;
     try {
@@ -72,13 +102,8 @@ final class OperatorTerm {
       }
       // JOSDK never shuts this one down (it runs the informers' cache clean-ups), and the next term has its own.
       executors.scheduledExecutorService().shutdownNow();
-      gatedClient.close();
     } catch (RuntimeException | Error e) {
-      if (failure == null) {
-        failure = e;
-      } else {
-        failure.addSuppressed(e);
-      }
+      failure = addTo(failure, e);
     } finally {
       if (interrupted) {
         Thread.currentThread().interrupt();
@@ -92,10 +117,74 @@ final class OperatorTerm {
     }
   }
 
+  /**
+   * Stops what JOSDK's failed {@code start()} left running: it shuts its executors down but does not stop the
+   * controllers it had started, whose event processors and event sources (retry timers, informers) go on. Each is
+   * stopped here, directly: {@code Controller.stop()} would need the executors JOSDK already shut down, and skips
+   * the event source whose start failed, whose informer nevertheless runs.
+   *
+   * @return what the stops threw, or null
+   */
+  private Throwable stopControllersLeftRunning() {
+    Throwable failure = null;
+    for (RegisteredController<?> registered : operator.getRegisteredControllers()) {
+      if (registered instanceof Controller<?> controller) {
+        try {
+          controller.getEventProcessor().stop();
+        } catch (RuntimeException | Error e) {
+          failure = addTo(failure, e);
+        }
+        for (EventSource<?, ?> source : controller.getEventSourceManager().allEventSources()) {
+          try {
+            source.stop();
+          } catch (RuntimeException | Error e) {
+            failure = addTo(failure, e);
+          }
+        }
+        failure = addTo(failure, stopInformers(controller));
+      }
+    }
+    return failure;
+  }
+
+  /**
+   * Stops the informers of a controller's informer event sources one by one: an event source whose start failed
+   * is not marked running and ignores its stop, but its informer runs (and, its cache synced, keeps watching
+   * through a client that may be closed). JOSDK exposes the informers only through their health indicators, which
+   * are the informer wrappers themselves; stopping a stopped one does nothing.
+   */
+  private static Throwable stopInformers(Controller<?> controller) {
+    Throwable failure = null;
+    for (InformerWrappingEventSourceHealthIndicator<?> source
+        : controller.getControllerHealthInfo().informerEventSourceHealthIndicators().values()) {
+      for (InformerHealthIndicator informer : source.informerHealthIndicators().values()) {
+        if (informer instanceof LifecycleAware lifecycle) {
+          try {
+            lifecycle.stop();
+          } catch (RuntimeException | Error e) {
+            failure = addTo(failure, e);
+          }
+        }
+      }
+    }
+    return failure;
+  }
+
+  private static Throwable addTo(Throwable first, Throwable next) {
+    if (next == null) {
+      return first;
+    }
+    if (first == null) {
+      return next;
+    }
+    first.addSuppressed(next);
+    return first;
+  }
+
   /** Waits for the executor's termination, uninterruptibly; whether an interrupt came meanwhile. */
-  private boolean awaitTermination(ExecutorService executor) {
+  private static boolean awaitTermination(ExecutorService executor) {
     boolean interrupted = false;
-    long started = System.nanoTime();
+    long begun = System.nanoTime();
     while (true) {
       try {
         if (executor.awaitTermination(STILL_WAITING_EVERY.toNanos(), TimeUnit.NANOSECONDS)) {
@@ -103,7 +192,7 @@ final class OperatorTerm {
         }
         LOG.warn("The operator's reconciliations have not ended {} ms after it was stopped; still waiting, because "
             + "the Lease may be given up only once none runs (a reconciler that ignores interrupts keeps it from "
-            + "ending)", TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
+            + "ending)", TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - begun));
       } catch (InterruptedException e) {
         interrupted = true;
       }
@@ -112,6 +201,7 @@ final class OperatorTerm {
 
   @Override
   public String toString() {
-    return "OperatorTerm{" + operator.getRegisteredControllersNumber() + " controller(s)}";
+    return "OperatorTerm{" + operator.getRegisteredControllersNumber() + " controller(s), "
+        + (started ? "started" : "not started") + "}";
   }
 }

@@ -11,11 +11,13 @@ import io.github.electionpolicy.josdk.sample.Widget;
 import io.github.electionpolicy.josdk.sample.WidgetReconciler;
 import io.github.electionpolicy.testkit.fabric8.LeaseApiExtension;
 import io.github.electionpolicy.testkit.fabric8.ReplicaLink;
+import io.javaoperatorsdk.operator.api.config.ConfigurationServiceOverrider;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.List;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.UnaryOperator;
 
@@ -65,6 +67,7 @@ final class OperatorReplicas implements AutoCloseable {
     Function<OperatorLog, WidgetReconciler.Observer> observer = OperatorLog::reconciliations;
     UnaryOperator<LeaseSettings.Builder> settings = UnaryOperator.identity();
     ReconcilerRegistration registration;                     // null: register the sample's reconciler
+    Consumer<ConfigurationServiceOverrider> configuration = config -> { };
   }
 
   /** A replica started as {@code main} would, with what {@code options} changes. */
@@ -78,6 +81,7 @@ final class OperatorReplicas implements AutoCloseable {
         : (operator, term) -> operator.register(new WidgetReconciler(term, seen));
     OperatorService service = OperatorService.builder()
         .client(link.client())
+        .configuration(o.configuration)
         .reconcilers(registration)
         .build();
     ElectionRunner runner = ElectionRunner.builder()
