@@ -8,6 +8,7 @@ import io.javaoperatorsdk.operator.api.config.ConfigurationServiceOverrider;
 import io.javaoperatorsdk.operator.api.config.InformerStoppedHandler;
 import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
 import java.util.Optional;
+import java.util.concurrent.ExecutorService;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -48,6 +49,8 @@ final class JosdkConfiguration {
    *   <li>{@code closeClientOnStop} off: {@code Operator.stop()} returns while interrupted reconciliations may still
    *       run, and they should meet the write gate's refusal, not a closed client; {@link OperatorTerm} closes the
    *       gated client once they ended;
+   *   <li>the reconciliation executor: the configured one (by default a new fixed pool), each of whose tasks runs
+   *       only while the term is valid ({@link TermGatedExecutor});
    *   <li>the informer-stopped handler: the configured one (by default JOSDK's, which calls {@code System.exit(1)}
    *       on a fatal informer error), except while the operator is being stopped: informers that fail then (say,
    *       because the term's client closes under an informer JOSDK left running after a failed start) are the
@@ -56,12 +59,22 @@ final class JosdkConfiguration {
    *
    * @param user the user's overrides
    * @param gated the term's write-gated client
+   * @param termValid whether the term is still valid
    * @param stopping whether the operator is being stopped
    * @return the overrides
    */
   static Consumer<ConfigurationServiceOverrider> forTerm(Consumer<ConfigurationServiceOverrider> user,
-      KubernetesClient gated, BooleanSupplier stopping) {
-    Optional<InformerStoppedHandler> configured = userConfiguration(user, gated).getInformerStoppedHandler();
+      KubernetesClient gated, BooleanSupplier termValid, BooleanSupplier stopping) {
+    ConfigurationService configuredByUser = userConfiguration(user, gated);
+    ExecutorService reconciliations = configuredByUser.getExecutorService();
+    if (reconciliations.isShutdown()) {
+      throw new IllegalStateException("the reconciliation executor of the configuration is shut down: an earlier term's "
+          + "operator shut it down when it stopped; create the executor inside the configuration callback "
+          + "(config -> config.withExecutorService(Executors.newFixedThreadPool(n))) so each term's operator gets "
+          + "its own");
+    }
+    ExecutorService gatedReconciliations = new TermGatedExecutor(reconciliations, termValid);
+    Optional<InformerStoppedHandler> configured = configuredByUser.getInformerStoppedHandler();
     InformerStoppedHandler handler = new InformerStoppedHandler() {
       @Override
       @SuppressWarnings("rawtypes")
@@ -75,7 +88,8 @@ final class JosdkConfiguration {
     };
     return overrider -> {
       user.accept(overrider);
-      overrider.withKubernetesClient(gated).withCloseClientOnStop(false).withInformerStoppedHandler(handler);
+      overrider.withKubernetesClient(gated).withCloseClientOnStop(false).withInformerStoppedHandler(handler)
+          .withExecutorService(gatedReconciliations);
     };
   }
 

@@ -120,7 +120,7 @@ public final class OperatorService implements LeaderService {
     KubernetesClient gated = WriteGate.gate(client, term);
     OperatorTerm started;
     try {
-      started = new OperatorTerm(configuration, gated);
+      started = new OperatorTerm(configuration, gated, term::isValid);
     } catch (Throwable failure) {
       gated.close();
       throw failure;

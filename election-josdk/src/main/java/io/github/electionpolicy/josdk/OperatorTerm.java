@@ -16,6 +16,7 @@ import java.util.Objects;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -55,10 +56,13 @@ final class OperatorTerm {
   /**
    * Builds the term's operator on {@code gatedClient} with the user's configuration (see JosdkConfiguration). The
    * client stays the caller's to close, once {@link #stop()} returned.
+   *
+   * @param termValid whether the term is still valid: no reconciliation begins once it answers false
    */
-  OperatorTerm(Consumer<ConfigurationServiceOverrider> configuration, KubernetesClient gatedClient) {
+  OperatorTerm(Consumer<ConfigurationServiceOverrider> configuration, KubernetesClient gatedClient,
+      BooleanSupplier termValid) {
     Objects.requireNonNull(gatedClient, "gatedClient");
-    this.operator = new Operator(JosdkConfiguration.forTerm(configuration, gatedClient, stopping::get));
+    this.operator = new Operator(JosdkConfiguration.forTerm(configuration, gatedClient, termValid, stopping::get));
     this.executors = operator.getConfigurationService().getExecutorServiceManager();
     this.reconciling = List.of(executors.reconcileExecutorService(), executors.workflowExecutorService());
   }

@@ -124,6 +124,27 @@ final class OperatorLog {
         && e.widget().equals(widget) && e.failure() == null);
   }
 
+  /**
+   * Reconciliations that broke term order: one of a term that began, or ended, after the operator of a later term
+   * (a higher fencing token) had begun to start. Empty when every reconciliation of a term happened before the
+   * next term's operator started.
+   */
+  List<String> reconciliationsOutOfTerm() {
+    List<Run> runs = runs();
+    List<String> violations = new ArrayList<>();
+    for (Event event : events) {
+      if (event.kind() != Kind.RECONCILING && event.kind() != Kind.RECONCILED) {
+        continue;
+      }
+      for (Run later : runs) {
+        if (later.leaseTransitions() > event.leaseTransitions() && later.startingNanos() < event.nanos()) {
+          violations.add(event + " after " + later + " had begun");
+        }
+      }
+    }
+    return violations;
+  }
+
   @Override
   public String toString() {
     return events.stream().map(Event::toString).collect(Collectors.joining("\n  ", "OperatorLog[\n  ", "]"));

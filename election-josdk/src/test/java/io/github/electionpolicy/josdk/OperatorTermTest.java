@@ -72,7 +72,8 @@ class OperatorTermTest {
         .resource(Widget.named(api.namespace(), "existing", "red")).create();
     KubernetesClient termClient = api.replica("term").client();
     // No list answers within a nanosecond: Operator.start() fails waiting for the cache to sync.
-    OperatorTerm term = new OperatorTerm(config -> config.withCacheSyncTimeout(Duration.ofNanos(1)), termClient);
+    OperatorTerm term =
+        new OperatorTerm(config -> config.withCacheSyncTimeout(Duration.ofNanos(1)), termClient, () -> true);
     CountingReconciler reconciler = new CountingReconciler();
     term.operator().register(reconciler);
 
@@ -92,7 +93,7 @@ class OperatorTermTest {
 
   @Test
   void aStartedOperatorsStopEndsItsInformers() throws Exception {
-    OperatorTerm term = new OperatorTerm(config -> { }, api.client());
+    OperatorTerm term = new OperatorTerm(config -> { }, api.client(), () -> true);
     CountingReconciler reconciler = new CountingReconciler();
     term.operator().register(reconciler);
     term.start();
