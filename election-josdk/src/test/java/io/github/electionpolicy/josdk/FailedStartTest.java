@@ -10,7 +10,7 @@ import io.github.electionpolicy.josdk.OperatorReplicas.Replica;
 import io.github.electionpolicy.josdk.sample.WidgetReconciler;
 import io.github.electionpolicy.testkit.fabric8.LeaseApiExtension;
 import io.github.electionpolicy.testkit.fabric8.LeaseWrite;
-import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
+import io.javaoperatorsdk.operator.api.config.LeaderElectionConfigurationBuilder;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -109,7 +109,7 @@ class FailedStartTest {
         .client(api.client())
         .configuration(config -> {
           if (calls.incrementAndGet() > 1) {
-            config.withLeaderElectionConfiguration(new LeaderElectionConfiguration("josdk-lease"));
+            config.withLeaderElectionConfiguration(LeaderElectionConfigurationBuilder.aLeaderElectionConfiguration("josdk-lease").build());
           }
         })
         .reconcilers((operator, term) -> operator.register(new WidgetReconciler(term)))

@@ -36,7 +36,7 @@ final class OperatorReplicas implements AutoCloseable {
 
   final LeaseApiExtension api;
   final OperatorLog log = new OperatorLog();
-  private final List<AutoCloseable> started = new CopyOnWriteArrayList<>();
+  private final List<ElectionRunner> started = new CopyOnWriteArrayList<>();
 
   OperatorReplicas(LeaseApiExtension api) {
     this.api = api;
@@ -107,9 +107,9 @@ final class OperatorReplicas implements AutoCloseable {
   }
 
   @Override
-  public void close() throws Exception {
-    for (AutoCloseable closeable : started) {
-      closeable.close();
+  public void close() {
+    for (ElectionRunner runner : started) {
+      runner.close();
     }
   }
 }
