@@ -39,11 +39,11 @@ import org.slf4j.LoggerFactory;
  * <p><b>One {@code Operator} per term.</b> Each {@link #start(LeadershipTerm)} builds a new {@code Operator} from
  * the {@linkplain Builder#configuration(Consumer) configuration}, lets the {@linkplain
  * Builder#reconcilers(ReconcilerRegistration) registration} register the term's reconcilers, and starts it;
- * {@link #stop()} stops it for good. An {@code Operator} is never started twice: once stopped, its informers
- * cannot start again (fabric8: "Cannot restart a stopped informer"), and by default it has closed its client.
- * That is why the {@linkplain LossPolicy#exit() default loss policy}, {@code EXIT}, suits an operator (a new pod
- * starts from a clean slate), and why {@link LossPolicy#recontend()} is safe here too: the next term runs a new
- * {@code Operator}, started only after the previous one's {@code stop()} returned.
+ * {@link #stop()} stops it for good. An {@code Operator} is never restarted in place: it keeps the client it was
+ * built with, so it could not take the next term's write gate, and whatever JOSDK or the reconcilers keep in memory
+ * would cross into the next term. That is why the {@linkplain LossPolicy#exit() default loss policy}, {@code EXIT},
+ * suits an operator (a new pod starts from a clean slate), and why {@link LossPolicy#recontend()} is safe here too:
+ * the next term runs a new {@code Operator}, started only after the previous one's {@code stop()} returned.
  *
  * <p><b>What the operator writes with.</b> The {@code Operator} runs on {@link WriteGate#gate(KubernetesClient,
  * LeadershipTerm)} of the {@linkplain Builder#client(KubernetesClient) client}: reads pass, and every write
@@ -53,6 +53,8 @@ import org.slf4j.LoggerFactory;
  * replaced by it, and {@code withCloseClientOnStop} is set to {@code false}: the service closes the term's gated
  * client itself once the term's reconciliations have ended (never the client you gave it). The gated client makes
  * no automatic retries: a failed write fails the reconciliation, which JOSDK retries under its own retry policy.
+ * And no reconciliation begins once the term has ended: the operator's reconciliation executor runs a task only
+ * while the term is valid, even before the runner has stopped the operator.
  *
  * <p><b>Stopping.</b> {@link #stop()} calls {@code Operator.stop()} and then waits until no reconciliation (nor
  * dependent-resource workflow) of it runs any more, however long that takes, because the runner releases the Lease

@@ -11,6 +11,7 @@ import io.javaoperatorsdk.operator.processing.Controller;
 import io.javaoperatorsdk.operator.processing.LifecycleAware;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import java.time.Duration;
+import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ExecutorService;
@@ -51,6 +52,8 @@ final class OperatorTerm {
   private final List<ExecutorService> reconciling;
   // Set when the stop begins; read by the informer-stopped handler on fabric8's threads.
   private final AtomicBoolean stopping = new AtomicBoolean();
+  // Whether Operator.start() was called, and whether it returned normally.
+  private boolean startCalled;
   private boolean started;
 
   /**
@@ -73,6 +76,7 @@ final class OperatorTerm {
 
   /** Starts the operator; see {@code Operator.start()}. */
   void start() {
+    startCalled = true;
     operator.start();
     started = true;
   }
@@ -89,7 +93,7 @@ final class OperatorTerm {
   void stop() {
     stopping.set(true);
     Throwable failure = null;
-    if (!started) {
+    if (startCalled && !started) {
       failure = stopControllersLeftRunning();
     }
     try {
@@ -161,7 +165,14 @@ final class OperatorTerm {
     Throwable failure = null;
     for (InformerWrappingEventSourceHealthIndicator<?> source
         : controller.getControllerHealthInfo().informerEventSourceHealthIndicators().values()) {
-      for (InformerHealthIndicator informer : source.informerHealthIndicators().values()) {
+      Collection<InformerHealthIndicator> informers;
+      try {
+        informers = source.informerHealthIndicators().values();
+      } catch (RuntimeException neverStarted) {
+        // JOSDK creates an event source's informers when it starts: one that never started has none to stop.
+        continue;
+      }
+      for (InformerHealthIndicator informer : informers) {
         if (informer instanceof LifecycleAware lifecycle) {
           try {
             lifecycle.stop();

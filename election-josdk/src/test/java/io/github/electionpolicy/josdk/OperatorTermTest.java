@@ -92,6 +92,15 @@ class OperatorTermTest {
   }
 
   @Test
+  void anOperatorThatNeverStartedStopsWithoutAFailure() {
+    // A registration that throws after registering a reconciler: the operator never started.
+    OperatorTerm term = new OperatorTerm(config -> { }, api.client(), () -> true);
+    term.operator().register(new CountingReconciler());
+
+    term.stop(); // throws nothing: nothing of the operator ran
+  }
+
+  @Test
   void aStartedOperatorsStopEndsItsInformers() throws Exception {
     OperatorTerm term = new OperatorTerm(config -> { }, api.client(), () -> true);
     CountingReconciler reconciler = new CountingReconciler();
