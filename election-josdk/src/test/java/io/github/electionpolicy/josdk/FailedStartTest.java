@@ -31,8 +31,14 @@ class FailedStartTest {
   private final OperatorReplicas replicas = new OperatorReplicas(api);
 
   @AfterEach
-  void closeReplicas() throws Exception {
+  void closeReplicas() {
     replicas.close();
+  }
+
+  /** replica-1 took the Lease (and may have renewed it while starting), then released it. */
+  private void assertTakenThenReleased() {
+    assertThat(api.leaseWrites(LEASE)).extracting(LeaseWrite::holder).as("taken, then released")
+        .startsWith("replica-1").endsWith("").filteredOn(holder -> !holder.isEmpty()).containsOnly("replica-1");
   }
 
   @Test
@@ -49,8 +55,7 @@ class FailedStartTest {
     assertThat(replica.exits()).containsExactly(1);
     assertThat(replica.runner().state()).isInstanceOf(ElectionState.Stopped.class);
     assertThat(replica.service().operator()).isEmpty();
-    assertThat(api.leaseWrites(LEASE)).extracting(LeaseWrite::holder).as("taken, then released")
-        .containsExactly("replica-1", "");
+    assertTakenThenReleased();
   }
 
   @Test
@@ -65,7 +70,7 @@ class FailedStartTest {
     Await.until("EXIT after the failed start", () -> !replica.exits().isEmpty(), () -> replicas.log);
     replica.runner().awaitStopped();
     assertThat(replica.exits()).containsExactly(1);
-    assertThat(api.leaseWrites(LEASE)).extracting(LeaseWrite::holder).containsExactly("replica-1", "");
+    assertTakenThenReleased();
   }
 
   @Test
@@ -92,9 +97,8 @@ class FailedStartTest {
     replica.runner().awaitStopped();
     assertThat(replica.exits()).containsExactly(1);
     assertThat(replica.service().operator()).isEmpty();
-    assertThat(api.leaseWrites(LEASE)).extracting(LeaseWrite::holder)
-        .as("renewed while starting, then released: the start failed only once what it started had stopped")
-        .endsWith("").filteredOn(holder -> !holder.isEmpty()).containsOnly("replica-1");
+    // Released: the start failed only once what it started had stopped.
+    assertTakenThenReleased();
 
     replicas.createWidget("orphan");
     Thread.sleep(4 * OperatorReplicas.RETRY_PERIOD.toMillis()); // nothing of the failed operator may reconcile it

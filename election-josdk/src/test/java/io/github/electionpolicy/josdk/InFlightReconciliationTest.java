@@ -36,7 +36,7 @@ class InFlightReconciliationTest {
   private final CountDownLatch slowEntered = new CountDownLatch(1);
 
   @AfterEach
-  void closeReplicas() throws Exception {
+  void closeReplicas() {
     replicas.close();
   }
 

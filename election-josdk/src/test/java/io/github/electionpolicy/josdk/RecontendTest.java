@@ -34,7 +34,7 @@ class RecontendTest {
   private final List<Operator> firstReplicasOperators = new CopyOnWriteArrayList<>();
 
   @AfterEach
-  void closeReplicas() throws Exception {
+  void closeReplicas() {
     replicas.close();
   }
 

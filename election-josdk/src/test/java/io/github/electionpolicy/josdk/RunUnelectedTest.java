@@ -21,7 +21,7 @@ class RunUnelectedTest {
   private final OperatorReplicas replicas = new OperatorReplicas(api);
 
   @AfterEach
-  void closeReplicas() throws Exception {
+  void closeReplicas() {
     replicas.close();
   }
 

@@ -35,7 +35,7 @@ class TwoReplicaOperatorTest {
   }
 
   @AfterEach
-  void closeReplicas() throws Exception {
+  void closeReplicas() {
     if (replicas != null) {
       replicas.close();
     }
