@@ -1,0 +1,127 @@
+package io.github.electionpolicy.josdk;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.github.electionpolicy.InvalidElectionSettingException;
+import io.javaoperatorsdk.operator.api.config.ConfigurationService;
+import io.javaoperatorsdk.operator.api.config.ConfigurationServiceOverrider;
+import io.javaoperatorsdk.operator.api.config.InformerStoppedHandler;
+import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
+import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The user's JOSDK configuration, what this module sets on top of it, and the one rule it imposes: JOSDK's own
+ * leader election stays off. Stateless; thread-safe.
+ */
+final class JosdkConfiguration {
+
+  private static final Logger LOG = LoggerFactory.getLogger(OperatorService.class);
+
+  /** The setting the check names in its message: the overrider method that turns JOSDK's election on. */
+  static final String LEADER_ELECTION_SETTING = "ConfigurationServiceOverrider.withLeaderElectionConfiguration";
+
+  private JosdkConfiguration() {}
+
+  /**
+   * The user's overrides with the operator's client set: used to check them, and to read what they configure.
+   *
+   * @param user the user's overrides
+   * @param client the client the operator must use
+   * @return the configuration the user's overrides describe
+   */
+  static ConfigurationService userConfiguration(Consumer<ConfigurationServiceOverrider> user, KubernetesClient client) {
+    return ConfigurationService.newOverriddenConfigurationService(overrider -> {
+      user.accept(overrider);
+      overrider.withKubernetesClient(client);
+    });
+  }
+
+  /**
+   * The overrides one term's {@code Operator} is built with: the user's, then what this module sets, which wins.
+   *
+   * <ul>
+   *   <li>the client, the term's write-gated one, whatever client the user set;
+   *   <li>{@code closeClientOnStop} off: {@code Operator.stop()} returns while interrupted reconciliations may still
+   *       run, and they should meet the write gate's refusal, not a closed client; {@link OperatorTerm} closes the
+   *       gated client once they ended;
+   *   <li>the reconciliation executor: the configured one (by default a new fixed pool), each of whose tasks runs
+   *       only while the term is valid ({@link TermGatedExecutor});
+   *   <li>the informer-stopped handler: the configured one (by default JOSDK's, which calls {@code System.exit(1)}
+   *       on a fatal informer error), except while the operator is being stopped: informers that fail then (say,
+   *       because the term's client closes under an informer JOSDK left running after a failed start) are the
+   *       stop's doing, not a failure of the running operator, and must not end the process.
+   * </ul>
+   *
+   * @param user the user's overrides
+   * @param gated the term's write-gated client
+   * @param termValid whether the term is still valid
+   * @param stopping whether the operator is being stopped
+   * @return the overrides
+   */
+  static Consumer<ConfigurationServiceOverrider> forTerm(Consumer<ConfigurationServiceOverrider> user,
+      KubernetesClient gated, BooleanSupplier termValid, BooleanSupplier stopping) {
+    ConfigurationService configuredByUser = userConfiguration(user, gated);
+    ExecutorService reconciliations = configuredByUser.getExecutorService();
+    if (reconciliations.isShutdown()) {
+      throw new IllegalStateException("the reconciliation executor of the configuration is shut down: an earlier term's "
+          + "operator shut it down when it stopped; create the executor inside the configuration callback "
+          + "(config -> config.withExecutorService(Executors.newFixedThreadPool(n))) so each term's operator gets "
+          + "its own");
+    }
+    ExecutorService gatedReconciliations = new TermGatedExecutor(reconciliations, termValid);
+    Optional<InformerStoppedHandler> configured = configuredByUser.getInformerStoppedHandler();
+    InformerStoppedHandler handler = new InformerStoppedHandler() {
+      @Override
+      @SuppressWarnings("rawtypes")
+      public void onStop(SharedIndexInformer informer, Throwable ex) {
+        if (stopping.getAsBoolean()) {
+          LOG.debug("Informer {} stopped while the operator was being stopped", informer, ex);
+          return;
+        }
+        configured.ifPresent(h -> h.onStop(informer, ex));
+      }
+    };
+    return overrider -> {
+      user.accept(overrider);
+      overrider.withKubernetesClient(gated).withCloseClientOnStop(false).withInformerStoppedHandler(handler)
+          .withExecutorService(gatedReconciliations);
+    };
+  }
+
+  /**
+   * Builds the configuration the overrides describe, without building an {@code Operator} (no thread, no
+   * request), to check it at start-up.
+   *
+   * @throws InvalidElectionSettingException if it turns on JOSDK's own leader election
+   */
+  static void check(Consumer<ConfigurationServiceOverrider> user, KubernetesClient client) {
+    requireNoOwnLeaderElection(userConfiguration(user, client));
+  }
+
+  /**
+   * Fails when JOSDK's own leader election is configured: it would run a second election, on a second Lease,
+   * inside an operator this module starts only while it leads, and exit the process on its own loss.
+   *
+   * @throws InvalidElectionSettingException naming the setting, the Lease it configures and the fix
+   */
+  static void requireNoOwnLeaderElection(ConfigurationService configuration) {
+    Optional<LeaderElectionConfiguration> own = configuration.getLeaderElectionConfiguration();
+    if (own.isEmpty()) {
+      return;
+    }
+    LeaderElectionConfiguration election = own.get();
+    String lease = election.getLeaseNamespace().map(ns -> ns + "/").orElse("") + election.getLeaseName();
+    throw new InvalidElectionSettingException(LEADER_ELECTION_SETTING, "Lease " + lease,
+        "none: election-policy's ElectionRunner elects this operator and starts it only while it leads, so JOSDK's "
+            + "own leader election must stay off (two elections on two Leases would each believe they decide, and "
+            + "JOSDK's would exit the process on its own loss)",
+        "remove withLeaderElectionConfiguration(...) from the configuration given to OperatorService.builder()"
+            + ".configuration(...), and give its Lease name to LeaseSettings.builder().leaseName(\""
+            + election.getLeaseName() + "\") instead");
+  }
+}

@@ -1,0 +1,82 @@
+package io.github.electionpolicy.josdk;
+
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.AbstractExecutorService;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The executor a term's operator reconciles on: JOSDK's, whose tasks each first ask whether the term is still
+ * valid and do nothing once it is not. So no reconciliation begins after the term ended, even before the runner
+ * has stopped the operator (the end is seen on this process's monotonic clock, at the renew deadline at the
+ * latest); one that began before is waited for by the stop, and its writes are refused by the write gate.
+ *
+ * <p>A skipped task leaves JOSDK believing the resource is still being reconciled; that is harmless, since the
+ * operator of an ended term is about to be stopped and is never started again. Thread-safe, as the executor it
+ * wraps.
+ */
+final class TermGatedExecutor extends AbstractExecutorService {
+
+  private static final Logger LOG = LoggerFactory.getLogger(OperatorService.class);
+
+  private final ExecutorService delegate;
+  private final BooleanSupplier termValid;
+  private final AtomicLong skipped = new AtomicLong();
+
+  TermGatedExecutor(ExecutorService delegate, BooleanSupplier termValid) {
+    this.delegate = Objects.requireNonNull(delegate, "delegate");
+    this.termValid = Objects.requireNonNull(termValid, "termValid");
+  }
+
+  @Override
+  public void execute(Runnable task) {
+    Objects.requireNonNull(task, "task");
+    delegate.execute(() -> {
+      if (termValid.getAsBoolean()) {
+        task.run();
+      } else if (skipped.incrementAndGet() == 1) {
+        LOG.info("The term ended: the operator starts no further reconciliation until it is stopped");
+      }
+    });
+  }
+
+  /** How many tasks were not run because the term had ended. */
+  long skipped() {
+    return skipped.get();
+  }
+
+  @Override
+  public void shutdown() {
+    delegate.shutdown();
+  }
+
+  @Override
+  public List<Runnable> shutdownNow() {
+    return delegate.shutdownNow();
+  }
+
+  @Override
+  public boolean isShutdown() {
+    return delegate.isShutdown();
+  }
+
+  @Override
+  public boolean isTerminated() {
+    return delegate.isTerminated();
+  }
+
+  @Override
+  public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
+    return delegate.awaitTermination(timeout, unit);
+  }
+
+  @Override
+  public String toString() {
+    return "TermGatedExecutor{" + delegate + "}";
+  }
+}
