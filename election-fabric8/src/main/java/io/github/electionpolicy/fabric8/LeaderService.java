@@ -30,8 +30,9 @@ import java.util.function.Consumer;
  * included, is caught, logged at ERROR and counts as that reconciler failing; it never leaves the others
  * unattended:
  * <ul>
- *   <li>a failed {@code start} ends the term, stops the reconcilers already started (in reverse order) and
- *       gives up leadership as if it had been lost, so the {@link LossPolicy} applies;
+ *   <li>a failed {@code start} ends the term, stops the reconcilers already started (in reverse order; not
+ *       the one whose {@code start} threw, which must clean up before it throws) and gives up leadership as
+ *       if it had been lost, so the {@link LossPolicy} applies;
  *   <li>every started reconciler's {@code stop} is called, whatever the others throw;
  *   <li>a {@code stop} that threw, or did not return within {@link LeaseSettings#stopTimeout()}, means the
  *       work may still run: the Lease is then not released but left to expire, so another replica starts
@@ -50,7 +51,9 @@ public interface LeaderService {
    *
    * @param term the term during which the work may run; fence writes with it
    * @throws Exception if the work cannot start (an {@link Error} counts the same); the runner then stops the
-   *     reconcilers started before it and gives up leadership as if it had been lost
+   *     reconcilers started before it and gives up leadership as if it had been lost. It does not call this
+   *     service's own {@link #stop()}: a {@code start} that throws must first undo what it had begun (stop the
+   *     threads and informers it started), since nothing else will
    */
   void start(LeadershipTerm term) throws Exception;
 
