@@ -9,6 +9,7 @@ import io.github.electionpolicy.fabric8.LeaderService;
 import io.github.electionpolicy.testkit.fabric8.LeaseApiExtension;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.util.concurrent.CountDownLatch;
 import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -99,6 +100,49 @@ class ElectionMetricsAttackTest {
           .as("master status of the runner that leads now").isTrue();
       assertThat(Await.until(() -> registry.get(ElectionMetrics.RENEW_DURATION).timer().count() >= 1))
           .as("its renewals").isTrue();
+    }
+  }
+
+  /**
+   * Attack: whatever ends the election thread (an Error on it; here an interrupt, as
+   * ElectionThreadFailureTest does) ends the term at once, but the runner published no change of state until
+   * its reconcilers had stopped: a loss publishes FOLLOWING before stopping them, the death of the loop did
+   * not. Under RECONTEND or a custom policy that wait has no bound, so while a reconciler's stop() takes its
+   * time the runner stays LEADING and {@code leader_election_master_status} stays 1, although nobody renews
+   * the Lease: once it expires the follower takes over, and two replicas report 1
+   * ({@code LeaderElectionTwoLeaders} fires for a replica that leads nothing).
+   */
+  @Test
+  void aLeaderWhoseElectionThreadDiedIsNotMasterWhileItsReconcilersStop() throws Exception {
+    CountDownLatch stopMayReturn = new CountDownLatch(1);
+    MeterRegistry registry = new SimpleMeterRegistry();
+    ElectionMetrics metrics = new ElectionMetrics();
+    metrics.bindTo(registry);
+    ElectionRunner a = metrics.start(ElectionRunner.builder()
+        .client(api.replica("a").client())
+        .decision(MeteredReplica.CONTEND)
+        .settings(MeteredReplica.fastSettings(api.namespace(), "a"))
+        .service(LeaderService.of(term -> { }, () -> {
+          try {
+            stopMayReturn.await();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        })));
+    assertThat(Await.until(() -> leads(a))).isTrue();
+    try (MeteredReplica b = MeteredReplica.start(api, "b")) {
+      assertThat(Await.until(() -> b.runner.state().kind() == ElectionState.Kind.FOLLOWING)).isTrue();
+
+      Thread.getAllStackTraces().keySet().stream()
+          .filter(thread -> thread.getName().equals("election-lease[" + MeteredReplica.LEASE + ":a]"))
+          .forEach(Thread::interrupt);
+
+      assertThat(Await.until(() -> b.masterStatus() == 1)).as("b took over the Lease nobody renews").isTrue();
+      assertThat(Await.until(() -> registry.get(ElectionMetrics.MASTER_STATUS).gauge().value() == 0))
+          .as("a leads nothing: its term ended with its election thread").isTrue();
+    } finally {
+      stopMayReturn.countDown();
+      a.close();
     }
   }
 }
