@@ -7,8 +7,9 @@ import java.util.Optional;
  * Hooks for metrics, logs and followers' preparations: changes of state, the leader a follower follows, and
  * renewals that succeeded or failed. Every method has an empty default, so an implementation overrides what
  * it needs. The runner calls listeners one event at a time, in order, on a thread of its own (never the thread
- * that renews the Lease); an exception from a listener is logged and ignored. A slow listener delays the
- * events after it, not the election: hand long work (warming a cache) to a thread of your own.
+ * that renews the Lease); whatever a listener throws, an {@link Error} included, is logged and ignored, and
+ * the listeners after it still hear the event. A slow listener delays the events after it, not the election:
+ * hand long work (warming a cache) to a thread of your own.
  *
  * <pre>{@code
  * ElectionListener metrics = new ElectionListener() {

@@ -629,6 +629,12 @@ public final class ElectionRunner implements AutoCloseable {
           // close() stops the reconcilers and reports STOPPED itself.
           return;
         }
+        // The term ended with the loop and nobody renews the Lease: as after a loss, the runner no longer
+        // reports leading while its reconcilers stop (which may take long), or another replica's take-over
+        // would show two leaders.
+        if (publisher.current().kind() == ElectionState.Kind.LEADING) {
+          publisher.publish(new ElectionState.Following(Optional.empty()));
+        }
       }
       try {
         lossReaction.loopDied();

@@ -190,8 +190,13 @@ final class LeaseElector implements Runnable {
         termLapsed = false;
         events.elected(term);
       } else if (signal instanceof LeaseStep.Renewed renewed) {
-        termLapsed |= term != null && !term.extendUntil(renewed.validUntilNanos());
-        events.renewed(Duration.ofNanos(renewed.roundTripNanos()));
+        // A term that lapsed on its own clock before this renewal could extend it is lost (see await): the
+        // renewal renewed nothing, so listeners hear of it only once the term is extended.
+        boolean extended = term != null && term.extendUntil(renewed.validUntilNanos());
+        termLapsed |= term != null && !extended;
+        if (extended) {
+          events.renewed(Duration.ofNanos(renewed.roundTripNanos()));
+        }
       } else if (signal instanceof LeaseStep.Following following) {
         events.following(following.holder());
       } else if (signal instanceof LeaseStep.RenewFailed failed) {

@@ -70,7 +70,10 @@ final class StatePublisher {
         for (ElectionListener listener : listeners) {
           try {
             call.accept(listener);
-          } catch (RuntimeException e) {
+          } catch (Throwable e) {
+            // Listeners only observe: whatever one throws, an Error included (a NoClassDefFoundError from a
+            // library missing at run time), the listeners after it still hear the event and the election
+            // goes on. Thrown out of this task, it would hide the event from them and bypass this log.
             LOG.warn("Election listener {} failed", listener, e);
           }
         }
