@@ -12,10 +12,15 @@ final class Await {
 
   /** Returns once {@code condition} holds; fails naming {@code what} if it does not within the deadline. */
   static void until(String what, BooleanSupplier condition) {
-    long deadline = System.nanoTime() + DEADLINE.toNanos();
+    until(what, condition, DEADLINE);
+  }
+
+  /** The same, with a deadline of its own: a JVM that starts Spring Boot may take longer on a busy machine. */
+  static void until(String what, BooleanSupplier condition, Duration within) {
+    long deadline = System.nanoTime() + within.toNanos();
     while (!condition.getAsBoolean()) {
       if (System.nanoTime() - deadline > 0) {
-        throw new AssertionError("not within " + DEADLINE.toSeconds() + " s: " + what);
+        throw new AssertionError("not within " + within.toSeconds() + " s: " + what);
       }
       try {
         Thread.sleep(20);
