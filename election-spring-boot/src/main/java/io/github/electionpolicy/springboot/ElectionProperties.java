@@ -97,6 +97,23 @@ public record ElectionProperties(
   /**
    * Puts the defaults back for a property given an empty value ({@code election.readiness=}); a duration left
    * empty stays {@code null} and gets the library's default.
+   *
+   * @param enabled as bound; see {@link #enabled()}
+   * @param killSwitchVariable as bound; see {@link #killSwitchVariable()}
+   * @param substrate as bound; see {@link #substrate()}
+   * @param leaseName as bound; see {@link #leaseName()}
+   * @param namespace as bound; see {@link #namespace()}
+   * @param identity as bound; see {@link #identity()}
+   * @param leaseDuration as bound; see {@link #leaseDuration()}
+   * @param renewDeadline as bound; see {@link #renewDeadline()}
+   * @param retryPeriod as bound; see {@link #retryPeriod()}
+   * @param requestTimeout as bound; see {@link #requestTimeout()}
+   * @param healthBudget as bound; see {@link #healthBudget()}
+   * @param stopTimeout as bound; see {@link #stopTimeout()}
+   * @param lossPolicy as bound; see {@link #lossPolicy()}
+   * @param readiness as bound; see {@link #readiness()}
+   * @param rbacPreflight as bound; see {@link #rbacPreflight()}
+   * @param phase as bound; see {@link #phase()}
    */
   public ElectionProperties {
     killSwitchVariable = killSwitchVariable == null
@@ -128,7 +145,12 @@ public record ElectionProperties(
     /** The default substrate's name: {@value}. */
     public static final String DEFAULT_NAME = "kubernetes";
 
-    /** Puts the default name back for an empty value ({@code election.substrate.name=}). */
+    /**
+     * Puts the default name back when none is bound.
+     *
+     * @param name as bound; see {@link #name()}
+     * @param usesKubernetesApi as bound; see {@link #usesKubernetesApi()}
+     */
     public SubstrateProperties {
       name = name == null ? DEFAULT_NAME : name;
     }
