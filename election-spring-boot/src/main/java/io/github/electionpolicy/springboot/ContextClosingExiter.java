@@ -15,8 +15,9 @@ import org.springframework.context.ApplicationContext;
  * runner's {@code close()} would then run inside a hook (it is safe there, but nothing of the application may
  * call {@code System.exit} from one: that blocks for ever); with the hook turned off
  * ({@code spring.main.register-shutdown-hook=false}) nothing would close the context at all. So the context is
- * closed first, with {@link SpringApplication#exit}, which also asks the application's
- * {@link org.springframework.boot.ExitCodeGenerator}s, and only then is the process ended.
+ * closed first, with {@link SpringApplication#exit}, and only then is the process ended, with the loss's
+ * status (an application's {@link org.springframework.boot.ExitCodeGenerator}s do not change it: the loss's
+ * generator comes first).
  *
  * <p>Both steps run on a thread of their own ({@code election-exit}, not a daemon, so the JVM cannot end with
  * another status meanwhile): the runner calls an exiter on its election thread, which closing the context
@@ -46,16 +47,14 @@ final class ContextClosingExiter implements Exiter {
   }
 
   private void closeThenExit(int status) {
-    int code = status;
     try {
       LOG.warn("Lost the leader Lease: closing the application context, then exiting with status {}", status);
-      code = SpringApplication.exit(context, () -> status);
+      SpringApplication.exit(context, () -> status);
     } catch (RuntimeException | Error e) {
       // A bean failing to close must not keep the process alive: the exit is what ends any work left.
       LOG.error("Closing the application context after the loss failed; exiting anyway", e);
     } finally {
-      // The loss is what this exit reports: an ExitCodeGenerator of the application may only refine it.
-      processExiter.exit(code == 0 ? status : code);
+      processExiter.exit(status);
     }
   }
 

@@ -103,6 +103,27 @@ class ElectionConditionsTest {
   }
 
   @Test
+  void stoppingAndStartingTheContextStopsTheRunnerAndStartsANewOne() {
+    Contexts.election()
+        .withPropertyValues("election.lease-name=a", Contexts.UNELECTED)
+        .withBean(LeaderService.class, () -> log.service("orders"))
+        .run(context -> {
+          ConfigurableApplicationContext source = (ConfigurableApplicationContext) context.getSourceApplicationContext();
+          ElectionLifecycle lifecycle = context.getBean(ElectionLifecycle.class);
+
+          source.stop();
+          assertThat(lifecycle.isRunning()).isFalse();
+          assertThat(lifecycle.state().kind()).isEqualTo(ElectionState.Kind.STOPPED);
+          assertThat(log.running()).isEmpty();
+
+          source.start();
+          assertThat(lifecycle.isRunning()).isTrue();
+          assertThat(log.running()).containsExactly("orders");
+        });
+    assertThat(log.events()).containsExactly("start orders", "stop orders", "start orders", "stop orders");
+  }
+
+  @Test
   void everyLeaderServiceBeanRunsInOrderAndStopsInReverseOrder() {
     contending("replica-1")
         .withUserConfiguration(OrderedServices.class)

@@ -50,8 +50,7 @@ class ExampleApplicationTest {
     try {
       Await.until("the example reconciles as leader; its output:\n" + String.join("\n", output),
           () -> output.stream().anyMatch(line -> line.contains("reconciling orders, pass 2")), JVM_DEADLINE);
-      assertThat(api.lease(LEASE)).hasValueSatisfying(
-          lease -> assertThat(lease.getSpec().getHolderIdentity()).isEqualTo("orders-1"));
+      assertThat(api.leaseWrites(LEASE)).last().extracting(LeaseWrite::holder).isEqualTo("orders-1");
 
       int port = port();
       Await.until("its readiness probe answers 200",
