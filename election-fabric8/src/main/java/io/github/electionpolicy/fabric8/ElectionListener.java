@@ -5,15 +5,18 @@ import java.util.Optional;
 
 /**
  * Hooks for metrics, logs and followers' preparations: changes of state, the leader a follower follows, and
- * failed renewals. Every method has an empty default, so an implementation overrides what it needs. The
- * runner calls listeners one event at a time, in order, on a thread of its own (never the thread that renews
- * the Lease); an exception from a listener is logged and ignored. A slow listener delays the events after
- * it, not the election: hand long work (warming a cache) to a thread of your own.
+ * renewals that succeeded or failed. Every method has an empty default, so an implementation overrides what
+ * it needs. The runner calls listeners one event at a time, in order, on a thread of its own (never the thread
+ * that renews the Lease); an exception from a listener is logged and ignored. A slow listener delays the
+ * events after it, not the election: hand long work (warming a cache) to a thread of your own.
  *
  * <pre>{@code
  * ElectionListener metrics = new ElectionListener() {
  *   public void stateChanged(ElectionState previous, ElectionState current) {
  *     leaderGauge.set(current.kind() == ElectionState.Kind.LEADING ? 1 : 0);
+ *   }
+ *   public void renewed(Duration roundTrip) {
+ *     renewLatency.record(roundTrip);
  *   }
  *   public void renewFailed(Throwable cause, Duration sinceLastRenewal) {
  *     renewFailures.increment();
@@ -50,6 +53,19 @@ public interface ElectionListener {
    * @param leader the holder of the Lease as last seen; empty when the Lease is free or the holder unknown
    */
   default void following(Optional<String> leader) {}
+
+  /**
+   * Called after each successful renewal of the Lease by this leader (about once per
+   * {@link LeaseSettings#retryPeriod()} while it leads), with the round-trip time of the update that renewed
+   * it: from just before the request was sent until its answer was taken in, on the Lease loop's monotonic
+   * clock. Not called for the write that took the Lease (that is a change of state to leading), for a renewal
+   * answered after the renew deadline (that is a loss), for the release, nor for a follower's reads. Like
+   * every hook it runs on the listeners' thread, after the renewal took effect: a slow listener never delays
+   * the next renewal.
+   *
+   * @param roundTrip how long the renewal's update took, sent to answered
+   */
+  default void renewed(Duration roundTrip) {}
 
   /**
    * Called when the leader failed to renew the Lease; it keeps trying until the renew deadline.

@@ -206,7 +206,7 @@ public final class ElectionRunner implements AutoCloseable {
     }
     Optional<LeaseAccessDeniedException> denied;
     try {
-      denied = RbacPreflight.check(requests, client, namespace, settings.leaseName(), this::isClosing);
+      denied = RbacPreflight.check(requests, client, namespace, settings, this::isClosing);
     } finally {
       synchronized (lock) {
         preflightRunning = false;
@@ -222,6 +222,13 @@ public final class ElectionRunner implements AutoCloseable {
     }
     startupFailure = denied.get();
     LOG.error("Not contending for Lease {}/{}: {}", namespace, settings.leaseName(), denied.get().getMessage());
+    synchronized (lock) {
+      if (closing) {
+        // close() began before the denial was acted on (e.g. while the line above was written): closing on
+        // purpose is not a loss, so the loss policy does not run; close() stops the runner.
+        return false;
+      }
+    }
     lossReaction.startFailed();
     return false;
   }
@@ -283,6 +290,17 @@ public final class ElectionRunner implements AutoCloseable {
    */
   public Optional<String> namespace() {
     return Optional.ofNullable(namespace);
+  }
+
+  /**
+   * The name of the Lease, from {@link LeaseSettings#leaseName()}; with {@link #namespace()} it names the
+   * Lease in logs and metrics.
+   *
+   * @return the Lease's name; running unelected, the name the settings give if any were given (no Lease is
+   *     used then), else empty
+   */
+  public Optional<String> leaseName() {
+    return Optional.ofNullable(settings).map(LeaseSettings::leaseName);
   }
 
   /**
@@ -591,6 +609,11 @@ public final class ElectionRunner implements AutoCloseable {
         return LossHandler.AfterLoss.STOP;
       }
       return lossReaction.react(term);
+    }
+
+    @Override
+    public void renewed(Duration roundTrip) {
+      publisher.renewed(roundTrip);
     }
 
     @Override

@@ -191,6 +191,7 @@ final class LeaseElector implements Runnable {
         events.elected(term);
       } else if (signal instanceof LeaseStep.Renewed renewed) {
         termLapsed |= term != null && !term.extendUntil(renewed.validUntilNanos());
+        events.renewed(Duration.ofNanos(renewed.roundTripNanos()));
       } else if (signal instanceof LeaseStep.Following following) {
         events.following(following.holder());
       } else if (signal instanceof LeaseStep.RenewFailed failed) {

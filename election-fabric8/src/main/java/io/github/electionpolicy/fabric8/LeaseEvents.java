@@ -18,6 +18,9 @@ interface LeaseEvents {
   /** This process lost the Lease; may block until reconcilers stopped; says whether to contend again. */
   LossHandler.AfterLoss lost(LeadershipTerm term);
 
+  /** A renewal succeeded; its update took {@code roundTrip} from sent to answered. Must not block. */
+  void renewed(Duration roundTrip);
+
   /** A renewal failed; the leader keeps trying until its deadline. */
   void renewFailed(Throwable cause, Duration sinceLastRenewal);
 

@@ -552,7 +552,7 @@ final class LeaseProtocol {
         return lost(LossCause.LATE_RENEWAL, Optional.of(identity));
       }
       lastRenewSentNanos = sent;
-      signals.add(new LeaseStep.Renewed(sent + renewDeadlineNanos));
+      signals.add(new LeaseStep.Renewed(sent + renewDeadlineNanos, t - sent));
       return lead(now);
     }
     Answer.Failed failed = (Answer.Failed) answer;

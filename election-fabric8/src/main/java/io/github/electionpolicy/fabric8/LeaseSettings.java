@@ -72,19 +72,41 @@ public abstract class LeaseSettings {
   }
 
   /**
-   * A builder holding every value of these settings, to derive other settings from them. It copies the
-   * values as they are, the derived defaults ({@link #requestTimeout()}, {@link #healthBudget()},
-   * {@link #stopTimeout()}) included: after changing {@code leaseDuration} or {@code renewDeadline}, set
-   * those again if they should follow.
+   * A builder holding the values of these settings, to derive other settings from them. The three derived
+   * settings ({@link #requestTimeout()}, {@link #healthBudget()}, {@link #stopTimeout()}) are copied only when
+   * they differ from what the timings give: one still at its default keeps following the timings, so after
+   * {@code toBuilder().leaseDuration(...).renewDeadline(...)} it is derived from the new ones; one set to
+   * another value is kept as set.
    *
    * <pre>{@code
    * LeaseSettings recontending = settings.toBuilder().lossPolicy(LossPolicy.recontend()).build();
+   * LeaseSettings slower = settings.toBuilder().leaseDuration(Duration.ofSeconds(60))
+   *     .renewDeadline(Duration.ofSeconds(40)).retryPeriod(Duration.ofSeconds(5)).build();
    * }</pre>
    *
    * @return a new builder, independent of these settings
    */
   public final Builder toBuilder() {
-    return builder().from(this);
+    Builder builder = builder();
+    builder.leaseName(leaseName())
+        .namespace(namespace())
+        .identity(identity())
+        .environment(environment())
+        .leaseDuration(leaseDuration())
+        .renewDeadline(renewDeadline())
+        .retryPeriod(retryPeriod())
+        .lossPolicy(lossPolicy())
+        .serviceAccountNamespaceFile(serviceAccountNamespaceFile());
+    if (!requestTimeout().equals(renewDeadline().dividedBy(2))) {
+      builder.requestTimeout(requestTimeout());
+    }
+    if (!healthBudget().equals(SettingsChecks.sumOrFirst(leaseDuration(), renewDeadline()))) {
+      builder.healthBudget(healthBudget());
+    }
+    if (!stopTimeout().equals(SettingsChecks.safetyMargin(leaseDuration(), renewDeadline()))) {
+      builder.stopTimeout(stopTimeout());
+    }
+    return builder;
   }
 
   /**

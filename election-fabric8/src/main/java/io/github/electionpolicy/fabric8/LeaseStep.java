@@ -126,8 +126,11 @@ record LeaseStep(Action action, List<Signal> signals) {
   /** This process won a new term; its reconcilers may run until {@code validUntilNanos} unless renewed. */
   record Elected(LeaseRecord record, long validUntilNanos, Optional<String> previousHolder) implements Signal {}
 
-  /** A renewal succeeded: the term stays valid until {@code validUntilNanos}. */
-  record Renewed(long validUntilNanos) implements Signal {}
+  /**
+   * A renewal succeeded: the term stays valid until {@code validUntilNanos}; the update took
+   * {@code roundTripNanos} from when it was sent until its answer was taken in.
+   */
+  record Renewed(long validUntilNanos, long roundTripNanos) implements Signal {}
 
   /** The term is over; {@code holder} is who holds the Lease now, if known. */
   record Lost(LossCause cause, Optional<String> holder) implements Signal {}

@@ -30,7 +30,8 @@ final class RbacPreflight {
    * {@code closing} turns true it sends no further review and reports nothing.
    */
   static Optional<LeaseAccessDeniedException> check(LeaseRequests requests, KubernetesClient userClient,
-      String namespace, String leaseName, BooleanSupplier closing) {
+      String namespace, LeaseSettings settings, BooleanSupplier closing) {
+    String leaseName = settings.leaseName();
     LeaseAccess access = LeaseAccess.review(namespace, leaseName, review -> {
       if (closing.getAsBoolean()) {
         throw new CancellationException("the runner is closing");
@@ -53,8 +54,10 @@ final class RbacPreflight {
       case GRANTED -> {
         if (access.watchDenied()) {
           LOG.warn("Leader election may not watch leases in namespace \"{}\": followers will notice a released "
-              + "Lease only at their next poll. To fix, grant the Role:\n{}", namespace,
-              LeaseAccess.roleYaml(namespace, leaseName));
+              + "Lease only at their next poll, so a graceful hand-over takes up to one retry period ({}) instead "
+              + "of milliseconds, and each follower reads the Lease every retry period instead of once per lease "
+              + "duration ({}). To fix, grant the Role:\n{}", namespace, settings.retryPeriod(),
+              settings.leaseDuration(), LeaseAccess.roleYaml(namespace, leaseName));
         }
       }
     }

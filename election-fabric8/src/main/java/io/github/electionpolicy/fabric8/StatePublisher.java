@@ -53,6 +53,10 @@ final class StatePublisher {
     }
   }
 
+  void renewed(Duration roundTrip) {
+    dispatch(listener -> listener.renewed(roundTrip));
+  }
+
   void renewFailed(Throwable cause, Duration sinceLastRenewal) {
     dispatch(listener -> listener.renewFailed(cause, sinceLastRenewal));
   }

@@ -80,6 +80,84 @@ class HealthAndListenerTest {
   }
 
   @Test
+  void listenerHearsEachRenewalWithItsRoundTripOffTheLeaseThread() throws Exception {
+    List<Duration> roundTrips = new CopyOnWriteArrayList<>();
+    List<String> threads = new CopyOnWriteArrayList<>();
+    ElectionListener listener = new ElectionListener() {
+      @Override
+      public void renewed(Duration roundTrip) {
+        threads.add(Thread.currentThread().getName());
+        roundTrips.add(roundTrip);
+      }
+    };
+    try (Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log, listener)) {
+      assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(5))).isTrue();
+
+      // Renewals come every retry period (200 ms); three take well under the wait.
+      assertThat(Replica.awaitTrue(() -> roundTrips.size() >= 3, Duration.ofSeconds(10))).isTrue();
+      List<Duration> heard = List.copyOf(roundTrips);
+
+      // Each renewal heard is an update the server accepted after the one that took the Lease, answered
+      // within the renew deadline (a later answer is a loss, not a renewal).
+      assertThat(api.writes().stream().filter(write -> write.holder().equals("a")).count())
+          .isGreaterThanOrEqualTo(heard.size() + 1);
+      assertThat(heard).allSatisfy(rtt -> assertThat(rtt).isPositive().isLessThan(MockApi.RENEW_DEADLINE));
+      assertThat(threads).allSatisfy(name -> assertThat(name).startsWith("election-events["));
+    }
+  }
+
+  @Test
+  void aFollowerHearsNoRenewal() throws Exception {
+    List<Duration> heardByB = new CopyOnWriteArrayList<>();
+    List<Duration> heardByA = new CopyOnWriteArrayList<>();
+    try (Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log,
+        recordingRenewals(heardByA))) {
+      assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(5))).isTrue();
+      try (Replica b = Replica.start("b", api.client(), MockApi.fastSettings("b").build(), log,
+          recordingRenewals(heardByB))) {
+        assertThat(Replica.awaitTrue(() -> b.runner.state().kind() == ElectionState.Kind.FOLLOWING,
+            Duration.ofSeconds(5))).isTrue();
+        int renewalsOfA = heardByA.size();
+
+        assertThat(Replica.awaitTrue(() -> heardByA.size() >= renewalsOfA + 3, Duration.ofSeconds(10))).isTrue();
+
+        assertThat(heardByB).isEmpty();
+      }
+    }
+  }
+
+  private static ElectionListener recordingRenewals(List<Duration> roundTrips) {
+    return new ElectionListener() {
+      @Override
+      public void renewed(Duration roundTrip) {
+        roundTrips.add(roundTrip);
+      }
+    };
+  }
+
+  @Test
+  void theRunnerNamesItsLease() throws Exception {
+    try (Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log)) {
+      assertThat(a.runner.leaseName()).contains(MockApi.LEASE);
+      assertThat(a.runner.namespace()).contains(MockApi.NAMESPACE);
+    }
+    try (ElectionRunner unelected = ElectionRunner.builder()
+        .decision(MockApi.RUN_UNELECTED)
+        .service(log.service("unelected"))
+        .start()) {
+      assertThat(unelected.leaseName()).isEmpty();
+    }
+    try (ElectionRunner unelected = ElectionRunner.builder()
+        .decision(MockApi.RUN_UNELECTED)
+        .settings(MockApi.fastSettings("u").build())
+        .service(log.service("unelected-with-settings"))
+        .start()) {
+      assertThat(unelected.leaseName()).contains(MockApi.LEASE);
+      assertThat(unelected.namespace()).isEmpty();
+    }
+  }
+
+  @Test
   void followerIsReadyAndLiveAndNamesTheLeader() throws Exception {
     try (Replica a = Replica.startLeader("a", api.client(), MockApi.fastSettings("a").build(), log);
         Replica b = Replica.start("b", api.client(), MockApi.fastSettings("b").build(), log)) {

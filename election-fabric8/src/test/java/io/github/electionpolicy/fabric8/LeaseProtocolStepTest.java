@@ -360,7 +360,7 @@ class LeaseProtocolStepTest {
       assertThat(renew.action()).isEqualTo(new LeaseStep.Update(writtenRecord(renew), DEADLINE));
       assertThat(writtenRecord(renew).resourceVersion()).isEqualTo("11");
       assertThat(writtenRecord(renew).renewTime()).isEqualTo(WALL.plusMillis(2_000));
-      assertThat(renewed.signals()).contains(new LeaseStep.Renewed(12_000 * MS));
+      assertThat(renewed.signals()).contains(new LeaseStep.Renewed(12_000 * MS, 100 * MS));
       assertThat(renewed.action()).isEqualTo(new LeaseStep.Await(4_000 * MS));
     }
 

@@ -72,6 +72,25 @@ class LeaseSettingsTest {
   }
 
   @Test
+  void toBuilderLetsDerivedDefaultsFollowNewTimingsAndKeepsWhatWasSet() {
+    LeaseSettings defaults = valid().build();
+    LeaseSettings slower = defaults.toBuilder().leaseDuration(Duration.ofSeconds(60))
+        .renewDeadline(Duration.ofSeconds(40)).retryPeriod(Duration.ofSeconds(5)).build();
+    LeaseSettings faster = defaults.toBuilder().leaseDuration(Duration.ofSeconds(4))
+        .renewDeadline(Duration.ofSeconds(3)).retryPeriod(Duration.ofSeconds(1)).build();
+
+    assertThat(slower).isEqualTo(valid().leaseDuration(Duration.ofSeconds(60))
+        .renewDeadline(Duration.ofSeconds(40)).retryPeriod(Duration.ofSeconds(5)).build());
+    assertThat(slower.healthBudget()).isEqualTo(Duration.ofSeconds(100));
+    assertThat(faster.requestTimeout()).isEqualTo(Duration.ofMillis(1500));
+    assertThat(faster.stopTimeout()).isEqualTo(Duration.ofSeconds(1));
+
+    LeaseSettings set = valid().requestTimeout(Duration.ofSeconds(2)).build();
+    assertThat(set.toBuilder().renewDeadline(Duration.ofSeconds(12)).build().requestTimeout())
+        .as("a value set to something other than its default is kept").isEqualTo(Duration.ofSeconds(2));
+  }
+
+  @Test
   void aLeaseNameNeverSetFailsAtBuildTimeNamingTheSetting() {
     assertThatThrownBy(() -> LeaseSettings.builder().build())
         .isInstanceOfSatisfying(InvalidElectionSettingException.class,

@@ -3,6 +3,7 @@ package io.github.electionpolicy.fabric8;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.ServiceAccount;
 import io.fabric8.kubernetes.api.model.authorization.v1.SelfSubjectAccessReview;
 import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReviewStatus;
 import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
@@ -62,6 +63,23 @@ class RbacManifestTest {
     });
     assertThat(binding.getRoleRef().getName()).isEqualTo(role.getMetadata().getName());
     assertThat(binding.getMetadata().getNamespace()).isEqualTo(role.getMetadata().getNamespace());
+  }
+
+  /** Applied to a fresh namespace, nothing is missing: the account the binding names is in the manifest. */
+  @Test
+  void theBindingsSubjectIsTheManifestsOwnServiceAccount() throws Exception {
+    ServiceAccount account = manifest().stream().filter(ServiceAccount.class::isInstance)
+        .map(ServiceAccount.class::cast).findFirst().orElseThrow();
+    RoleBinding binding = manifest().stream().filter(RoleBinding.class::isInstance)
+        .map(RoleBinding.class::cast).findFirst().orElseThrow();
+
+    assertThat(binding.getSubjects()).singleElement().satisfies(subject -> {
+      assertThat(subject.getKind()).isEqualTo("ServiceAccount");
+      assertThat(subject.getName()).isEqualTo(account.getMetadata().getName());
+      assertThat(subject.getNamespace()).isEqualTo(account.getMetadata().getNamespace());
+    });
+    assertThat(manifest()).extracting(HasMetadata::getKind)
+        .containsExactly("ServiceAccount", "Role", "RoleBinding");
   }
 
   @Test

@@ -94,8 +94,14 @@ class RbacPreflightTest {
   void deniedWatchOnlyWarnsAndTheReplicaStillLeads() throws Exception {
     api.answeringAccessReviews().denying(Set.of("watch"));
 
-    try (Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log)) {
+    try (LogCapture logs = new LogCapture();
+        Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log)) {
       assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(5))).isTrue();
+      assertThat(logs.text()).contains("WARN")
+          .contains("may not watch leases in namespace \"" + MockApi.NAMESPACE + "\"")
+          .contains("a graceful hand-over takes up to one retry period (PT0.2S) instead of milliseconds")
+          .contains("every retry period instead of once per lease duration (PT2S)")
+          .contains("kind: Role");
     }
   }
 

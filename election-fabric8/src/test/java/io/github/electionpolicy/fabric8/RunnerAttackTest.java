@@ -355,7 +355,6 @@ class RunnerAttackTest {
    * right before the exiter.
    */
   @Test
-  @org.junit.jupiter.api.Disabled("FINDING 8: a close() that begins while the preflight denial is being reported still gets the EXIT")
   void aCloseThatBeganBeforeTheDenialIsActedOnIsNotAnExit() throws Exception {
     api.denying(Set.of("update"));
     List<Integer> exits = new CopyOnWriteArrayList<>();
@@ -453,7 +452,6 @@ class RunnerAttackTest {
    * at least say in the message that the value was copied by toBuilder() and must be set explicitly.
    */
   @Test
-  @org.junit.jupiter.api.Disabled("FINDING 9: after toBuilder(), a copied derived default fails with a fix the user cannot apply")
   void toBuilderWithNewTimingsBuildsOrNamesAFixThatCanBeApplied() {
     LeaseSettings defaults = LeaseSettings.builder().leaseName("orders").build();
 

@@ -89,7 +89,7 @@ final class EmbeddedLeaseApi extends BaseLeaseApi {
   @Override
   public ReplicaLink replica(String name) {
     Objects.requireNonNull(name, "name");
-    return track(new ProxiedReplicaLink(name, proxy()));
+    return track(new ProxiedReplicaLink(this, name, proxy(), () -> dispatcher.requestCount(name)));
   }
 
   @Override
@@ -123,73 +123,5 @@ final class EmbeddedLeaseApi extends BaseLeaseApi {
   @Override
   public String toString() {
     return "LeaseApi[embedded at " + url() + ", namespace " + namespace() + "]";
-  }
-
-  /** A replica behind its own proxy; its client is created on first use. */
-  private final class ProxiedReplicaLink implements ReplicaLink {
-
-    private final String name;
-    private final TcpProxy proxy;
-    private KubernetesClient client;
-
-    ProxiedReplicaLink(String name, TcpProxy proxy) {
-      this.name = name;
-      this.proxy = proxy;
-    }
-
-    @Override
-    public String name() {
-      return name;
-    }
-
-    @Override
-    public synchronized KubernetesClient client() {
-      if (client == null) {
-        client = newClient(proxy.url(), name);
-      }
-      return client;
-    }
-
-    @Override
-    public String url() {
-      return proxy.url();
-    }
-
-    @Override
-    public void partition() {
-      proxy.blackhole();
-    }
-
-    @Override
-    public void refuseConnections() {
-      proxy.refuse();
-    }
-
-    @Override
-    public void heal() {
-      proxy.restore();
-    }
-
-    @Override
-    public int requestCount() {
-      return dispatcher.requestCount(name);
-    }
-
-    @Override
-    public void close() {
-      KubernetesClient toClose;
-      synchronized (this) {
-        toClose = client;
-      }
-      if (toClose != null) {
-        closeQuietly(toClose);
-      }
-      closeQuietly(proxy);
-    }
-
-    @Override
-    public String toString() {
-      return "replica " + name + " via " + proxy.url();
-    }
   }
 }

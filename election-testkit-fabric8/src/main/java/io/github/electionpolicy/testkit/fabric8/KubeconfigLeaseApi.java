@@ -9,11 +9,16 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.Watcher;
 import io.fabric8.kubernetes.client.WatcherException;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.URI;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 
@@ -118,7 +123,35 @@ final class KubeconfigLeaseApi extends BaseLeaseApi {
   @Override
   public ReplicaLink replica(String name) {
     Objects.requireNonNull(name, "name");
-    return track(new DirectReplicaLink(name));
+    Optional<InetAddress> loopback = loopbackHost();
+    if (loopback.isEmpty()) {
+      return track(new DirectReplicaLink(name));
+    }
+    URI server = URI.create(url());
+    int port = server.getPort() != -1 ? server.getPort() : "https".equals(server.getScheme()) ? 443 : 80;
+    try {
+      return track(new ProxiedReplicaLink(this, name,
+          track(new TcpProxy(server.getScheme(), loopback.get(), port)), null));
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot open a loopback port for a replica's proxy", e);
+    }
+  }
+
+  /**
+   * The server's address when it is on this machine's loopback interface: then a TCP proxy on 127.0.0.1 reaches it
+   * and its certificate (which names 127.0.0.1, as the project's script writes it, or localhost) still matches.
+   */
+  private Optional<InetAddress> loopbackHost() {
+    String host = URI.create(url()).getHost();
+    if (host == null || !(host.equals("localhost") || host.startsWith("127.") || host.equals("[::1]"))) {
+      return Optional.empty();
+    }
+    try {
+      InetAddress address = InetAddress.getByName(host.equals("localhost") ? "127.0.0.1" : host);
+      return address.isLoopbackAddress() ? Optional.of(address) : Optional.empty();
+    } catch (IOException e) {
+      return Optional.empty();
+    }
   }
 
   @Override
@@ -164,7 +197,7 @@ final class KubeconfigLeaseApi extends BaseLeaseApi {
     return "LeaseApi[real API server at " + url() + " from " + kubeconfig + ", namespace " + namespace() + "]";
   }
 
-  /** A replica's client straight to the real server: no proxy, so no faults. */
+  /** A replica's client straight to a real server off this machine: no proxy, so no faults. */
   private final class DirectReplicaLink implements ReplicaLink {
 
     private final String name;
@@ -210,6 +243,11 @@ final class KubeconfigLeaseApi extends BaseLeaseApi {
     @Override
     public int requestCount() {
       throw embeddedOnly("ReplicaLink.requestCount");
+    }
+
+    @Override
+    public int connectionCount() {
+      throw embeddedOnly("ReplicaLink.connectionCount (on a server off the loopback interface)");
     }
 
     @Override

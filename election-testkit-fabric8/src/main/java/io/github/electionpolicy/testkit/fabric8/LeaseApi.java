@@ -29,8 +29,9 @@ import java.util.regex.Pattern;
  * }</pre>
  *
  * <p>What only the embedded server can do ({@link #denyAccess}, {@link #stopServer}, {@link #mockServer},
- * {@link ReplicaLink#partition()} and the other faults, request counts) throws {@link IllegalStateException}
- * against a real server; a test that needs it calls {@link #assumeEmbedded()} first and is skipped there.
+ * {@link ReplicaLink#requestCount()}) throws {@link IllegalStateException} against a real server; a test that
+ * needs it calls {@link #assumeEmbedded()} first and is skipped there. The network faults of {@link ReplicaLink}
+ * work against a real server on a loopback address too (each replica has a TCP proxy that passes TLS through).
  *
  * <p>Thread-safe: replicas may use their clients from any thread. Close it once; closing closes every client,
  * watch and proxy it handed out, then stops the server (or deletes the namespace).

@@ -13,9 +13,11 @@ import io.fabric8.kubernetes.client.KubernetesClient;
  * replica.heal();
  * }</pre>
  *
- * <p>Against a real API server (see {@link ApiServerTarget}) there is no proxy: {@link #client()} works, and the
- * fault methods throw {@link IllegalStateException}; a test that needs them calls {@link
- * LeaseApi#assumeEmbedded()} first. Thread-safe.
+ * <p>Against a real API server (see {@link ApiServerTarget}) on a loopback address (the project's
+ * {@code tools/kube-apiserver} script starts one) the replica goes through a TCP proxy too, which passes TLS
+ * through, so the faults work the same; only {@link #requestCount()} needs the embedded server (it counts
+ * requests the proxy cannot read). Against a real server elsewhere there is no proxy: {@link #client()} works,
+ * and the fault methods throw {@link IllegalStateException}. Thread-safe.
  */
 public interface ReplicaLink extends AutoCloseable {
 
@@ -45,25 +47,25 @@ public interface ReplicaLink extends AutoCloseable {
 
   /**
    * A network partition: connections stay open but nothing is forwarded either way, so the replica's requests
-   * hang until their timeouts. Embedded server only.
+   * hang until their timeouts.
    *
-   * @throws IllegalStateException against a real API server
+   * @throws IllegalStateException against a real API server that is not on a loopback address
    */
   void partition();
 
   /**
    * Drops every connection of the replica and refuses each new one at once, as when the server is down for it
-   * or its process died. Embedded server only.
+   * or its process died.
    *
-   * @throws IllegalStateException against a real API server
+   * @throws IllegalStateException against a real API server that is not on a loopback address
    */
   void refuseConnections();
 
   /**
    * Forwards again after {@link #partition()} or {@link #refuseConnections()}; connections open while cut are
-   * dropped, so the client reconnects. Embedded server only.
+   * dropped, so the client reconnects.
    *
-   * @throws IllegalStateException against a real API server
+   * @throws IllegalStateException against a real API server that is not on a loopback address
    */
   void heal();
 
@@ -75,6 +77,16 @@ public interface ReplicaLink extends AutoCloseable {
    * @throws IllegalStateException against a real API server
    */
   int requestCount();
+
+  /**
+   * How many TCP connections this replica's client opened to its proxy, refused ones included; zero means the
+   * client sent nothing at all. Works against both targets (the embedded server, and a real one on a loopback
+   * address).
+   *
+   * @return the count so far
+   * @throws IllegalStateException against a real API server that is not on a loopback address
+   */
+  int connectionCount();
 
   /** Closes the client and the proxy, dropping every connection; closing again does nothing. */
   @Override

@@ -8,9 +8,11 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A loopback TCP proxy in front of the mock API server that a test can cut: {@link #blackhole()} keeps
+ * A loopback TCP proxy in front of an API server (the mock one, or a real one on a loopback address, whose TLS
+ * passes through untouched) that a test can cut: {@link #blackhole()} keeps
  * connections open but forwards nothing (a network partition: requests hang), {@link #refuse()} closes every
  * connection and each new one at once (the server is down, or the replica's process died), {@link #restore()}
  * forwards again. Closing a client is not enough to drop its connections: on Java 17 the JDK HTTP client keeps
@@ -20,12 +22,23 @@ final class TcpProxy implements AutoCloseable {
 
   private enum Mode { OPEN, BLACKHOLE, REFUSE }
 
+  private final InetAddress targetHost;
   private final int targetPort;
+  private final String scheme;
   private final ServerSocket listener;
+  private final AtomicInteger connections = new AtomicInteger();
   private final List<Socket> sockets = new ArrayList<>();
   private volatile Mode mode = Mode.OPEN;
 
+  /** A proxy to the mock server's plain HTTP port on the loopback address. */
   TcpProxy(int targetPort) throws IOException {
+    this("http", InetAddress.getLoopbackAddress(), targetPort);
+  }
+
+  /** A proxy to {@code targetHost:targetPort}, whose URL has {@code scheme} (https passes TLS through). */
+  TcpProxy(String scheme, InetAddress targetHost, int targetPort) throws IOException {
+    this.scheme = scheme;
+    this.targetHost = targetHost;
     this.targetPort = targetPort;
     this.listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
     Thread acceptor = new Thread(this::accept, "tcp-proxy-accept-" + listener.getLocalPort());
@@ -34,7 +47,12 @@ final class TcpProxy implements AutoCloseable {
   }
 
   String url() {
-    return "http://127.0.0.1:" + listener.getLocalPort() + "/";
+    return scheme + "://127.0.0.1:" + listener.getLocalPort() + "/";
+  }
+
+  /** How many connections clients opened to this proxy, refused ones included. */
+  int connectionCount() {
+    return connections.get();
   }
 
   void blackhole() {
@@ -59,13 +77,14 @@ final class TcpProxy implements AutoCloseable {
       } catch (IOException closed) {
         return;
       }
+      connections.incrementAndGet();
       Mode now = mode;
       if (now == Mode.REFUSE) {
         closeQuietly(downstream);
         continue;
       }
       try {
-        Socket upstream = now == Mode.OPEN ? new Socket(InetAddress.getLoopbackAddress(), targetPort) : null;
+        Socket upstream = now == Mode.OPEN ? new Socket(targetHost, targetPort) : null;
         track(downstream);
         downstream.setTcpNoDelay(true);
         if (upstream != null) {

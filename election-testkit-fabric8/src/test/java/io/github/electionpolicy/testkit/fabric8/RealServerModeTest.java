@@ -6,6 +6,7 @@ import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass
 
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.api.model.coordination.v1.LeaseBuilder;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -22,10 +23,10 @@ import org.junit.platform.testkit.engine.Events;
 import org.opentest4j.TestAbortedException;
 
 /**
- * The real-server mode, driven through a kubeconfig file. No real API server runs in this build, so the
- * "cluster" here is a second embedded server that the fixture reaches only through the kubeconfig, as it would
- * a real one: this checks the kubeconfig path, the per-test namespace, the watch-based write log and the
- * embedded-only guards, not the behaviour of a real API server.
+ * The real-server mode, driven through a kubeconfig file, in isolation: the "cluster" here is a second embedded
+ * server that the fixture reaches only through the kubeconfig, as it would a real one. This checks the kubeconfig
+ * path, the per-test namespace, the watch-based write log, the proxies and the embedded-only guards; the
+ * behaviour of a real API server is checked by {@code election-apiserver-tests}, against kube-apiserver.
  */
 class RealServerModeTest {
 
@@ -105,15 +106,36 @@ class RealServerModeTest {
   @Test
   void whatNeedsTheEmbeddedServerFailsWithAMessageThatSaysToAssumeIt() {
     try (LeaseApi api = LeaseApi.builder().target(ApiServerTarget.kubeconfig(kubeconfig)).start()) {
-      ReplicaLink replica = api.replica("r");
       List<Runnable> embeddedOnly = List.of(() -> api.denyAccess(Set.of("update")), api::stopServer,
-          api::mockServer, replica::partition, replica::refuseConnections, replica::heal, replica::requestCount);
+          api::mockServer);
 
       assertThat(embeddedOnly).allSatisfy(call -> assertThatThrownBy(call::run)
           .isInstanceOf(IllegalStateException.class)
           .hasMessageContaining("needs the embedded Lease API")
           .hasMessageContaining("call assumeEmbedded()"));
+      assertThatThrownBy(api.replica("r")::requestCount)
+          .isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining("use connectionCount()");
       assertThatThrownBy(api::assumeEmbedded).isInstanceOf(TestAbortedException.class);
+    }
+  }
+
+  /** A server on a loopback address (like the project's real kube-apiserver) is reached through a proxy. */
+  @Test
+  void aServerOnLoopbackIsReachedThroughAProxyThatTheTestCanCut() {
+    try (LeaseApi api = LeaseApi.builder().target(ApiServerTarget.kubeconfig(kubeconfig)).start()) {
+      ReplicaLink replica = api.replica("r");
+      assertThat(replica.url()).isNotEqualTo(cluster.url()).startsWith("http://127.0.0.1:");
+      assertThat(replica.connectionCount()).isZero();
+
+      replica.client().leases().list();
+      assertThat(replica.connectionCount()).isPositive();
+
+      replica.refuseConnections();
+      assertThatThrownBy(() -> replica.client().leases().list()).isInstanceOf(KubernetesClientException.class);
+      replica.heal();
+      assertThat(replica.client().leases().list().getItems()).isEmpty();
+      assertThat(api.replica("unused").connectionCount()).isZero();
     }
   }
 
@@ -156,7 +178,7 @@ class RealServerModeTest {
     void needsFaults() {
       namespaces.add(api.namespace());
       api.assumeEmbedded();
-      api.replica("r").partition();
+      api.denyAccess(Set.of("update"));
     }
   }
 }

@@ -1,0 +1,185 @@
+package io.github.electionpolicy.fabric8;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.github.electionpolicy.Environment;
+import io.github.electionpolicy.examples.ExplainCluster;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * RBAC for real: {@code docs/rbac.yaml} as a service account's only grant, as written and with each verb removed
+ * in turn; the adapter's preflight and {@code explain-cluster} judge each case; the RBAC is the real server's.
+ */
+class RbacIT {
+
+  private static final KubeCluster CLUSTER = KubeCluster.fromSystemProperties();
+  private static KubernetesClient admin;
+
+  @TempDir
+  Path dir;
+
+  private final ServiceLog log = new ServiceLog();
+
+  @BeforeAll
+  static void connect() {
+    admin = CLUSTER.admin();
+  }
+
+  @AfterAll
+  static void disconnect() {
+    admin.close();
+  }
+
+  /**
+   * docs/rbac.yaml with its three names replaced and {@code removedVerb} (if any) taken out, applied to a fresh
+   * namespace (which the manifest says must exist); returns the service account's token.
+   */
+  private static String applyManifest(String namespace, String removedVerb) throws IOException {
+    String manifest = Files.readString(CLUSTER.repo().resolve("docs/rbac.yaml"))
+        .replace("namespace: orders", "namespace: " + namespace);
+    if (removedVerb != null) {
+      // Without create, its rule goes: the real server refuses a rule with no verbs (422), as the mock does not.
+      String createRule = "  - apiGroups: [\"coordination.k8s.io\"]\n    resources: [\"leases\"]\n"
+          + "    verbs: [\"create\"]\n";
+      assertThat(manifest).contains(createRule);
+      manifest = manifest.replace(createRule, removedVerb.equals("create") ? "" : createRule)
+          .replace("verbs: [\"get\", \"update\", \"watch\"]", "verbs: [" + String.join(", ",
+              KubeCluster.verbs().stream().filter(v -> !v.equals("create") && !v.equals(removedVerb))
+                  .map(v -> "\"" + v + "\"").toList()) + "]");
+      assertThat(manifest.substring(manifest.indexOf("rules:"))).doesNotContain("\"" + removedVerb + "\"");
+    }
+    KubeCluster.createNamespace(admin, namespace);
+    admin.load(new java.io.ByteArrayInputStream(manifest.getBytes(StandardCharsets.UTF_8)))
+        .inNamespace(namespace).createOrReplace();
+    return KubeCluster.token(admin, namespace, KubeCluster.SA_NAME);
+  }
+
+  private static String freshNamespace(String what) {
+    return "rbac-" + what + "-" + Integer.toHexString(ThreadLocalRandom.current().nextInt(0x1000, 0xffff));
+  }
+
+  private ElectionRunner start(KubernetesClient client, String namespace) {
+    return ElectionRunner.builder()
+        .client(client)
+        .decision(MockApi.CONTEND)
+        .settings(MockApi.fastSettings("sa").namespace(namespace).leaseName(KubeCluster.SA_NAME).build())
+        .service(log.service("sa"))
+        .start();
+  }
+
+  @Test
+  void theServiceAccountTheBuildScriptBoundWithDocsRbacYamlLeads() throws Exception {
+    Config config = Config.fromKubeconfig(CLUSTER.serviceAccountKubeconfig().toFile());
+    assertThat(config.getNamespace()).isEqualTo(KubeCluster.SA_NAMESPACE);
+    try (KubernetesClient client = KubeCluster.client(config);
+        ElectionRunner runner = ElectionRunner.builder()
+            .client(client)
+            .decision(MockApi.CONTEND)
+            // No namespace set: the adapter takes the client's, the service account's kubeconfig context.
+            .settings(LeaseSettings.builder().leaseName(KubeCluster.SA_NAME).identity("sa")
+                .leaseDuration(MockApi.LEASE_DURATION).renewDeadline(MockApi.RENEW_DEADLINE)
+                .retryPeriod(MockApi.RETRY_PERIOD).lossPolicy(LossPolicy.recontend()).build())
+            .service(log.service("sa"))
+            .start()) {
+      assertThat(Replica.awaitTrue(() -> runner.state().kind() == ElectionState.Kind.LEADING,
+          Duration.ofSeconds(20))).as("state %s, startup failure %s", runner.state(), runner.startupFailure())
+          .isTrue();
+      assertThat(runner.namespace()).hasValue(KubeCluster.SA_NAMESPACE);
+      assertThat(runner.startupFailure()).isEmpty();
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"get", "create", "update"})
+  void withoutARequiredVerbThePreflightFailsNamingItAndExplainSaysDenied(String verb) throws Exception {
+    String namespace = freshNamespace("no-" + verb);
+    String token = applyManifest(namespace, verb);
+    try (KubernetesClient client = KubeCluster.client(CLUSTER.configWithToken(token, namespace));
+        ElectionRunner runner = start(client, namespace)) {
+      assertThat(runner.awaitStopped(Duration.ofSeconds(20))).as("the runner stops at its preflight").isTrue();
+      assertThat(runner.startupFailure()).hasValueSatisfying(e -> {
+        assertThat(e.missingVerbs()).containsExactly(verb);
+        assertThat(e).hasMessageContaining("may not " + verb + " leases");
+      });
+    } finally {
+      assertThat(log.entries()).as("nothing ran").isEmpty();
+    }
+    String explained = explain(CLUSTER.kubeconfigWithToken(dir.resolve("kubeconfig"), token, namespace), namespace);
+    assertThat(explained)
+        .contains("rbac:        DENIED: may not " + verb + " leases (coordination.k8s.io) in namespace \""
+            + namespace + "\"; the adapter would refuse to start")
+        .contains("kind: Role");
+    admin.namespaces().withName(namespace).delete();
+  }
+
+  @Test
+  void withoutWatchItLeadsAndSaysWhatThatCosts() throws Exception {
+    String namespace = freshNamespace("no-watch");
+    String token = applyManifest(namespace, "watch");
+    try (LogCapture logs = new LogCapture();
+        KubernetesClient client = KubeCluster.client(CLUSTER.configWithToken(token, namespace));
+        ElectionRunner runner = start(client, namespace)) {
+      assertThat(Replica.awaitTrue(() -> runner.state().kind() == ElectionState.Kind.LEADING,
+          Duration.ofSeconds(20))).isTrue();
+      assertThat(logs.text()).contains("may not watch leases in namespace \"" + namespace + "\"")
+          .contains("a graceful hand-over takes up to one retry period");
+    }
+    String explained = explain(CLUSTER.kubeconfigWithToken(dir.resolve("kubeconfig"), token, namespace), namespace);
+    assertThat(explained).contains("rbac:        granted: get, create, update")
+        .contains("watch is not, so followers notice a released Lease only at their next poll");
+    admin.namespaces().withName(namespace).delete();
+  }
+
+  @Test
+  void explainSaysGrantedForTheBoundServiceAccountAndForTheAdmin() {
+    assertThat(explain(CLUSTER.serviceAccountKubeconfig(), KubeCluster.SA_NAMESPACE))
+        .contains("rbac:        granted: get, create, update on leases (coordination.k8s.io) in namespace \""
+            + KubeCluster.SA_NAMESPACE + "\"\n")
+        .doesNotContain("watch is not");
+    assertThat(explain(CLUSTER.adminKubeconfig(), "default"))
+        .contains("rbac:        granted: get, create, update on leases (coordination.k8s.io) in namespace "
+            + "\"default\"\n");
+  }
+
+  @Test
+  void aUserWithNoGrantsIsDeniedEveryVerbByThePreflightAndByExplain() throws Exception {
+    try (KubernetesClient client = KubeCluster.client(Config.fromKubeconfig(CLUSTER.nobodyKubeconfig().toFile()));
+        ElectionRunner runner = start(client, "default")) {
+      assertThat(runner.awaitStopped(Duration.ofSeconds(20))).isTrue();
+      assertThat(runner.startupFailure()).hasValueSatisfying(
+          e -> assertThat(e.missingVerbs()).containsExactlyInAnyOrder("get", "create", "update"));
+    }
+    assertThat(explain(CLUSTER.nobodyKubeconfig(), "default"))
+        .contains("rbac:        DENIED: may not get, create, update leases")
+        .contains("kind: Role");
+  }
+
+  private static String explain(Path kubeconfig, String namespace) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    int status = ExplainCluster.run(new String[] {"--substrate", "kubernetes", "--uses-kubernetes-api",
+        "--lease-name", KubeCluster.SA_NAME, "--namespace", namespace, "--kubeconfig", kubeconfig.toString()},
+        Environment.of(Map.of()), new PrintStream(out, true, StandardCharsets.UTF_8),
+        new PrintStream(err, true, StandardCharsets.UTF_8));
+    String text = out.toString(StandardCharsets.UTF_8);
+    assertThat(status).as("explain-cluster exit status; stderr: %s; stdout: %s",
+        err.toString(StandardCharsets.UTF_8), text).isEqualTo(ExplainCluster.EXIT_DECIDED);
+    return text;
+  }
+}

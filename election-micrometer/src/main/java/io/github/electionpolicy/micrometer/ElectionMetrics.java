@@ -1,0 +1,222 @@
+package io.github.electionpolicy.micrometer;
+
+import io.github.electionpolicy.fabric8.ElectionRunner;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tag;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/**
+ * Micrometer metrics of one {@link ElectionRunner}: whether it leads (client-go's
+ * {@code leader_election_master_status}), how often it became the leader, its failed renewals, how long each
+ * renewal took, how long ago its last Lease call succeeded, and the decision it acts on. Every meter is
+ * tagged {@code name} (the Lease's name, as client-go's label) and {@code namespace} (the Lease's namespace).
+ *
+ * <p>One instance measures one runner, and is wired in two steps that may come in either order: {@link
+ * #start(ElectionRunner.Builder)} starts the runner through this binder (it adds the binder's own listener to
+ * the builder first, so the listener cannot be left out or given to another runner), and {@link
+ * #bindTo(MeterRegistry)} binds it to a registry. The meters appear in a registry once both have happened:
+ * a registry bound before the runner starts (a framework binds every {@link MeterBinder} when it creates the
+ * registry) gets them when it starts.
+ *
+ * <pre>{@code
+ * ElectionMetrics metrics = new ElectionMetrics();
+ * metrics.bindTo(registry);                        // before or after start; e.g. a PrometheusMeterRegistry
+ * ElectionRunner runner = metrics.start(ElectionRunner.builder()
+ *     .client(client)
+ *     .decide(ElectionPolicy.defaults(), Environment.system(), Substrate.usingKubernetesApi("kubernetes"))
+ *     .settings(LeaseSettings.builder().leaseName("orders-controller").build())
+ *     .service(new OrdersReconciler(client)));
+ * Runtime.getRuntime().addShutdownHook(new Thread(runner::close));
+ * runner.awaitStopped();
+ * }</pre>
+ *
+ * <table>
+ *   <caption>The meters (Micrometer names; docs/metrics.md has the Prometheus names)</caption>
+ *   <tr><th>name</th><th>type</th><th>value</th></tr>
+ *   <tr><td>{@value #MASTER_STATUS}</td><td>gauge</td><td>1 while this runner leads, else 0 (0 too while it
+ *       runs unelected)</td></tr>
+ *   <tr><td>{@value #TRANSITIONS}</td><td>function counter</td><td>times this runner became the leader
+ *       (each new term)</td></tr>
+ *   <tr><td>{@value #RENEW_FAILURES}</td><td>function counter</td><td>renewals that failed; the leader keeps
+ *       trying until its renew deadline</td></tr>
+ *   <tr><td>{@value #RENEW_DURATION}</td><td>timer</td><td>round trip of each successful renewal</td></tr>
+ *   <tr><td>{@value #LAST_SUCCESS_AGE}</td><td>gauge, seconds</td><td>since the last successful Lease call
+ *       was sent, or since the start before the first; only for a runner that contends</td></tr>
+ *   <tr><td>{@value #DECISION}</td><td>gauge, always 1</td><td>the decision, in the tags {@code outcome}
+ *       and {@code reasons}</td></tr>
+ * </table>
+ *
+ * <p>A runner that runs unelected has no Lease: its {@code name} is the lease name of its settings if it was
+ * given any, else empty, and its {@code namespace} is empty. Two binders for one Lease in one registry
+ * would share meters (Micrometer keeps the first of two meters with one name and tags); the second logs a
+ * warning, and the fix is an extra tag that tells them apart, such as {@code Tags.of("replica", identity)}.
+ *
+ * <p>Thread-safe: bind from any thread; the runner's listener thread counts events, and scrapes read the
+ * runner's state. The only user code this class calls is through {@link ElectionRunner.Builder#start()},
+ * which starts the services at once when the runner runs unelected: whatever it throws, an {@link Error}
+ * included, reaches the caller of {@link #start(ElectionRunner.Builder)} unchanged and leaves this binder
+ * without a runner.
+ */
+public final class ElectionMetrics implements MeterBinder {
+
+  /** Gauge, client-go's name: 1 while leading, else 0. Prometheus: {@code leader_election_master_status}. */
+  public static final String MASTER_STATUS = "leader.election.master.status";
+  /** Counter: times this runner became the leader. Prometheus: {@code leader_election_transitions_total}. */
+  public static final String TRANSITIONS = "leader.election.transitions";
+  /** Counter: failed renewals. Prometheus: {@code leader_election_renew_failures_total}. */
+  public static final String RENEW_FAILURES = "leader.election.renew.failures";
+  /** Timer: round trip of each successful renewal. Prometheus: {@code leader_election_renew_duration_seconds}. */
+  public static final String RENEW_DURATION = "leader.election.renew.duration";
+  /**
+   * Gauge in seconds: since the last successful Lease call. Prometheus:
+   * {@code leader_election_last_success_age_seconds}.
+   */
+  public static final String LAST_SUCCESS_AGE = "leader.election.last.success.age";
+  /** Gauge, always 1, whose tags say the decision. Prometheus: {@code leader_election_decision_info}. */
+  public static final String DECISION = "leader.election.decision.info";
+
+  /** Tag key of every meter: the Lease's name, as client-go's {@code name} label. */
+  public static final String TAG_NAME = "name";
+  /** Tag key of every meter: the Lease's namespace. */
+  public static final String TAG_NAMESPACE = "namespace";
+  /** Tag key of {@link #DECISION}: {@code CONTEND} or {@code RUN_UNELECTED}. */
+  public static final String TAG_OUTCOME = "outcome";
+  /** Tag key of {@link #DECISION}: the decision's reason codes, comma-separated, in the order of the enum. */
+  public static final String TAG_REASONS = "reasons";
+
+  private static final List<String> RESERVED_KEYS = List.of(TAG_NAME, TAG_NAMESPACE, TAG_OUTCOME, TAG_REASONS);
+
+  private final Tags extraTags;
+  private final Object lock = new Object();
+  // Guarded by lock.
+  private final Set<MeterRegistry> registries = Collections.newSetFromMap(new IdentityHashMap<>());
+  private ElectionRunner.Builder listenedTo;
+  // The listener added to listenedTo; a new one for another builder, so one left on a builder whose start
+  // failed counts nothing for this binder if that builder is started some other way later.
+  private EventCounts events;
+  private boolean starting;
+  private ElectionMeters meters;
+
+  /** A binder whose meters carry the {@code name} and {@code namespace} tags only. */
+  public ElectionMetrics() {
+    this(Tags.empty());
+  }
+
+  /**
+   * A binder whose meters carry {@code extraTags} besides their own, e.g. to tell two runners for one Lease
+   * in one process apart.
+   *
+   * <pre>{@code
+   * ElectionMetrics metrics = new ElectionMetrics(Tags.of("replica", "orders-1"));
+   * }</pre>
+   *
+   * @param extraTags tags added to every meter
+   * @throws IllegalArgumentException if a tag uses a key this binder sets itself ({@value #TAG_NAME},
+   *     {@value #TAG_NAMESPACE}, {@value #TAG_OUTCOME}, {@value #TAG_REASONS})
+   */
+  public ElectionMetrics(Iterable<Tag> extraTags) {
+    Tags tags = Tags.of(Objects.requireNonNull(extraTags, "extraTags"));
+    List<String> clashing = tags.stream().map(Tag::getKey).filter(RESERVED_KEYS::contains)
+        .collect(Collectors.toList());
+    if (!clashing.isEmpty()) {
+      throw new IllegalArgumentException("extraTags=" + tags.stream().map(t -> t.getKey() + "=" + t.getValue())
+          .collect(Collectors.joining(",", "[", "]")) + " is not valid: the keys " + clashing
+          + " are set by ElectionMetrics itself (" + String.join(", ", RESERVED_KEYS) + "); fix: use another key, "
+          + "e.g. Tags.of(\"replica\", identity)");
+    }
+    this.extraTags = tags;
+  }
+
+  /**
+   * Starts the runner that {@code builder} describes, measured by this binder: adds this binder's listener
+   * to {@code builder}, calls {@link ElectionRunner.Builder#start()}, and registers the meters in every
+   * registry bound so far. The only way to give this binder a runner, so the listener is always the one of
+   * the runner it measures.
+   *
+   * <pre>{@code
+   * ElectionRunner runner = metrics.start(ElectionRunner.builder()
+   *     .client(client)
+   *     .decision(decision)
+   *     .settings(settings)
+   *     .service(reconciler));
+   * }</pre>
+   *
+   * <p>If {@code builder.start()} throws (a missing input, no valid namespace), the exception reaches the
+   * caller unchanged and this binder has no runner; it may be called again, with the same builder (its
+   * listener is not added twice) or another.
+   *
+   * @param builder the runner's builder, not yet started
+   * @return the started runner, as {@code builder.start()} returned it
+   * @throws IllegalStateException if this binder already started a runner (one binder measures one runner)
+   */
+  public ElectionRunner start(ElectionRunner.Builder builder) {
+    Objects.requireNonNull(builder, "builder");
+    synchronized (lock) {
+      if (meters != null || starting) {
+        throw new IllegalStateException("this ElectionMetrics already " + (meters == null ? "starts a runner"
+            : "measures " + meters.describe()) + ": one binder measures one runner; fix: create a new "
+            + "ElectionMetrics for the other runner (with an extra tag if both share a Lease and a registry)");
+      }
+      starting = true;
+      if (listenedTo != builder) {
+        events = new EventCounts();
+        builder.listener(events);
+        listenedTo = builder;
+      }
+    }
+    // Not under the lock: starting an unelected runner runs its services' start() on this thread.
+    long startNanos = System.nanoTime();
+    ElectionRunner runner;
+    try {
+      runner = builder.start();
+    } catch (RuntimeException | Error e) {
+      synchronized (lock) {
+        starting = false;
+      }
+      throw e;
+    }
+    synchronized (lock) {
+      starting = false;
+      meters = new ElectionMeters(runner, extraTags, events, startNanos);
+      listenedTo = null;
+      for (MeterRegistry registry : registries) {
+        meters.registerIn(registry);
+      }
+    }
+    return runner;
+  }
+
+  /**
+   * Binds this binder to {@code registry}: registers the meters now if the runner has started, else when
+   * it starts. Binding one registry again does nothing.
+   *
+   * @param registry the registry
+   */
+  @Override
+  public void bindTo(MeterRegistry registry) {
+    Objects.requireNonNull(registry, "registry");
+    synchronized (lock) {
+      if (!registries.add(registry)) {
+        return;
+      }
+      if (meters != null) {
+        meters.registerIn(registry);
+      }
+    }
+  }
+
+  @Override
+  public String toString() {
+    synchronized (lock) {
+      return "ElectionMetrics{" + (meters == null ? "not started" : meters.describe()) + ", "
+          + registries.size() + " registr" + (registries.size() == 1 ? "y" : "ies") + "}";
+    }
+  }
+}
