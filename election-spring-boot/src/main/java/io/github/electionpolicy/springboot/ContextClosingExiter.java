@@ -23,7 +23,9 @@ import org.springframework.context.ApplicationContext;
  * another status meanwhile): the runner calls an exiter on its election thread, which closing the context
  * stops and waits for. Closing a context that is already closing (a loss during shutdown) waits for that close
  * and returns; {@link Exiter#system()} then sees the JVM shutting down and does not call
- * {@code System.exit}. Nothing here can deadlock a Spring shutdown.
+ * {@code System.exit}. Nothing here can deadlock a Spring shutdown. A bean that fails to close (an exception or
+ * an {@link Error} from its destroy method, user code) is logged and the process exits all the same: the exit
+ * is what ends whatever work is left.
  *
  * <p>Thread-safe.
  */

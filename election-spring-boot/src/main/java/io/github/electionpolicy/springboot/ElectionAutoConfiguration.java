@@ -8,6 +8,7 @@ import io.github.electionpolicy.Environment;
 import io.github.electionpolicy.InvalidElectionSettingException;
 import io.github.electionpolicy.Substrate;
 import io.github.electionpolicy.fabric8.ElectionListener;
+import io.github.electionpolicy.fabric8.ElectionRunner;
 import io.github.electionpolicy.fabric8.Exiter;
 import io.github.electionpolicy.fabric8.LeaderService;
 import io.github.electionpolicy.fabric8.LeaseSettings;
@@ -47,6 +48,8 @@ import org.springframework.context.annotation.Bean;
  *       ({@code new KubernetesClientBuilder().build()}: in a pod from its service account, elsewhere from the
  *       kubeconfig) and closes it on shutdown, and it is never a bean of the context;
  *   <li>{@link ElectionListener} and {@link ElectionRunnerCustomizer}: added to, or applied to, the runner;
+ *   <li>{@link ElectionRunnerStarter}: starts the runner from the prepared builder (a metrics binder that
+ *       measures the runner it starts), instead of {@code builder.start()};
  *   <li>{@link LossHandler}: the policy of {@code election.loss-policy=custom};
  *   <li>{@link Exiter}: how {@code election.loss-policy=exit} ends the process once the context is closed
  *       ({@link Exiter#system()} unless defined; tests define one that records the status);
@@ -172,10 +175,8 @@ public final class ElectionAutoConfiguration {
   /**
    * The lifecycle that starts and closes the runner with the context.
    *
-   * <p>Metrics: the lifecycle hands every {@link ElectionListener} bean to the runner before it starts and
-   * exposes the running runner ({@link ElectionLifecycle#runner()}), so a metrics binding is one conditional
-   * bean, defined next to this method, e.g. a {@code @ConditionalOnClass(MeterRegistry)} listener or meter
-   * binder built from the {@link ElectionLifecycle}; nothing here needs to change for it.
+   * <p>Metrics: a binder that measures the runner it starts is an {@link ElectionRunnerStarter} bean, so
+   * binding metrics is one conditional configuration at the end of this class; nothing here needs to change.
    *
    * @param properties the {@code election.*} properties
    * @param decision the decision
@@ -183,6 +184,7 @@ public final class ElectionAutoConfiguration {
    * @param services the {@link LeaderService} beans
    * @param listeners the {@link ElectionListener} beans
    * @param customizers the {@link ElectionRunnerCustomizer} beans
+   * @param starters the application's {@link ElectionRunnerStarter}, if any
    * @param clients the application's {@link KubernetesClient}, if any
    * @return the lifecycle
    */
@@ -190,7 +192,8 @@ public final class ElectionAutoConfiguration {
   @ConditionalOnMissingBean
   public ElectionLifecycle electionLifecycle(ElectionProperties properties, ElectionDecision decision,
       LeaseSettings settings, ObjectProvider<LeaderService> services, ObjectProvider<ElectionListener> listeners,
-      ObjectProvider<ElectionRunnerCustomizer> customizers, ObjectProvider<KubernetesClient> clients) {
+      ObjectProvider<ElectionRunnerCustomizer> customizers, ObjectProvider<ElectionRunnerStarter> starters,
+      ObjectProvider<KubernetesClient> clients) {
     ElectionLifecycle.Inputs inputs = new ElectionLifecycle.Inputs() {
       @Override
       public List<LeaderService> services() {
@@ -208,6 +211,11 @@ public final class ElectionAutoConfiguration {
       }
 
       @Override
+      public ElectionRunnerStarter starter() {
+        return starters.getIfAvailable(() -> ElectionRunner.Builder::start);
+      }
+
+      @Override
       public Optional<KubernetesClient> applicationClient() {
         // Several clients and none primary: fails, rather than guessing which cluster holds the Lease.
         return Optional.ofNullable(clients.getIfAvailable());
@@ -221,4 +229,24 @@ public final class ElectionAutoConfiguration {
     return new ElectionLifecycle(decision, settings, properties.readiness(), properties.rbacPreflight(),
         properties.phase(), inputs);
   }
+
+  // Micrometer (election-micrometer) goes here, as one nested configuration that applies only when both are on
+  // the class path, with election-micrometer an optional dependency of this module:
+  //
+  //   @Configuration(proxyBeanMethods = false)
+  //   @ConditionalOnClass(name = {"io.micrometer.core.instrument.MeterRegistry",
+  //       "io.github.electionpolicy.micrometer.ElectionMetrics"})
+  //   static class ElectionMetricsConfiguration {
+  //     @Bean
+  //     @ConditionalOnMissingBean
+  //     ElectionMetrics electionMetrics() {
+  //       return new ElectionMetrics();          // a MeterBinder: Spring Boot binds it to the MeterRegistry
+  //     }
+  //
+  //     @Bean
+  //     @ConditionalOnMissingBean
+  //     ElectionRunnerStarter electionMetricsStarter(ElectionMetrics metrics) {
+  //       return metrics::start;                 // the lifecycle starts the runner through the binder
+  //     }
+  //   }
 }

@@ -92,6 +92,9 @@ public final class ElectionLifecycle implements SmartLifecycle {
     /** The {@code ElectionRunnerCustomizer} beans, in order. */
     List<ElectionRunnerCustomizer> customizers();
 
+    /** How to start the runner: the application's {@code ElectionRunnerStarter}, else {@code Builder::start}. */
+    ElectionRunnerStarter starter();
+
     /** The application's client, if it defines one; throws if it defines several and none is primary. */
     Optional<KubernetesClient> applicationClient();
 
@@ -148,7 +151,8 @@ public final class ElectionLifecycle implements SmartLifecycle {
       }
       try {
         inputs.customizers().forEach(customizer -> customizer.customize(builder));
-        runner = builder.start();
+        ElectionRunner started = inputs.starter().start(builder);
+        runner = Objects.requireNonNull(started, "the ElectionRunnerStarter returned no runner");
       } catch (RuntimeException | Error e) {
         if (owned != null) {
           owned.close();

@@ -10,6 +10,7 @@ import io.github.electionpolicy.Environment;
 import io.github.electionpolicy.InvalidElectionSettingException;
 import io.github.electionpolicy.Substrate;
 import io.github.electionpolicy.fabric8.ElectionListener;
+import io.github.electionpolicy.fabric8.ElectionRunner;
 import io.github.electionpolicy.fabric8.ElectionState;
 import io.github.electionpolicy.fabric8.LeaderService;
 import io.github.electionpolicy.fabric8.LeaseSettings;
@@ -244,6 +245,36 @@ class ElectionConditionsTest {
     contending("replica-1")
         .withBean(ElectionRunnerCustomizer.class, () -> builder -> builder.service(log.service("added")))
         .run(context -> Await.until("the customizer's service runs", () -> log.running().contains("added")));
+  }
+
+  @Test
+  void anElectionRunnerStarterBeanStartsTheRunnerFromThePreparedBuilder() {
+    List<ElectionRunner> started = new CopyOnWriteArrayList<>();
+    Contexts.election()
+        .withPropertyValues("election.lease-name=a", Contexts.UNELECTED)
+        .withBean(LeaderService.class, () -> log.service("orders"))
+        .withBean(ElectionRunnerStarter.class, () -> builder -> {
+          ElectionRunner runner = builder.start();
+          started.add(runner);
+          return runner;
+        })
+        .run(context -> {
+          assertThat(started).singleElement()
+              .isSameAs(context.getBean(ElectionLifecycle.class).runner().orElseThrow());
+          assertThat(log.running()).containsExactly("orders");
+        });
+  }
+
+  @Test
+  void twoElectionRunnerStartersFailTheStart() {
+    Contexts.election()
+        .withPropertyValues("election.lease-name=a", Contexts.UNELECTED)
+        .withBean("one", ElectionRunnerStarter.class, () -> ElectionRunner.Builder::start)
+        .withBean("other", ElectionRunnerStarter.class, () -> ElectionRunner.Builder::start)
+        .run(context -> {
+          assertThat(context).hasFailed();
+          assertThat(context.getStartupFailure()).hasRootCauseInstanceOf(NoUniqueBeanDefinitionException.class);
+        });
   }
 
   @Test
