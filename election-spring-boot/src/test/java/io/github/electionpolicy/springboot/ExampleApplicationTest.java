@@ -50,12 +50,12 @@ class ExampleApplicationTest {
     try {
       Await.until("the example reconciles as leader; its output:\n" + String.join("\n", output),
           () -> output.stream().anyMatch(line -> line.contains("reconciling orders, pass 2")), JVM_DEADLINE);
-      assertThat(api.leaseWrites(LEASE)).last().extracting(LeaseWrite::holder).isEqualTo("orders-1");
 
       int port = port();
       Await.until("its readiness probe answers 200",
           () -> status(port, "/actuator/health/readiness") == 200, JVM_DEADLINE);
       assertThat(status(port, "/actuator/health/liveness")).isEqualTo(200);
+      Await.until("it holds the Lease", () -> "orders-1".equals(lastHolder()), JVM_DEADLINE);
 
       // SIGTERM: Spring Boot's shutdown hook closes the context. Through the handle: Process.destroy() would also
       // close this end of the child's output, and with it everything the child logs while it shuts down.
@@ -66,7 +66,7 @@ class ExampleApplicationTest {
       assertThat(process.exitValue()).as("exit status after SIGTERM").isEqualTo(143);
       assertThat(output).anyMatch(line -> line.contains("reconciler stopped after"));
       assertThat(output).anyMatch(line -> line.contains("Released Lease " + api.namespace() + "/" + LEASE));
-      assertThat(api.leaseWrites(LEASE)).extracting(LeaseWrite::holder).containsSubsequence("orders-1", "");
+      assertThat(lastHolder()).as("the Lease's holder after the exit: released").isEmpty();
     } finally {
       process.destroyForcibly();
       // What the example printed, for whoever reads a failure.
@@ -88,9 +88,13 @@ class ExampleApplicationTest {
         "--server.port=0",
         "--logging.level.org.springframework.boot=INFO",
         "--election.identity=orders-1",
-        "--election.lease-duration=2s",
-        "--election.renew-deadline=1500ms",
-        "--election.retry-period=200ms"));
+        // Timings that a JVM still warming up on a busy two-core machine keeps: at 2 s / 1.5 s / 200 ms it was
+        // seen to miss its renew deadline right after it was elected. And a spurious loss contends again
+        // instead of ending the process, so that this test checks the start, the probes and the shutdown.
+        "--election.lease-duration=6s",
+        "--election.renew-deadline=4s",
+        "--election.retry-period=500ms",
+        "--election.loss-policy=recontend"));
     Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
     reader = new Thread(() -> {
       try (BufferedReader lines = new BufferedReader(
@@ -105,6 +109,11 @@ class ExampleApplicationTest {
     reader.setDaemon(true);
     reader.start();
     return process;
+  }
+
+  private String lastHolder() {
+    List<LeaseWrite> writes = api.leaseWrites(LEASE);
+    return writes.isEmpty() ? null : writes.get(writes.size() - 1).holder();
   }
 
   private int port() {
