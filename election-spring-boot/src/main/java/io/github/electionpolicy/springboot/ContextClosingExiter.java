@@ -21,9 +21,10 @@ import org.springframework.context.ApplicationContext;
  *
  * <p>Both steps run on a thread of their own ({@code election-exit}, not a daemon, so the JVM cannot end with
  * another status meanwhile): the runner calls an exiter on its election thread, which closing the context
- * stops and waits for. Closing a context that is already closing (a loss during shutdown) waits for that close
- * and returns; {@link Exiter#system()} then sees the JVM shutting down and does not call
- * {@code System.exit}. Nothing here can deadlock a Spring shutdown. A bean that fails to close (an exception or
+ * stops and waits for. Closing a context that is already closing (a loss during shutdown) waits for that close,
+ * or returns at once when Spring takes the closing thread for stuck (it interrupts a thread blocked in a close;
+ * the runner's {@code close()} ignores the interrupt and finishes); after a SIGTERM, {@link Exiter#system()} then
+ * sees the JVM shutting down and does not call {@code System.exit}. Nothing here can deadlock a Spring shutdown. A bean that fails to close (an exception or
  * an {@link Error} from its destroy method, user code) is logged and the process exits all the same: the exit
  * is what ends whatever work is left.
  *

@@ -48,14 +48,27 @@ class ContextClosingExiterTest {
   }
 
   @Test
-  void duringACloseInProgressItReturnsAtOnceWaitsForTheCloseAndStillExits() throws InterruptedException {
+  void duringACloseInProgressItReturnsAtOnceAndNothingDeadlocks() throws InterruptedException {
     CountDownLatch closing = new CountDownLatch(1);
     CountDownLatch release = new CountDownLatch(1);
     GenericApplicationContext context = new GenericApplicationContext();
     context.registerBean("slow", DisposableBean.class, () -> () -> {
       closing.countDown();
-      release.await(); // a bean that takes its time to close, as the runner's release does
+      // A bean that takes its time to close, as the runner does while it releases the Lease; like the runner's
+      // close(), it is not cut short by an interrupt.
+      boolean interrupted = false;
+      while (true) {
+        try {
+          release.await();
+          break;
+        } catch (InterruptedException e) {
+          interrupted = true;
+        }
+      }
       events.add("context closed");
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
     });
     context.refresh();
     Thread shutdownHook = new Thread(context::close, "shutdown-hook");
@@ -66,14 +79,15 @@ class ContextClosingExiterTest {
     new ContextClosingExiter(context, process).exit(1);
     assertThat(System.nanoTime() - before).as("exit() hands the work to a thread of its own")
         .isLessThan(TimeUnit.SECONDS.toNanos(5));
-    assertThat(events).isEmpty();
 
     release.countDown();
 
+    // Spring waits for the close in progress, or (when the closing thread is blocked, which Spring Framework
+    // takes for stuck) returns at once: either way the exit comes, once, and the close completes.
     Await.until("the process exit", () -> events.contains("process exit 1"));
     shutdownHook.join(Await.DEADLINE.toMillis());
-    assertThat(shutdownHook.isAlive()).isFalse();
-    assertThat(events).containsExactly("context closed", "process exit 1");
+    assertThat(shutdownHook.isAlive()).as("the close in progress completed").isFalse();
+    assertThat(events).containsExactlyInAnyOrder("context closed", "process exit 1");
   }
 
   @Test

@@ -71,7 +71,8 @@ class MetricsThroughAStarterTest {
   @Test
   void thePageShowsTheseBeans() throws IOException {
     Path source = Path.of(System.getProperty("basedir", "."))
-        .resolve("src/test/java/io/github/electionpolicy/springboot/MetricsThroughAStarterTest.java");
+        .resolve("../election-spring-boot/src/test/java/io/github/electionpolicy/springboot/MetricsThroughAStarterTest.java")
+        .normalize();
     List<String> lines = Files.readAllLines(source, StandardCharsets.UTF_8);
     List<String> beans = lines.subList(lines.indexOf("    // docs:start") + 1, lines.indexOf("    // docs:end"))
         .stream().map(line -> line.isEmpty() ? line : line.substring(4)).collect(Collectors.toList());
