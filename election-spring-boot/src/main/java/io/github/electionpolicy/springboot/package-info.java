@@ -10,7 +10,9 @@
  * runner with the context and closes it, releasing the Lease, before the context's beans are destroyed.
  * {@link io.github.electionpolicy.springboot.ElectionHealthAutoConfiguration} adds the liveness and readiness
  * health indicators for Actuator's probe groups. {@link io.github.electionpolicy.springboot.ElectionRunnerCustomizer}
- * adjusts the runner before it starts.
+ * adjusts the runner before it starts, and
+ * {@link io.github.electionpolicy.springboot.ElectionRunnerStarter} starts it (for a binder that measures the
+ * runner it starts).
  *
  * <pre>{@code
  * @SpringBootApplication

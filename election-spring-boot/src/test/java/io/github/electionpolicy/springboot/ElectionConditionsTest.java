@@ -109,7 +109,7 @@ class ElectionConditionsTest {
         .withPropertyValues("election.lease-name=a", Contexts.UNELECTED)
         .withBean(LeaderService.class, () -> log.service("orders"))
         .run(context -> {
-          ConfigurableApplicationContext source = (ConfigurableApplicationContext) context.getSourceApplicationContext();
+          ConfigurableApplicationContext source = context.getSourceApplicationContext();
           ElectionLifecycle lifecycle = context.getBean(ElectionLifecycle.class);
 
           source.stop();
