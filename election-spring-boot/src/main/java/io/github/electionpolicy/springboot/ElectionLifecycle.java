@@ -1,0 +1,302 @@
+package io.github.electionpolicy.springboot;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.github.electionpolicy.ElectionDecision;
+import io.github.electionpolicy.fabric8.ElectionHealth;
+import io.github.electionpolicy.fabric8.ElectionListener;
+import io.github.electionpolicy.fabric8.ElectionRunner;
+import io.github.electionpolicy.fabric8.ElectionState;
+import io.github.electionpolicy.fabric8.LeaderService;
+import io.github.electionpolicy.fabric8.LeadershipTerm;
+import io.github.electionpolicy.fabric8.LeaseSettings;
+import io.github.electionpolicy.fabric8.Readiness;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.context.SmartLifecycle;
+
+/**
+ * The {@link ElectionRunner} of a Spring application, as a {@link SmartLifecycle}: {@link #start()} starts the
+ * runner once every singleton exists, at the end of the context's refresh, with every
+ * {@link LeaderService} bean of the context as its services (in {@link org.springframework.core.annotation.Order
+ * order}); {@link #stop()} closes it when the context closes, before any bean is destroyed, so the services
+ * stop first and the Lease is released while the {@link KubernetesClient} still works.
+ *
+ * <p><b>Phase.</b> {@link #DEFAULT_PHASE} unless {@code election.phase} sets another: above Spring Boot's web
+ * server (its graceful shutdown runs in phase {@code Integer.MAX_VALUE - 1024}, its start and stop in
+ * {@code Integer.MAX_VALUE - 2048}). So the runner starts once the web server answers probes, and on shutdown
+ * it stops first: the leader-only work stops and the Lease is released, so another replica takes over at
+ * once, and only then does the web server drain its requests. {@link #stop()} returns only once the runner is
+ * closed, which takes at most {@code stopTimeout + 5 × requestTimeout + 1 s}.
+ *
+ * <p>Created by {@link ElectionAutoConfiguration}; inject it to read the state:
+ *
+ * <pre>{@code
+ * @RestController
+ * class LeaderEndpoint {
+ *   private final ElectionLifecycle election;
+ *
+ *   LeaderEndpoint(ElectionLifecycle election) {
+ *     this.election = election;
+ *   }
+ *
+ *   @GetMapping("/leader")
+ *   boolean runsLeaderOnlyWork() {   // leading, or running unelected
+ *     return election.currentTerm().map(LeadershipTerm::isValid).orElse(false);
+ *   }
+ * }
+ * }</pre>
+ *
+ * <p>Thread-safe: {@link #start()} and {@link #stop()} are serialised, and the accessors never wait for them.
+ */
+public final class ElectionLifecycle implements SmartLifecycle {
+
+  /**
+   * The default phase: {@code Integer.MAX_VALUE - 512}, above the web server's graceful shutdown
+   * ({@code Integer.MAX_VALUE - 1024}), so the runner starts after the web server and stops before it.
+   */
+  public static final int DEFAULT_PHASE = SmartLifecycle.DEFAULT_PHASE - 512;
+
+  private static final Logger LOG = LoggerFactory.getLogger(ElectionLifecycle.class);
+
+  /** Stands in when the context defines no LeaderService: the runner then elects for its state and health. */
+  private static final LeaderService NO_SERVICE = LeaderService.of(term -> { }, () -> { });
+
+  private final ElectionDecision decision;
+  private final LeaseSettings settings;
+  private final Readiness readiness;
+  private final boolean rbacPreflight;
+  private final int phase;
+  private final Inputs inputs;
+  private final Object lock = new Object();
+  // Guarded by lock.
+  private boolean running;
+  // Written under lock; read without it, so health() never waits for a start or a stop in progress.
+  private volatile ElectionRunner runner;
+  // The client this lifecycle made because the context has none; closed with the runner. Guarded by lock.
+  private KubernetesClient ownedClient;
+  // The client of the last start, for the tests: which one the runner used.
+  private volatile KubernetesClient lastClient;
+
+  /** What a start needs from the context, looked up only when it starts: every bean exists by then. */
+  interface Inputs {
+    /** The {@code LeaderService} beans, in order. */
+    List<LeaderService> services();
+
+    /** The {@code ElectionListener} beans, in order. */
+    List<ElectionListener> listeners();
+
+    /** The {@code ElectionRunnerCustomizer} beans, in order. */
+    List<ElectionRunnerCustomizer> customizers();
+
+    /** How to start the runner: the application's {@code ElectionRunnerStarter}, else {@code Builder::start}. */
+    ElectionRunnerStarter starter();
+
+    /** The application's client, if it defines one; throws if it defines several and none is primary. */
+    Optional<KubernetesClient> applicationClient();
+
+    /** Makes the client this lifecycle owns when the application has none. */
+    Supplier<KubernetesClient> clientFactory();
+  }
+
+  ElectionLifecycle(ElectionDecision decision, LeaseSettings settings, Readiness readiness, boolean rbacPreflight,
+      int phase, Inputs inputs) {
+    this.decision = Objects.requireNonNull(decision, "decision");
+    this.settings = Objects.requireNonNull(settings, "settings");
+    this.readiness = Objects.requireNonNull(readiness, "readiness");
+    this.rbacPreflight = rbacPreflight;
+    this.phase = phase;
+    this.inputs = Objects.requireNonNull(inputs, "inputs");
+  }
+
+  /**
+   * Starts the runner: logs the decision, then runs the services at once when it is to run unelected, or
+   * starts contending (returning at once, in state {@code STARTING}). Called by Spring at the end of the
+   * context's refresh; a failure (a namespace that cannot be resolved, a service whose {@code start} throws
+   * while unelected) fails the refresh with the library's message. Does nothing while running.
+   *
+   * @throws io.github.electionpolicy.InvalidElectionSettingException if no valid namespace can be found
+   * @throws IllegalStateException if the runner cannot start, e.g. a service failed to start unelected
+   */
+  @Override
+  public void start() {
+    synchronized (lock) {
+      if (running) {
+        return;
+      }
+      ElectionRunner.Builder builder = ElectionRunner.builder()
+          .decision(decision)
+          .settings(settings)
+          .readiness(readiness)
+          .rbacPreflight(rbacPreflight);
+      List<LeaderService> services = inputs.services();
+      if (services.isEmpty()) {
+        LOG.info("No LeaderService bean in the context: the election runs for its state and health only");
+        builder.service(NO_SERVICE);
+      }
+      services.forEach(builder::service);
+      inputs.listeners().forEach(builder::listener);
+      KubernetesClient owned = null;
+      KubernetesClient client = null;
+      if (decision.contends()) {
+        client = inputs.applicationClient().orElse(null);
+        if (client == null) {
+          owned = inputs.clientFactory().get();
+          client = owned;
+        }
+        builder.client(client);
+      }
+      try {
+        inputs.customizers().forEach(customizer -> customizer.customize(builder));
+        ElectionRunner started = inputs.starter().start(builder);
+        runner = Objects.requireNonNull(started, "the ElectionRunnerStarter returned no runner");
+      } catch (RuntimeException | Error e) {
+        if (owned != null) {
+          owned.close();
+        }
+        throw e;
+      }
+      ownedClient = owned;
+      lastClient = client;
+      running = true;
+    }
+  }
+
+  /**
+   * Closes the runner: ends the term, stops the services (waiting at most {@code stopTimeout}), releases the
+   * Lease, and closes the client if this lifecycle made it. Returns once all of that is done. Called by Spring
+   * when the context closes or stops; does nothing unless running.
+   */
+  @Override
+  public void stop() {
+    ElectionRunner closing;
+    KubernetesClient owned;
+    synchronized (lock) {
+      if (!running) {
+        return;
+      }
+      running = false;
+      closing = runner;
+      owned = ownedClient;
+      ownedClient = null;
+    }
+    try {
+      closing.close();
+    } finally {
+      if (owned != null) {
+        owned.close();
+      }
+    }
+  }
+
+  /**
+   * Whether the runner was started and not yet closed by {@link #stop()}. A runner that stopped by itself
+   * (after a loss under a policy that does not contend again) still counts as running, so that the context's
+   * close still closes it.
+   *
+   * @return whether {@link #stop()} has something to close
+   */
+  @Override
+  public boolean isRunning() {
+    synchronized (lock) {
+      return running;
+    }
+  }
+
+  /**
+   * The phase, {@code election.phase}.
+   *
+   * @return {@link #DEFAULT_PHASE} unless set
+   */
+  @Override
+  public int getPhase() {
+    return phase;
+  }
+
+  /**
+   * Always: the runner starts when the context has refreshed.
+   *
+   * @return true
+   */
+  @Override
+  public boolean isAutoStartup() {
+    return true;
+  }
+
+  /**
+   * The decision the runner acts on, made when the context was created.
+   *
+   * @return the decision
+   */
+  public ElectionDecision decision() {
+    return decision;
+  }
+
+  /**
+   * The Lease settings, built from the {@code election.*} properties.
+   *
+   * @return the settings
+   */
+  public LeaseSettings settings() {
+    return settings;
+  }
+
+  /**
+   * The runner, once started; after a {@link #stop()} the closed one, until the next start.
+   *
+   * @return the runner; empty before the first start
+   */
+  public Optional<ElectionRunner> runner() {
+    return Optional.ofNullable(runner);
+  }
+
+  /**
+   * The runner's state.
+   *
+   * @return the current state; before the first start, {@code STARTING} when the decision is to contend, else
+   *     {@code NOT_CONTENDING}
+   */
+  public ElectionState state() {
+    ElectionRunner current = runner;
+    return current != null ? current.state() : notStarted();
+  }
+
+  /**
+   * The runner's health, which the health indicators report (see {@link ElectionHealth}).
+   *
+   * @return the current health; before the first start, not ready and live
+   */
+  public ElectionHealth health() {
+    ElectionRunner current = runner;
+    return current != null ? current.health() : new ElectionHealth(false, true, notStarted(), Optional.empty());
+  }
+
+  /**
+   * The term the services run under, if they run.
+   *
+   * @return the current term while leading or running unelected, else empty
+   */
+  public Optional<LeadershipTerm> currentTerm() {
+    ElectionRunner current = runner;
+    return current != null ? current.currentTerm() : Optional.empty();
+  }
+
+  /** The client the last start gave the runner: the application's or this lifecycle's own; for tests. */
+  Optional<KubernetesClient> lastClient() {
+    return Optional.ofNullable(lastClient);
+  }
+
+  private ElectionState notStarted() {
+    return decision.contends() ? new ElectionState.Starting()
+        : new ElectionState.NotContending(settings.identity().orElse("unelected"));
+  }
+
+  @Override
+  public String toString() {
+    ElectionRunner current = runner;
+    return "ElectionLifecycle{phase=" + phase + ", " + (current != null ? current : decision.outcome()) + "}";
+  }
+}
