@@ -2,8 +2,8 @@
 # Checks of build.sh and cluster.sh themselves (not of the library): what a machine shared by several builds,
 # an interrupted build or a broken binary does to them. Each case says what it checks, then PASS or FAIL.
 #
-#   bash tools/kube-apiserver/selftest.sh [CASE...]     cases: restart, dead-apiserver, no-curl, concurrent-build,
-#                                                       skiptests (all but skiptests by default)
+#   bash tools/kube-apiserver/selftest.sh [CASE...]     cases: restart, restart-after-clean, dead-apiserver, no-curl,
+#                                                       concurrent-build, skiptests (all but skiptests by default)
 #
 # Needs the binaries build.sh caches (restart, dead-apiserver, no-curl use the real etcd and kubectl) and root
 # (build.sh's machine check). concurrent-build runs build.sh with stand-ins for apt-get and make in a scratch
@@ -34,6 +34,23 @@ case_restart() {
   local d=$work/restart
   bash "$here/cluster.sh" start "$d" >"$work/restart.1.log" 2>&1 || { fail "$name" "first start failed"; return; }
   bash "$here/cluster.sh" start "$d" >"$work/restart.2.log" 2>&1 || { fail "$name" "second start failed"; return; }
+  bash "$here/cluster.sh" stop "$d" >/dev/null 2>&1
+  sleep 1
+  local left; left=$(leftovers "$d")
+  if [[ -n $left ]]; then
+    fail "$name" "still running after stop: $(ps -o pid=,args= -p "${left//$'\n'/,}" | cut -c1-110 | tr '\n' ';')"
+    cleanup_dir "$d"
+  else
+    pass "$name"
+  fi
+}
+
+case_restart_after_clean() {
+  local name="restart-after-clean: start, DIR deleted (mvn clean), start again, stop: nothing left running"
+  local d=$work/clean
+  bash "$here/cluster.sh" start "$d" >"$work/clean.1.log" 2>&1 || { fail "$name" "first start failed"; return; }
+  rm -rf "$d"
+  bash "$here/cluster.sh" start "$d" >"$work/clean.2.log" 2>&1 || { fail "$name" "second start failed"; return; }
   bash "$here/cluster.sh" stop "$d" >/dev/null 2>&1
   sleep 1
   local left; left=$(leftovers "$d")
@@ -153,15 +170,16 @@ case_skiptests() {
 }
 
 cases=("$@")
-(( ${#cases[@]} )) || cases=(restart dead-apiserver no-curl concurrent-build)
+(( ${#cases[@]} )) || cases=(restart restart-after-clean dead-apiserver no-curl concurrent-build)
 for c in "${cases[@]}"; do
   case $c in
     restart) case_restart ;;
+    restart-after-clean) case_restart_after_clean ;;
     dead-apiserver) case_dead_apiserver ;;
     no-curl) case_no_curl ;;
     concurrent-build) case_concurrent_build ;;
     skiptests) case_skiptests ;;
-    *) say "unknown case '$c'; accepted: restart, dead-apiserver, no-curl, concurrent-build, skiptests"; exit 2 ;;
+    *) say "unknown case '$c'; accepted: restart, restart-after-clean, dead-apiserver, no-curl, concurrent-build, skiptests"; exit 2 ;;
   esac
 done
 rm -rf "$work"
