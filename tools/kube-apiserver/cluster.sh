@@ -145,14 +145,30 @@ stop() { # dir: both, by PID; nothing to do where nothing runs
   kill_pid "$1" apiserver TERM; kill_pid "$1" etcd TERM
 }
 
+# Servers of an earlier cluster in DIR whose PID files are gone (DIR deleted by "mvn clean" after a build was
+# killed): found by the directory their command line names (etcd's --data-dir, kube-apiserver's --cert-dir).
+stop_strays() { # dir (absolute)
+  local pid args
+  for pid in $(pgrep -f -- "$1/" || true); do
+    args=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || continue
+    if [[ $args == *"--data-dir $1/etcd "* || $args == *"--cert-dir $1/apiserver-certs "* ]]; then
+      say "stopping a server left running in $1 (PID $pid)"
+      kill -TERM "$pid" 2>/dev/null || true
+      for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+  done
+}
+
 start() {
   local dir=$1
   require_tools
   bash "$here/build.sh"
   # A cluster already started in DIR (a build killed before its post-integration-test, a second start) is
   # stopped first: deleting its directory would leave it running, with no PID file left to stop it by.
-  [[ -d $dir ]] && stop "$(cd "$dir" && pwd)"
-  rm -rf "$dir"; mkdir -p "$dir"; dir=$(cd "$dir" && pwd)
+  mkdir -p "$dir"; dir=$(cd "$dir" && pwd)
+  stop "$dir"; stop_strays "$dir"
+  rm -rf "$dir"; mkdir -p "$dir"
   # A start that fails part-way stops what it started (the build's post-integration-test will not run).
   trap 'status=$?; (( status == 0 )) || stop "'"$dir"'"' EXIT
   pki "$dir"
