@@ -26,13 +26,29 @@ step() {
 }
 run() { "$@" >>"$LOG" 2>&1 || fail "command '$*' exited with status $? (full output in $LOG)"; }
 
-if [[ -x "$BIN/kube-apiserver" && -x "$BIN/kubectl" && -x "$BIN/etcd" ]]; then
+cached() {
+  [[ -x "$BIN/kube-apiserver" && -x "$BIN/kubectl" && -x "$BIN/etcd" ]] || return 1
   echo "[kube-apiserver build] cached: $BIN ($("$BIN/kube-apiserver" --version 2>/dev/null), etcd $("$BIN/etcd" --version 2>/dev/null | sed -n 's/^etcd Version: //p'))" >&2
-  exit 0
-fi
+}
+# Puts a binary into the cache atomically (a copy, then a rename): a build interrupted while copying leaves no
+# truncated binary that the check above would take for a built one, and a binary that a running cluster
+# executes is replaced, not written over ("Text file busy").
+install_bin() { # source, name
+  cp "$1" "$BIN/.$2.part" && mv -f "$BIN/.$2.part" "$BIN/$2" || fail "cannot copy $1 into $BIN/$2"
+}
+
+cached && exit 0
 
 step "prepare the cache directory $CACHE"
 mkdir -p "$CACHE" "$BIN" 2>/dev/null || fail "cannot create $CACHE; set ELECTION_KUBE_CACHE to a writable directory"
+# One build at a time per cache: builds of several work trees on one machine share it, and each would delete
+# the others' sources. The one that waited finds the binaries built.
+exec 9>"$CACHE/.build.lock" || fail "cannot write $CACHE/.build.lock"
+if ! flock -n 9; then
+  echo "[kube-apiserver build] waiting for another build into $CACHE to finish" >&2
+  flock 9 || fail "cannot lock $CACHE/.build.lock"
+fi
+cached && exit 0
 : >"$LOG"
 started=$(date +%s)
 
@@ -59,7 +75,7 @@ run apt-get update
 step "apt-get install etcd-server golang-1.19-go rsync dpkg-dev golang-github-modern-go-reflect2-dev"
 DEBIAN_FRONTEND=noninteractive run apt-get install -y --no-install-recommends \
   etcd-server golang-1.19-go rsync dpkg-dev golang-github-modern-go-reflect2-dev openssl ca-certificates
-cp /usr/bin/etcd "$BIN/etcd"
+install_bin /usr/bin/etcd etcd
 
 step "apt-get source kubernetes"
 rm -rf "$SRC" && mkdir -p "$SRC"
@@ -84,7 +100,7 @@ step "build kube-apiserver and kubectl (about 3 minutes on 2 cores)"
 for b in kube-apiserver kubectl; do
   f=$(find "$tree/_output" -type f -name "$b" -perm -u+x | head -n1)
   [[ -n "$f" ]] || fail "make finished but no $b binary under $tree/_output"
-  cp "$f" "$BIN/$b"
+  install_bin "$f" "$b"
 done
 
 step "clean up the sources (the binaries stay)"

@@ -30,12 +30,37 @@ free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }
 
-wait_until() { # seconds, description, command...
-  local deadline=$(( $(date +%s) + $1 )) what=$2; shift 2
+# Waits until the command succeeds; returns 1 at the deadline, 2 at once if the process $2 (this shell's child)
+# exited meanwhile, so a server that dies on start fails in milliseconds, not at the deadline.
+wait_until() { # seconds, pid, command...
+  local deadline=$(( $(date +%s) + $1 )) pid=$2; shift 2
   until "$@" >/dev/null 2>&1; do
+    kill -0 "$pid" 2>/dev/null || return 2
     (( $(date +%s) < deadline )) || return 1
     sleep 0.2
   done
+}
+
+# Stops the process just started (by PID) and fails, saying why and showing the end of its log.
+not_ready() { # dir, name, pid, status of wait_until, address, seconds
+  local dir=$1 name=$2 pid=$3 status=$4 address=$5 seconds=$6 why
+  if (( status == 2 )); then
+    local code=0; wait "$pid" 2>/dev/null || code=$?
+    why="$name exited (status $code) before it answered on $address"
+  else
+    why="$name did not answer on $address within $seconds s"
+  fi
+  kill_pid "$dir" "$name" KILL
+  echo "[kube-apiserver] $why; the last lines of $dir/$name.log:" >&2
+  tail -n 15 "$dir/$name.log" >&2
+  exit 1
+}
+
+# What the script needs besides the binaries; checked first, so a missing tool is named as such.
+require_tools() {
+  local missing=() t
+  for t in curl python3 openssl; do command -v "$t" >/dev/null 2>&1 || missing+=("$t"); done
+  (( ${#missing[@]} == 0 )) || die "cluster.sh needs ${missing[*]} on the PATH (apt-get install ${missing[*]})"
 }
 
 pki() {
@@ -65,9 +90,11 @@ start_etcd() {
     --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
     --initial-cluster "election-it=http://127.0.0.1:$ETCD_PEER_PORT" \
     --listen-metrics-urls "" >>"$dir/etcd.log" 2>&1 &
-  echo $! >"$dir/etcd.pid"
-  wait_until 30 etcd curl -sf "http://127.0.0.1:$ETCD_PORT/health" \
-    || die "etcd did not answer on 127.0.0.1:$ETCD_PORT within 30 s; see $dir/etcd.log"
+  local pid=$!
+  echo "$pid" >"$dir/etcd.pid"
+  local status=0
+  wait_until 30 "$pid" curl -sf "http://127.0.0.1:$ETCD_PORT/health" || status=$?
+  (( status == 0 )) || not_ready "$dir" etcd "$pid" "$status" "127.0.0.1:$ETCD_PORT" 30
 }
 
 start_apiserver() {
@@ -82,17 +109,20 @@ start_apiserver() {
     --service-account-signing-key-file "$p/sa.key" --api-audiences https://kubernetes.default.svc \
     --service-cluster-ip-range 10.0.0.0/24 --cert-dir "$dir/apiserver-certs" \
     --enable-priority-and-fairness=false --profiling=false --logtostderr=true --v=1 >>"$dir/apiserver.log" 2>&1 &
-  echo $! >"$dir/apiserver.pid"
-  wait_until 60 apiserver curl -sf --cacert "$p/ca.crt" -H "Authorization: Bearer $(cat "$p/admin.token")" \
-    "https://127.0.0.1:$API_PORT/readyz" \
-    || die "kube-apiserver was not ready on 127.0.0.1:$API_PORT within 60 s; see $dir/apiserver.log"
+  local pid=$!
+  echo "$pid" >"$dir/apiserver.pid"
+  local status=0
+  wait_until 60 "$pid" curl -sf --cacert "$p/ca.crt" -H "Authorization: Bearer $(cat "$p/admin.token")" \
+    "https://127.0.0.1:$API_PORT/readyz" || status=$?
+  (( status == 0 )) || not_ready "$dir" apiserver "$pid" "$status" "https://127.0.0.1:$API_PORT/readyz" 60
 }
 
-kill_pid() { # dir, name, signal
+kill_pid() { # dir (absolute), name, signal
   local f=$1/$2.pid
   [[ -f $f ]] || return 0
   local pid; pid=$(cat "$f")
-  if kill -0 "$pid" 2>/dev/null; then
+  # Only a process of this cluster: its command line names the directory (a stale PID may have been reused).
+  if kill -0 "$pid" 2>/dev/null && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$1/"; then
     kill "-$3" "$pid" 2>/dev/null || true
     for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
@@ -111,10 +141,36 @@ kubeconfig() { # dir, file, user, token
   chmod 600 "$k"
 }
 
+stop() { # dir: both, by PID; nothing to do where nothing runs
+  kill_pid "$1" apiserver TERM; kill_pid "$1" etcd TERM
+}
+
+# Servers of an earlier cluster in DIR whose PID files are gone (DIR deleted by "mvn clean" after a build was
+# killed): found by the directory their command line names (etcd's --data-dir, kube-apiserver's --cert-dir).
+stop_strays() { # dir (absolute)
+  local pid args
+  for pid in $(pgrep -f -- "$1/" || true); do
+    args=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || continue
+    if [[ $args == *"--data-dir $1/etcd "* || $args == *"--cert-dir $1/apiserver-certs "* ]]; then
+      say "stopping a server left running in $1 (PID $pid)"
+      kill -TERM "$pid" 2>/dev/null || true
+      for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+  done
+}
+
 start() {
   local dir=$1
+  require_tools
   bash "$here/build.sh"
-  rm -rf "$dir"; mkdir -p "$dir"; dir=$(cd "$dir" && pwd)
+  # A cluster already started in DIR (a build killed before its post-integration-test, a second start) is
+  # stopped first: deleting its directory would leave it running, with no PID file left to stop it by.
+  mkdir -p "$dir"; dir=$(cd "$dir" && pwd)
+  stop "$dir"; stop_strays "$dir"
+  rm -rf "$dir"; mkdir -p "$dir"
+  # A start that fails part-way stops what it started (the build's post-integration-test will not run).
+  trap 'status=$?; (( status == 0 )) || stop "'"$dir"'"' EXIT
   pki "$dir"
   cat >"$dir/cluster.env" <<ENV
 ETCD_PORT=$(free_port)
@@ -150,17 +206,23 @@ KUBECTL=$BIN/kubectl
 SA_NAMESPACE=$ns
 SA_NAME=orders-controller
 ENV
+  trap - EXIT
   say "ready in $(( ($(date +%s%N) - t0) / 1000000 )) ms: https://127.0.0.1:$API_PORT ($("$BIN/kube-apiserver" --version)), etcd 127.0.0.1:$ETCD_PORT; kubeconfigs in $dir"
 }
 
 cmd=${1:-}; dir=${2:-}
 [[ -n $cmd && -n $dir ]] || die "usage: cluster.sh start|stop|kill-apiserver|kill-etcd|start-apiserver|start-etcd DIR"
+if [[ $cmd != start ]]; then
+  [[ -d $dir || $cmd == stop ]] || die "$dir does not exist: no cluster was started there"
+  [[ -d $dir ]] || { say "nothing to stop in $dir"; exit 0; }
+  dir=$(cd "$dir" && pwd)
+fi
 case $cmd in
   start) start "$dir" ;;
-  stop) kill_pid "$dir" apiserver TERM; kill_pid "$dir" etcd TERM; say "stopped ($dir)" ;;
+  stop) stop "$dir"; say "stopped ($dir)" ;;
   kill-apiserver) kill_pid "$dir" apiserver KILL ;;
   kill-etcd) kill_pid "$dir" etcd KILL ;;
-  start-apiserver) start_apiserver "$(cd "$dir" && pwd)" ;;
-  start-etcd) start_etcd "$(cd "$dir" && pwd)" ;;
+  start-apiserver) require_tools; start_apiserver "$dir" ;;
+  start-etcd) require_tools; start_etcd "$dir" ;;
   *) die "unknown command '$cmd'; accepted: start, stop, kill-apiserver, kill-etcd, start-apiserver, start-etcd" ;;
 esac

@@ -12,7 +12,9 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A controller's {@code main} exactly as the README writes it, with no configuration of its own: run by
+ * A controller's {@code main} shaped like the README's, with no client configuration of its own (unlike the
+ * README's, it states a substrate without the Kubernetes API, so that being in a pod is the only reason to
+ * contend, uses fast lease timings, and closes once it led): run by
  * {@link InPodIT} in a child JVM that sees what a pod sees (the two variables, the service-account files at
  * their usual path, no kubeconfig), it prints what it decided and found, one fact per line.
  */

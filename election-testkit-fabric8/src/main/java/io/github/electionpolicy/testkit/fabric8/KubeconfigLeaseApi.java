@@ -131,15 +131,17 @@ final class KubeconfigLeaseApi extends BaseLeaseApi {
     int port = server.getPort() != -1 ? server.getPort() : "https".equals(server.getScheme()) ? 443 : 80;
     try {
       return track(new ProxiedReplicaLink(this, name,
-          track(new TcpProxy(server.getScheme(), loopback.get(), port)), null));
+          track(new TcpProxy(server.getScheme(), server.getHost(), loopback.get(), port)), null));
     } catch (IOException e) {
       throw new UncheckedIOException("cannot open a loopback port for a replica's proxy", e);
     }
   }
 
   /**
-   * The server's address when it is on this machine's loopback interface: then a TCP proxy on 127.0.0.1 reaches it
-   * and its certificate (which names 127.0.0.1, as the project's script writes it, or localhost) still matches.
+   * The server's address when it is on this machine's loopback interface: then a TCP proxy listening on that same
+   * address reaches it, and since the proxy's URL keeps the host name of the server's URL, the server's
+   * certificate (which names that host: 127.0.0.1 as the project's script writes it, localhost, or ::1) still
+   * matches.
    */
   private Optional<InetAddress> loopbackHost() {
     String host = URI.create(url()).getHost();
@@ -147,7 +149,8 @@ final class KubeconfigLeaseApi extends BaseLeaseApi {
       return Optional.empty();
     }
     try {
-      InetAddress address = InetAddress.getByName(host.equals("localhost") ? "127.0.0.1" : host);
+      // What the client itself would connect to for this host (for localhost: the first address it resolves).
+      InetAddress address = InetAddress.getByName(host);
       return address.isLoopbackAddress() ? Optional.of(address) : Optional.empty();
     } catch (IOException e) {
       return Optional.empty();

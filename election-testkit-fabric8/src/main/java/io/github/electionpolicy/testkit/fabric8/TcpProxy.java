@@ -25,6 +25,7 @@ final class TcpProxy implements AutoCloseable {
   private final InetAddress targetHost;
   private final int targetPort;
   private final String scheme;
+  private final String urlHost;
   private final ServerSocket listener;
   private final AtomicInteger connections = new AtomicInteger();
   private final List<Socket> sockets = new ArrayList<>();
@@ -32,22 +33,28 @@ final class TcpProxy implements AutoCloseable {
 
   /** A proxy to the mock server's plain HTTP port on the loopback address. */
   TcpProxy(int targetPort) throws IOException {
-    this("http", InetAddress.getLoopbackAddress(), targetPort);
+    this("http", "127.0.0.1", InetAddress.getLoopbackAddress(), targetPort);
   }
 
-  /** A proxy to {@code targetHost:targetPort}, whose URL has {@code scheme} (https passes TLS through). */
-  TcpProxy(String scheme, InetAddress targetHost, int targetPort) throws IOException {
+  /**
+   * A proxy to {@code targetHost:targetPort} that listens on that same loopback address, and whose URL has
+   * {@code scheme} (https passes TLS through) and {@code urlHost}: the host exactly as the server's own URL names
+   * it ({@code localhost}, {@code 127.0.0.1}, {@code [::1]}), so that the server's certificate, which names that
+   * host, still matches when the client verifies it.
+   */
+  TcpProxy(String scheme, String urlHost, InetAddress targetHost, int targetPort) throws IOException {
     this.scheme = scheme;
+    this.urlHost = urlHost;
     this.targetHost = targetHost;
     this.targetPort = targetPort;
-    this.listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+    this.listener = new ServerSocket(0, 50, targetHost);
     Thread acceptor = new Thread(this::accept, "tcp-proxy-accept-" + listener.getLocalPort());
     acceptor.setDaemon(true);
     acceptor.start();
   }
 
   String url() {
-    return scheme + "://127.0.0.1:" + listener.getLocalPort() + "/";
+    return scheme + "://" + urlHost + ":" + listener.getLocalPort() + "/";
   }
 
   /** How many connections clients opened to this proxy, refused ones included. */
