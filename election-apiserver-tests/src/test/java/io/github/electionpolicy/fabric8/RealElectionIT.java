@@ -172,6 +172,9 @@ class RealElectionIT {
       Optional<ServiceLog.Entry> again = log.await("a", ServiceLog.Kind.START, stopped.get().nanos(),
           Duration.ofSeconds(15));
       assertThat(again).isPresent();
+      assertThat(Duration.ofNanos(again.get().nanos() - written))
+          .as("a waited out the intruder's lease, counted from when it saw the intruder's write")
+          .isGreaterThanOrEqualTo(MockApi.LEASE_DURATION);
       assertThat(log.overlap()).isEmpty();
       assertThat(api.leaseWrites(LEASE)).extracting(LeaseWrite::holder).containsSubsequence("a", "intruder", "a");
     }
