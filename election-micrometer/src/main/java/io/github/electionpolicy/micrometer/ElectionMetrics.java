@@ -54,15 +54,31 @@ import java.util.stream.Collectors;
  * </table>
  *
  * <p>A runner that runs unelected has no Lease: its {@code name} is the lease name of its settings if it was
- * given any, else empty, and its {@code namespace} is empty. Two binders for one Lease in one registry
- * would share meters (Micrometer keeps the first of two meters with one name and tags); the second logs a
- * warning, and the fix is an extra tag that tells them apart, such as {@code Tags.of("replica", identity)}.
+ * given any, else empty, and its {@code namespace} is empty.
  *
- * <p>Thread-safe: bind from any thread; the runner's listener thread counts events, and scrapes read the
- * runner's state. The only user code this class calls is through {@link ElectionRunner.Builder#start()},
- * which starts the services at once when the runner runs unelected: whatever it throws, an {@link Error}
- * included, reaches the caller of {@link #start(ElectionRunner.Builder)} unchanged and leaves this binder
- * without a runner.
+ * <p>When the runner stops, its meters go or stay by how it stopped:
+ * <ul>
+ *   <li>closed ({@link ElectionRunner#close()}): they are removed from every registry this binder was bound
+ *       to, by the time {@link ElectionRunner#awaitStopped()} returns, and this binder registers nothing
+ *       anywhere any more. The binder of the runner that replaces it (same Lease, same registry: a context
+ *       stopped and started again) registers its own, even if it binds before the removal;</li>
+ *   <li>stopped on its own (the RBAC preflight denied it, its loss policy stopped it, its election loop
+ *       failed; {@link ElectionRunner#isClosed()} is false): they stay and say what is true, not leading and
+ *       the age of the last success growing, so the alerts on them fire; until the binder of a running
+ *       runner for the same Lease registers in one of the registries, which removes them from all of them
+ *       and registers its own. Closing such a runner later changes nothing: it reports no further event.</li>
+ * </ul>
+ * Once the runner has stopped, the meters no longer refer to it. Two binders whose runners both run for one
+ * Lease in one registry would share meters (Micrometer keeps the first of two meters with one name and
+ * tags): the second logs a warning, registers nothing there, and takes the first one's place once that has
+ * stopped. Two runners for one Lease in one process are a test's or a demo's; the fix is an extra tag that
+ * tells them apart, such as {@code Tags.of("replica", identity)}.
+ *
+ * <p>Thread-safe: bind from any thread; the runner's listener thread counts events and removes the meters,
+ * and scrapes read the runner's state. The only user code this class calls is through {@link
+ * ElectionRunner.Builder#start()}, which starts the services at once when the runner runs unelected: whatever
+ * it throws, an {@link Error} included, reaches the caller of {@link #start(ElectionRunner.Builder)} unchanged
+ * and leaves this binder without a runner.
  */
 public final class ElectionMetrics implements MeterBinder {
 
@@ -148,9 +164,11 @@ public final class ElectionMetrics implements MeterBinder {
    *     .service(reconciler));
    * }</pre>
    *
-   * <p>If {@code builder.start()} throws (a missing input, no valid namespace), the exception reaches the
-   * caller unchanged and this binder has no runner; it may be called again, with the same builder (its
-   * listener is not added twice) or another.
+   * <p>If {@code builder.start()} throws, the exception reaches the caller unchanged and this binder has no
+   * runner; it may be called again, with another builder, or with the same one once its input is fixed if
+   * the start failed on an input (a missing one, no valid namespace): the listener is not added twice. A
+   * start that failed because a service's {@code start()} threw while running unelected did start a runner
+   * (which stopped at once), so that builder refuses a second start: use a new one.
    *
    * @param builder the runner's builder, not yet started
    * @return the started runner, as {@code builder.start()} returned it
@@ -166,7 +184,7 @@ public final class ElectionMetrics implements MeterBinder {
       }
       starting = true;
       if (listenedTo != builder) {
-        events = new EventCounts();
+        events = new EventCounts(this::runnerStopped);
         builder.listener(events);
         listenedTo = builder;
       }
@@ -189,13 +207,28 @@ public final class ElectionMetrics implements MeterBinder {
       for (MeterRegistry registry : registries) {
         meters.registerIn(registry);
       }
+      if (events.stopped()) {
+        // Stopped before this thread got here (a preflight denial may be that quick): the event found no meters.
+        meters.runnerStopped();
+      }
     }
     return runner;
   }
 
+  /** On the listener thread of the runner that {@code counts} listens to, once it reported STOPPED. */
+  private void runnerStopped(EventCounts counts) {
+    synchronized (lock) {
+      // A listener left on a builder whose start failed belongs to no runner of this binder.
+      if (counts == events && meters != null) {
+        meters.runnerStopped();
+      }
+    }
+  }
+
   /**
    * Binds this binder to {@code registry}: registers the meters now if the runner has started, else when
-   * it starts. Binding one registry again does nothing.
+   * it starts; nothing once its meters were removed (the runner was closed, or replaced after it stopped).
+   * Binding one registry again does nothing.
    *
    * @param registry the registry
    */
@@ -215,8 +248,8 @@ public final class ElectionMetrics implements MeterBinder {
   @Override
   public String toString() {
     synchronized (lock) {
-      return "ElectionMetrics{" + (meters == null ? "not started" : meters.describe()) + ", "
-          + registries.size() + " registr" + (registries.size() == 1 ? "y" : "ies") + "}";
+      return "ElectionMetrics{" + (meters == null ? "not started" : meters.describe() + ", " + meters.status())
+          + ", " + registries.size() + " registr" + (registries.size() == 1 ? "y" : "ies") + "}";
     }
   }
 }
