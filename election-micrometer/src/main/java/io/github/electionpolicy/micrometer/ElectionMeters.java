@@ -85,6 +85,18 @@ final class ElectionMeters {
     }
   }
 
+  /** The counts of the runner's listener. */
+  EventCounts events() {
+    return events;
+  }
+
+  /** Removes the meters from every registry for good: the binder measures another runner now. */
+  void remove() {
+    synchronized (LOCK) {
+      retire(null);
+    }
+  }
+
   /** A few words for messages: the runner's identity and Lease. */
   String describe() {
     return description;
@@ -97,7 +109,8 @@ final class ElectionMeters {
     }
   }
 
-  private boolean isStopped() {
+  /** Whether the runner has stopped, even if the binder has not heard it yet. */
+  boolean isStopped() {
     ElectionRunner current = runner;
     return current == null || current.state().kind() == ElectionState.Kind.STOPPED;
   }

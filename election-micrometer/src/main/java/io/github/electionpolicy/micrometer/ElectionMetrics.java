@@ -18,7 +18,7 @@ import java.util.stream.Collectors;
  * renewal took, how long ago its last Lease call succeeded, and the decision it acts on. Every meter is
  * tagged {@code name} (the Lease's name, as client-go's label) and {@code namespace} (the Lease's namespace).
  *
- * <p>One instance measures one runner, and is wired in two steps that may come in either order: {@link
+ * <p>One instance measures one runner at a time, and is wired in two steps that may come in either order: {@link
  * #start(ElectionRunner.Builder)} starts the runner through this binder (it adds the binder's own listener to
  * the builder first, so the listener cannot be left out or given to another runner), and {@link
  * #bindTo(MeterRegistry)} binds it to a registry. The meters appear in a registry once both have happened:
@@ -60,8 +60,9 @@ import java.util.stream.Collectors;
  * <ul>
  *   <li>closed ({@link ElectionRunner#close()}): they are removed from every registry this binder was bound
  *       to, by the time {@link ElectionRunner#awaitStopped()} returns, and this binder registers nothing
- *       anywhere any more. The binder of the runner that replaces it (same Lease, same registry: a context
- *       stopped and started again) registers its own, even if it binds before the removal;</li>
+ *       until it starts the next runner. The binder of the runner that replaces it (same Lease, same
+ *       registry: a context stopped and started again) registers its own, even if it binds before the
+ *       removal;</li>
  *   <li>stopped on its own (the RBAC preflight denied it, its loss policy stopped it, its election loop
  *       failed; {@link ElectionRunner#isClosed()} is false): they stay and say what is true, not leading and
  *       the age of the last success growing, so the alerts on them fire; until the binder of a running
@@ -170,17 +171,24 @@ public final class ElectionMetrics implements MeterBinder {
    * start that failed because a service's {@code start()} threw while running unelected did start a runner
    * (which stopped at once), so that builder refuses a second start: use a new one.
    *
+   * <p>One binder measures one runner at a time. Once that runner has stopped (closed, or on its own), this
+   * method starts and measures the next one: its meters replace the stopped runner's in every registry this
+   * binder is bound to, with counts from zero, as after a restart of the process. A lifecycle stopped and
+   * started again (a Spring context's) may so reuse its binder.
+   *
    * @param builder the runner's builder, not yet started
    * @return the started runner, as {@code builder.start()} returned it
-   * @throws IllegalStateException if this binder already started a runner (one binder measures one runner)
+   * @throws IllegalStateException if this binder measures a runner that has not stopped, or another thread
+   *     is starting one through it
    */
   public ElectionRunner start(ElectionRunner.Builder builder) {
     Objects.requireNonNull(builder, "builder");
     synchronized (lock) {
-      if (meters != null || starting) {
+      if (starting || (meters != null && !meters.isStopped())) {
         throw new IllegalStateException("this ElectionMetrics already " + (meters == null ? "starts a runner"
-            : "measures " + meters.describe()) + ": one binder measures one runner; fix: create a new "
-            + "ElectionMetrics for the other runner (with an extra tag if both share a Lease and a registry)");
+            : "measures " + meters.describe() + ", which has not stopped") + ": one binder measures one "
+            + "runner at a time; fix: create a new ElectionMetrics for the other runner (with an extra tag if "
+            + "both share a Lease and a registry), or close the first runner before starting the next");
       }
       starting = true;
       if (listenedTo != builder) {
@@ -202,6 +210,10 @@ public final class ElectionMetrics implements MeterBinder {
     }
     synchronized (lock) {
       starting = false;
+      if (meters != null) {
+        // The runner this binder measured before has stopped: this one replaces it.
+        meters.remove();
+      }
       meters = new ElectionMeters(runner, extraTags, events, startNanos);
       listenedTo = null;
       for (MeterRegistry registry : registries) {
@@ -218,8 +230,9 @@ public final class ElectionMetrics implements MeterBinder {
   /** On the listener thread of the runner that {@code counts} listens to, once it reported STOPPED. */
   private void runnerStopped(EventCounts counts) {
     synchronized (lock) {
-      // A listener left on a builder whose start failed belongs to no runner of this binder.
-      if (counts == events && meters != null) {
+      // Only for the runner measured now: not one this binder measured before (replaced already), nor one
+      // started some other way from a builder whose start through this binder failed.
+      if (meters != null && meters.events() == counts) {
         meters.runnerStopped();
       }
     }
@@ -227,8 +240,8 @@ public final class ElectionMetrics implements MeterBinder {
 
   /**
    * Binds this binder to {@code registry}: registers the meters now if the runner has started, else when
-   * it starts; nothing once its meters were removed (the runner was closed, or replaced after it stopped).
-   * Binding one registry again does nothing.
+   * it starts; nothing while its meters are removed (its runner was closed, or replaced after it stopped)
+   * until this binder starts the next runner. Binding one registry again does nothing.
    *
    * @param registry the registry
    */

@@ -53,6 +53,25 @@ class ElectionMetricsLifecycleTest {
     return runner.state().kind() == ElectionState.Kind.LEADING;
   }
 
+  /**
+   * A listener that holds the STOPPED event until {@code latch} opens. It runs before the binder's own listener
+   * (start() adds that one last), so the binder hears the stop only then.
+   */
+  private static ElectionListener slowToHearTheStop(CountDownLatch latch) {
+    return new ElectionListener() {
+      @Override
+      public void stateChanged(ElectionState previous, ElectionState current) {
+        if (current.kind() == ElectionState.Kind.STOPPED) {
+          try {
+            latch.await();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        }
+      }
+    };
+  }
+
   private static double masterStatus(MeterRegistry registry) {
     return registry.get(ElectionMetrics.MASTER_STATUS).gauge().value();
   }
@@ -181,22 +200,9 @@ class ElectionMetricsLifecycleTest {
     // Common tags (as Spring Boot's management.metrics.tags adds) change the ids the registry keeps.
     registry.config().commonTags("application", "orders");
     CountDownLatch stopMayBeHeard = new CountDownLatch(1);
-    // Runs before the binder's own listener (start() adds it last), so the binder hears STOPPED only later.
-    ElectionListener slowToHearTheStop = new ElectionListener() {
-      @Override
-      public void stateChanged(ElectionState previous, ElectionState current) {
-        if (current.kind() == ElectionState.Kind.STOPPED) {
-          try {
-            stopMayBeHeard.await();
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          }
-        }
-      }
-    };
     ElectionMetrics first = new ElectionMetrics();
     first.bindTo(registry);
-    ElectionRunner closed = first.start(contending("a").listener(slowToHearTheStop));
+    ElectionRunner closed = first.start(contending("a").listener(slowToHearTheStop(stopMayBeHeard)));
     try {
       assertThat(Await.until(() -> masterStatus(registry) == 1)).isTrue();
       closed.close();
@@ -218,6 +224,57 @@ class ElectionMetricsLifecycleTest {
     } finally {
       stopMayBeHeard.countDown();
       closed.close();
+    }
+  }
+
+  @Test
+  void aBinderWhoseRunnerWasClosedMeasuresTheNextOneItStarts() throws Exception {
+    // A lifecycle stopped and started again: close() returns, and the same binder starts the next runner at
+    // once, before its listener may have heard the first one stop.
+    MeterRegistry registry = new SimpleMeterRegistry();
+    ElectionMetrics metrics = new ElectionMetrics();
+    metrics.bindTo(registry);
+    CountDownLatch stopMayBeHeard = new CountDownLatch(1);
+    ElectionRunner first = metrics.start(contending("a").listener(slowToHearTheStop(stopMayBeHeard)));
+    assertThat(Await.until(() -> masterStatus(registry) == 1)).isTrue();
+
+    first.close();
+    try (ElectionRunner next = metrics.start(contending("a"))) {
+      assertThat(Await.until(() -> leads(next))).isTrue();
+      stopMayBeHeard.countDown();
+      assertThat(first.awaitStopped(Await.DEADLINE)).as("the first runner's stop was heard").isTrue();
+
+      assertThat(Await.until(() -> masterStatus(registry) == 1)).as("the next runner's").isTrue();
+      assertThat(registry.getMeters()).as("the late stop event removed none of them").hasSize(6);
+      long renewals = registry.get(ElectionMetrics.RENEW_DURATION).timer().count();
+      assertThat(Await.until(() -> registry.get(ElectionMetrics.RENEW_DURATION).timer().count() > renewals))
+          .as("its renewals").isTrue();
+      assertThat(metrics.toString()).contains("running");
+    } finally {
+      stopMayBeHeard.countDown();
+    }
+  }
+
+  @Test
+  void aBinderWhoseRunnerStoppedOnItsOwnMeasuresTheNextOneInEveryRegistry() throws Exception {
+    api.assumeEmbedded();
+    api.denyAccess(Set.of("update"));
+    MeterRegistry first = new SimpleMeterRegistry();
+    MeterRegistry second = new SimpleMeterRegistry();
+    ElectionMetrics metrics = new ElectionMetrics();
+    metrics.bindTo(first);
+    metrics.bindTo(second);
+    ElectionRunner denied = metrics.start(contending("a"));
+    assertThat(denied.awaitStopped(Await.DEADLINE)).isTrue();
+    assertThat(first.getMeters()).hasSize(6);
+    api.denyAccess(Set.of());
+
+    try (ElectionRunner next = metrics.start(contending("a"))) {
+      assertThat(Await.until(() -> leads(next))).isTrue();
+
+      assertThat(Await.until(() -> masterStatus(first) == 1 && masterStatus(second) == 1)).isTrue();
+      assertThat(first.getMeters()).hasSize(6);
+      assertThat(second.getMeters()).hasSize(6);
     }
   }
 

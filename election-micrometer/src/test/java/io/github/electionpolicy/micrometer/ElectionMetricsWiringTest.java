@@ -90,7 +90,8 @@ class ElectionMetricsWiringTest {
 
       assertThatThrownBy(() -> metrics.start(second))
           .isInstanceOf(IllegalStateException.class)
-          .hasMessageContaining("already measures the runner a (" + api.namespace() + "/orders-controller)")
+          .hasMessageContaining("already measures the runner a (" + api.namespace() + "/orders-controller), "
+              + "which has not stopped")
           .hasMessageContaining("fix: create a new ElectionMetrics");
       assertThat(metrics.toString()).contains("the runner a");
     }
