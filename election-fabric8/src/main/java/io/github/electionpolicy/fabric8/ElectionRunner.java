@@ -441,6 +441,27 @@ public final class ElectionRunner implements AutoCloseable {
   }
 
   /**
+   * Whether {@link #close()} has been called: true from the moment it begins, while it may still be stopping
+   * ({@link #awaitStopped()} waits for the end). A runner in state {@code STOPPED} that is not closed stopped
+   * on its own: the RBAC preflight denied it ({@link #startupFailure()}), its loss policy stopped it, or its
+   * election loop failed. A listener that hears {@code STOPPED} can tell the two apart, since {@code close()}
+   * marks the runner closed before it reports {@code STOPPED}; a runner that had stopped on its own and is
+   * closed afterwards reports no further event.
+   *
+   * <pre>{@code
+   * if (runner.state().kind() == ElectionState.Kind.STOPPED && !runner.isClosed()) {
+   *   log.error("the runner stopped on its own; exiting so that the pod restarts");
+   *   System.exit(1);
+   * }
+   * }</pre>
+   *
+   * @return true once {@code close()} has been called
+   */
+  public boolean isClosed() {
+    return isClosing();
+  }
+
+  /**
    * Stops the reconcilers first, waiting at most {@link LeaseSettings#stopTimeout()}, then releases the
    * Lease by writing an empty holder with {@code leaseDurationSeconds = 1}, so a follower takes over at
    * once. If a reconciler did not stop in time, or its {@code stop()} threw, the Lease is not released but
@@ -835,8 +856,14 @@ public final class ElectionRunner implements AutoCloseable {
      * preflight that finds a missing verb stops the runner (an ERROR log, {@link
      * ElectionRunner#startupFailure()}, state {@code STOPPED}, and an exit under the {@code EXIT} loss policy).
      *
+     * <p>A start that throws because of this builder's inputs (a missing one, no valid namespace) started
+     * nothing: fix the input and call {@code start()} again on the same builder. One that throws because a
+     * service's {@code start()} failed (running unelected, the services start here) did start a runner, which
+     * stopped at once: this builder then counts as started, so a retry needs a new builder.
+     *
      * @return the running runner; close it to stop
-     * @throws IllegalStateException if a required input is missing, or this builder already started
+     * @throws IllegalStateException if a required input is missing, if a service failed to start while running
+     *     unelected (its failure is the cause), or if this builder already started a runner
      * @throws io.github.electionpolicy.InvalidElectionSettingException if no namespace can be found, or the one
      *     found (service-account file or client) is not a valid namespace name
      */

@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -33,6 +34,30 @@ class HealthAndListenerTest {
 
     assertThat(Replica.awaitTrue(() -> changes.size() == 2, Duration.ofSeconds(2))).isTrue();
     assertThat(changes).containsExactly("STARTING->LEADING", "LEADING->STOPPED");
+  }
+
+  @Test
+  void aListenerThatHearsStoppedAfterCloseSeesTheRunnerClosed() throws Exception {
+    AtomicReference<ElectionRunner> runner = new AtomicReference<>();
+    List<String> atStopped = new CopyOnWriteArrayList<>();
+    ElectionListener listener = new ElectionListener() {
+      @Override
+      public void stateChanged(ElectionState previous, ElectionState current) {
+        if (current.kind() == ElectionState.Kind.STOPPED) {
+          atStopped.add("closed=" + runner.get().isClosed());
+        }
+      }
+    };
+    Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log, listener);
+    runner.set(a.runner);
+    assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(5))).isTrue();
+    assertThat(a.runner.isClosed()).as("running").isFalse();
+
+    a.close();
+
+    assertThat(a.runner.isClosed()).isTrue();
+    assertThat(a.runner.awaitStopped(Duration.ofSeconds(5))).isTrue();
+    assertThat(atStopped).containsExactly("closed=true");
   }
 
   @Test

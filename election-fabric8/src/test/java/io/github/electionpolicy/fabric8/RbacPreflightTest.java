@@ -44,6 +44,7 @@ class RbacPreflightTest {
             .hasMessageContaining(LeaseAccess.roleYaml(MockApi.NAMESPACE, MockApi.LEASE));
       });
       assertThat(a.runner.state()).isEqualTo(new ElectionState.Stopped());
+      assertThat(a.runner.isClosed()).as("stopped on its own, not closed").isFalse();
       assertThat(a.runner.health().ready()).isFalse();
       assertThat(logs.text()).contains("ERROR")
           .contains("Not contending for Lease " + MockApi.NAMESPACE + "/" + MockApi.LEASE

@@ -1,6 +1,7 @@
 package io.github.electionpolicy.fabric8;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.net.ServerSocket;
 import java.time.Duration;
@@ -60,6 +61,30 @@ class StartupTest {
       assertThat(health.ready()).isFalse();
       assertThat(health.live()).isTrue();
     }
+  }
+
+  @Test
+  void aStartThatFailedOnAMissingInputMayBeRetriedOnTheSameBuilder() throws Exception {
+    ElectionRunner.Builder builder = ElectionRunner.builder().decision(MockApi.RUN_UNELECTED);
+    assertThatThrownBy(builder::start).isInstanceOf(IllegalStateException.class).hasMessageContaining("no service");
+
+    try (ElectionRunner runner = builder.service(log.service("a")).start()) {
+      assertThat(runner.state().kind()).isEqualTo(ElectionState.Kind.NOT_CONTENDING);
+    }
+  }
+
+  @Test
+  void anUnelectedStartWhoseServiceFailedStartedARunnerSoTheBuilderCannotBeRetried() {
+    RuntimeException failure = new RuntimeException("port 8443 in use");
+    ElectionRunner.Builder builder = ElectionRunner.builder()
+        .decision(MockApi.RUN_UNELECTED)
+        .service(LeaderService.of(term -> {
+          throw failure;
+        }, () -> { }));
+    assertThatThrownBy(builder::start).isInstanceOf(IllegalStateException.class).hasRootCause(failure);
+
+    assertThatThrownBy(builder::start).isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("this builder already started a runner").hasMessageContaining("use a new builder");
   }
 
   private static String closedPortUrl() throws java.io.IOException {

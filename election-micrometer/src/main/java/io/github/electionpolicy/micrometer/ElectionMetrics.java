@@ -18,7 +18,7 @@ import java.util.stream.Collectors;
  * renewal took, how long ago its last Lease call succeeded, and the decision it acts on. Every meter is
  * tagged {@code name} (the Lease's name, as client-go's label) and {@code namespace} (the Lease's namespace).
  *
- * <p>One instance measures one runner, and is wired in two steps that may come in either order: {@link
+ * <p>One instance measures one runner at a time, and is wired in two steps that may come in either order: {@link
  * #start(ElectionRunner.Builder)} starts the runner through this binder (it adds the binder's own listener to
  * the builder first, so the listener cannot be left out or given to another runner), and {@link
  * #bindTo(MeterRegistry)} binds it to a registry. The meters appear in a registry once both have happened:
@@ -54,15 +54,32 @@ import java.util.stream.Collectors;
  * </table>
  *
  * <p>A runner that runs unelected has no Lease: its {@code name} is the lease name of its settings if it was
- * given any, else empty, and its {@code namespace} is empty. Two binders for one Lease in one registry
- * would share meters (Micrometer keeps the first of two meters with one name and tags); the second logs a
- * warning, and the fix is an extra tag that tells them apart, such as {@code Tags.of("replica", identity)}.
+ * given any, else empty, and its {@code namespace} is empty.
  *
- * <p>Thread-safe: bind from any thread; the runner's listener thread counts events, and scrapes read the
- * runner's state. The only user code this class calls is through {@link ElectionRunner.Builder#start()},
- * which starts the services at once when the runner runs unelected: whatever it throws, an {@link Error}
- * included, reaches the caller of {@link #start(ElectionRunner.Builder)} unchanged and leaves this binder
- * without a runner.
+ * <p>When the runner stops, its meters go or stay by how it stopped:
+ * <ul>
+ *   <li>closed ({@link ElectionRunner#close()}): they are removed from every registry this binder was bound
+ *       to, by the time {@link ElectionRunner#awaitStopped()} returns, and this binder registers nothing
+ *       until it starts the next runner. The binder of the runner that replaces it (same Lease, same
+ *       registry: a context stopped and started again) registers its own, even if it binds before the
+ *       removal;</li>
+ *   <li>stopped on its own (the RBAC preflight denied it, its loss policy stopped it, its election loop
+ *       failed; {@link ElectionRunner#isClosed()} is false): they stay and say what is true, not leading and
+ *       the age of the last success growing, so the alerts on them fire; until the binder of a running
+ *       runner for the same Lease registers in one of the registries, which removes them from all of them
+ *       and registers its own. Closing such a runner later changes nothing: it reports no further event.</li>
+ * </ul>
+ * Once the runner has stopped, the meters no longer refer to it. Two binders whose runners both run for one
+ * Lease in one registry would share meters (Micrometer keeps the first of two meters with one name and
+ * tags): the second logs a warning, registers nothing there, and takes the first one's place once that has
+ * stopped. Two runners for one Lease in one process are a test's or a demo's; the fix is an extra tag that
+ * tells them apart, such as {@code Tags.of("replica", identity)}.
+ *
+ * <p>Thread-safe: bind from any thread; the runner's listener thread counts events and removes the meters,
+ * and scrapes read the runner's state. The only user code this class calls is through {@link
+ * ElectionRunner.Builder#start()}, which starts the services at once when the runner runs unelected: whatever
+ * it throws, an {@link Error} included, reaches the caller of {@link #start(ElectionRunner.Builder)} unchanged
+ * and leaves this binder without a runner.
  */
 public final class ElectionMetrics implements MeterBinder {
 
@@ -148,25 +165,34 @@ public final class ElectionMetrics implements MeterBinder {
    *     .service(reconciler));
    * }</pre>
    *
-   * <p>If {@code builder.start()} throws (a missing input, no valid namespace), the exception reaches the
-   * caller unchanged and this binder has no runner; it may be called again, with the same builder (its
-   * listener is not added twice) or another.
+   * <p>If {@code builder.start()} throws, the exception reaches the caller unchanged and this binder has no
+   * runner; it may be called again, with another builder, or with the same one once its input is fixed if
+   * the start failed on an input (a missing one, no valid namespace): the listener is not added twice. A
+   * start that failed because a service's {@code start()} threw while running unelected did start a runner
+   * (which stopped at once), so that builder refuses a second start: use a new one.
+   *
+   * <p>One binder measures one runner at a time. Once that runner has stopped (closed, or on its own), this
+   * method starts and measures the next one: its meters replace the stopped runner's in every registry this
+   * binder is bound to, with counts from zero, as after a restart of the process. A lifecycle stopped and
+   * started again (a Spring context's) may so reuse its binder.
    *
    * @param builder the runner's builder, not yet started
    * @return the started runner, as {@code builder.start()} returned it
-   * @throws IllegalStateException if this binder already started a runner (one binder measures one runner)
+   * @throws IllegalStateException if this binder measures a runner that has not stopped, or another thread
+   *     is starting one through it
    */
   public ElectionRunner start(ElectionRunner.Builder builder) {
     Objects.requireNonNull(builder, "builder");
     synchronized (lock) {
-      if (meters != null || starting) {
+      if (starting || (meters != null && !meters.isStopped())) {
         throw new IllegalStateException("this ElectionMetrics already " + (meters == null ? "starts a runner"
-            : "measures " + meters.describe()) + ": one binder measures one runner; fix: create a new "
-            + "ElectionMetrics for the other runner (with an extra tag if both share a Lease and a registry)");
+            : "measures " + meters.describe() + ", which has not stopped") + ": one binder measures one "
+            + "runner at a time; fix: create a new ElectionMetrics for the other runner (with an extra tag if "
+            + "both share a Lease and a registry), or close the first runner before starting the next");
       }
       starting = true;
       if (listenedTo != builder) {
-        events = new EventCounts();
+        events = new EventCounts(this::runnerStopped);
         builder.listener(events);
         listenedTo = builder;
       }
@@ -184,18 +210,38 @@ public final class ElectionMetrics implements MeterBinder {
     }
     synchronized (lock) {
       starting = false;
+      if (meters != null) {
+        // The runner this binder measured before has stopped: this one replaces it.
+        meters.remove();
+      }
       meters = new ElectionMeters(runner, extraTags, events, startNanos);
       listenedTo = null;
       for (MeterRegistry registry : registries) {
         meters.registerIn(registry);
       }
+      if (events.stopped()) {
+        // Stopped before this thread got here (a preflight denial may be that quick): the event found no meters.
+        meters.runnerStopped();
+      }
     }
     return runner;
   }
 
+  /** On the listener thread of the runner that {@code counts} listens to, once it reported STOPPED. */
+  private void runnerStopped(EventCounts counts) {
+    synchronized (lock) {
+      // Only for the runner measured now: not one this binder measured before (replaced already), nor one
+      // started some other way from a builder whose start through this binder failed.
+      if (meters != null && meters.events() == counts) {
+        meters.runnerStopped();
+      }
+    }
+  }
+
   /**
    * Binds this binder to {@code registry}: registers the meters now if the runner has started, else when
-   * it starts. Binding one registry again does nothing.
+   * it starts; nothing while its meters are removed (its runner was closed, or replaced after it stopped)
+   * until this binder starts the next runner. Binding one registry again does nothing.
    *
    * @param registry the registry
    */
@@ -215,8 +261,8 @@ public final class ElectionMetrics implements MeterBinder {
   @Override
   public String toString() {
     synchronized (lock) {
-      return "ElectionMetrics{" + (meters == null ? "not started" : meters.describe()) + ", "
-          + registries.size() + " registr" + (registries.size() == 1 ? "y" : "ies") + "}";
+      return "ElectionMetrics{" + (meters == null ? "not started" : meters.describe() + ", " + meters.status())
+          + ", " + registries.size() + " registr" + (registries.size() == 1 ? "y" : "ies") + "}";
     }
   }
 }

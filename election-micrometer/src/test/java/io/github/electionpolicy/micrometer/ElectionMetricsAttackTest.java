@@ -10,7 +10,6 @@ import io.github.electionpolicy.testkit.fabric8.LeaseApiExtension;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.concurrent.CountDownLatch;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -65,22 +64,17 @@ class ElectionMetricsAttackTest {
   }
 
   /**
-   * Attack: meters are never removed, and a binder that finds a meter with its name and tags already in the
-   * registry registers nothing. A closed runner's meters stay in the registry for good (its gauges hold the
-   * runner strongly), so the binder of the runner that replaces it for the same Lease in the same process
-   * (a lifecycle stopped and started again, a new runner after a loss handler returned STOP) registers
-   * nothing and logs a WARN that blames "another ElectionMetrics for the same Lease": the registry keeps
-   * reporting the closed runner, {@code leader_election_master_status} 0 while the new runner leads, its
-   * transitions, failures and renewals never counted.
+   * Attack: meters were never removed, and a binder that found a meter with its name and tags already in the
+   * registry registered nothing. A closed runner's meters stayed in the registry for good (its gauges held the
+   * runner strongly), so the binder of the runner that replaced it for the same Lease in the same process (a
+   * lifecycle stopped and started again, a new runner after a loss handler returned STOP) registered nothing
+   * and logged a WARN that blamed "another ElectionMetrics for the same Lease": the registry kept reporting
+   * the closed runner, {@code leader_election_master_status} 0 while the new runner led, its transitions,
+   * failures and renewals never counted.
    *
-   * <p>Not fixed here: the fix is a choice of the module's owner. Either the binder removes its meters from
-   * every registry once its runner reports STOPPED (then docs/metrics.md's "0 ... also when it has stopped"
-   * changes to "the series goes away", and the registry lets go of the closed runner), or a binder that
-   * finds meters of a stopped runner replaces them (which needs a record of which binder registered which
-   * meters in which registry, e.g. a map weak in the registry).
+   * <p>Fixed: a closed runner's meters leave every registry when it stops, and a running runner's binder
+   * takes the place of a stopped runner's meters (ElectionMetricsLifecycleTest has the rules).
    */
-  @Disabled("finding: a closed runner's meters stay in the registry for good and shadow the runner that "
-      + "replaces it for the same Lease; see the comment for the two possible fixes")
   @Test
   void aRunnerThatReplacesAClosedOneForTheSameLeaseIsMeasured() throws Exception {
     MeterRegistry registry = new SimpleMeterRegistry();
