@@ -175,8 +175,8 @@ public final class ElectionAutoConfiguration {
   /**
    * The lifecycle that starts and closes the runner with the context.
    *
-   * <p>Metrics: a binder that measures the runner it starts is an {@link ElectionRunnerStarter} bean, so
-   * binding metrics is one conditional configuration at the end of this class; nothing here needs to change.
+   * <p>Metrics: a binder that measures the runner it starts is an {@link ElectionRunnerStarter} bean; {@link
+   * ElectionMetricsAutoConfiguration} defines one when {@code election-micrometer} is on the class path.
    *
    * @param properties the {@code election.*} properties
    * @param decision the decision
@@ -229,24 +229,4 @@ public final class ElectionAutoConfiguration {
     return new ElectionLifecycle(decision, settings, properties.readiness(), properties.rbacPreflight(),
         properties.phase(), inputs);
   }
-
-  // Micrometer (election-micrometer) goes here, as one nested configuration that applies only when both are on
-  // the class path, with election-micrometer an optional dependency of this module:
-  //
-  //   @Configuration(proxyBeanMethods = false)
-  //   @ConditionalOnClass(name = {"io.micrometer.core.instrument.MeterRegistry",
-  //       "io.github.electionpolicy.micrometer.ElectionMetrics"})
-  //   static class ElectionMetricsConfiguration {
-  //     @Bean
-  //     @ConditionalOnMissingBean
-  //     ElectionMetrics electionMetrics() {
-  //       return new ElectionMetrics();          // a MeterBinder: Spring Boot binds it to the MeterRegistry
-  //     }
-  //
-  //     @Bean
-  //     @ConditionalOnMissingBean
-  //     ElectionRunnerStarter electionMetricsStarter(ElectionMetrics metrics) {
-  //       return metrics::start;                 // the lifecycle starts the runner through the binder
-  //     }
-  //   }
 }
