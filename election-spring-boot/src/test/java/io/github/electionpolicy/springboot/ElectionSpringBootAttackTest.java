@@ -66,12 +66,18 @@ class ElectionSpringBootAttackTest {
         });
   }
 
-  /** As the record's other properties: an empty value is the default, here on. */
+  /**
+   * An empty value (an unset placeholder, {@code election.enabled=${ELECTION_ON:}}) turned the election off
+   * silently; now it fails the start-up naming the property, as an empty {@code election.rbac-preflight} does.
+   */
   @Test
-  void anEmptyEnabledIsTheDefaultOn() {
+  void anEmptyEnabledFailsTheStartUpInsteadOfTurningTheElectionOff() {
     Contexts.election()
         .withPropertyValues("election.lease-name=a", Contexts.UNELECTED, "election.enabled=")
-        .run(context -> assertThat(context).hasNotFailed().hasSingleBean(ElectionLifecycle.class));
+        .run(context -> {
+          assertThat(context).hasFailed();
+          assertThat(context.getStartupFailure()).hasStackTraceContaining("election.enabled");
+        });
   }
 
   // ---- a refresh that fails after the lifecycle started ----
