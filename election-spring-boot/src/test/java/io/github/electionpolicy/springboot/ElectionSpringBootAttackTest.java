@@ -66,6 +66,19 @@ class ElectionSpringBootAttackTest {
         });
   }
 
+  /** What a Deployment sets: the environment variable, relaxed-bound to election.enabled. */
+  @ParameterizedTest(name = "ELECTION_ENABLED={0}")
+  @ValueSource(strings = {"false", "true"})
+  void theEnvironmentVariableElectionEnabledIsRead(String value) {
+    Contexts.election()
+        .withPropertyValues("election.lease-name=a", Contexts.UNELECTED)
+        .withInitializer(context -> context.getEnvironment().getPropertySources().addFirst(
+            new org.springframework.core.env.SystemEnvironmentPropertySource(
+                org.springframework.core.env.StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME,
+                java.util.Map.of("ELECTION_ENABLED", value))))
+        .run(context -> assertThat(context.containsBean("electionLifecycle")).isEqualTo(Boolean.parseBoolean(value)));
+  }
+
   /**
    * An empty value (an unset placeholder, {@code election.enabled=${ELECTION_ON:}}) turned the election off
    * silently; now it fails the start-up naming the property, as an empty {@code election.rbac-preflight} does.
