@@ -22,11 +22,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 
 /**
  * Auto-configures leader election for a Spring Boot application from the {@code election.*} properties
@@ -76,7 +76,8 @@ import org.springframework.context.annotation.Bean;
  * <p>Thread-safe, as Spring configuration classes are: its bean methods run while the context refreshes.
  */
 @AutoConfiguration
-@ConditionalOnBooleanProperty(name = ElectionProperties.PREFIX + ".enabled", matchIfMissing = true)
+// Not @ConditionalOnBooleanProperty: it takes only the text "true" for on (see OnElectionEnabledCondition).
+@Conditional(OnElectionEnabledCondition.class)
 @EnableConfigurationProperties(ElectionProperties.class)
 public final class ElectionAutoConfiguration {
 
@@ -188,7 +189,10 @@ public final class ElectionAutoConfiguration {
    * @param clients the application's {@link KubernetesClient}, if any
    * @return the lifecycle
    */
-  @Bean
+  // destroyMethod: a refresh that fails after the lifecycles started (a ContextRefreshedEvent listener that throws)
+  // destroys the beans without stopping the lifecycles on Spring Framework 6.2 (Spring Boot 3.5); stop() then
+  // closes the runner, which would otherwise go on leading for a context that failed. A no-op after a close.
+  @Bean(destroyMethod = "stop")
   @ConditionalOnMissingBean
   public ElectionLifecycle electionLifecycle(ElectionProperties properties, ElectionDecision decision,
       LeaseSettings settings, ObjectProvider<LeaderService> services, ObjectProvider<ElectionListener> listeners,
