@@ -58,7 +58,7 @@ class LateWorkflowTest {
   static final Map<KubernetesClient, String> REPLICA_OF_CLIENT = new ConcurrentHashMap<>();
   /** The replicas whose dependent acts right now. */
   static final Set<String> ACTING = ConcurrentHashMap.newKeySet();
-  /** Every dependent that began to act: the replica, and whether that replica's operator had been stopped. */
+  /** The replica of every dependent that began to act, in order. */
   static final List<String> ACTED = new CopyOnWriteArrayList<>();
   /** The replica whose first reconciliation of "late" outlives its operator's stop. */
   static volatile String slowReplica = "";
