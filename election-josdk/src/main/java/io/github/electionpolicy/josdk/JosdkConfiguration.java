@@ -51,6 +51,9 @@ final class JosdkConfiguration {
    *       gated client once they ended;
    *   <li>the reconciliation executor: the configured one (by default a new fixed pool), each of whose tasks runs
    *       only while the term is valid ({@link TermGatedExecutor});
+   *   <li>the workflow executor: the configured one (by default a new fixed pool), set explicitly so that JOSDK,
+   *       which forgets it when the operator stops, cannot lazily create another one for a reconciliation that
+   *       outlived the stop: a dependent submitted after the stop is refused by the executor the stop shut down;
    *   <li>the informer-stopped handler: the configured one (by default JOSDK's, which calls {@code System.exit(1)}
    *       on a fatal informer error), except while the operator is being stopped: informers that fail then (say,
    *       because the term's client closes under an informer JOSDK left running after a failed start) are the
@@ -74,6 +77,17 @@ final class JosdkConfiguration {
           + "its own");
     }
     ExecutorService gatedReconciliations = new TermGatedExecutor(reconciliations, termValid);
+    // Set explicitly, not left to JOSDK's lazy default: Operator.stop() shuts the workflow executor down and then
+    // forgets it, and a reconciliation still running after the stop would make JOSDK create a new one (a fresh
+    // non-daemon pool from the configuration) whose dependents nothing waits for or shuts down. With the term's
+    // executor set here, JOSDK re-wraps this one, which the stop shut down: a late dependent is refused instead.
+    ExecutorService workflows = configuredByUser.getWorkflowExecutorService();
+    if (workflows.isShutdown()) {
+      throw new IllegalStateException("the workflow executor of the configuration is shut down: an earlier term's "
+          + "operator shut it down when it stopped; create the executor inside the configuration callback "
+          + "(config -> config.withWorkflowExecutorService(Executors.newFixedThreadPool(n))) so each term's "
+          + "operator gets its own");
+    }
     Optional<InformerStoppedHandler> configured = configuredByUser.getInformerStoppedHandler();
     InformerStoppedHandler handler = new InformerStoppedHandler() {
       @Override
@@ -89,7 +103,7 @@ final class JosdkConfiguration {
     return overrider -> {
       user.accept(overrider);
       overrider.withKubernetesClient(gated).withCloseClientOnStop(false).withInformerStoppedHandler(handler)
-          .withExecutorService(gatedReconciliations);
+          .withExecutorService(gatedReconciliations).withWorkflowExecutorService(workflows);
     };
   }
 

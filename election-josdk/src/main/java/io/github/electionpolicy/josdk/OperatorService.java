@@ -8,6 +8,7 @@ import io.github.electionpolicy.fabric8.LeaseSettings;
 import io.github.electionpolicy.fabric8.LossPolicy;
 import io.github.electionpolicy.fabric8.WriteGate;
 import io.javaoperatorsdk.operator.Operator;
+import io.javaoperatorsdk.operator.RegisteredController;
 import io.javaoperatorsdk.operator.api.config.ConfigurationServiceOverrider;
 import java.util.Objects;
 import java.util.Optional;
@@ -137,6 +138,7 @@ public final class OperatorService implements LeaderService {
         throw new IllegalStateException("the registration registered no reconciler: call operator.register(...) "
             + "in the ReconcilerRegistration given to OperatorService.builder().reconcilers(...)");
       }
+      requireOperatorsOwnConfiguration(operator);
       started.start();
     } catch (Throwable failure) {
       stopAfterFailedStart(run, failure);
@@ -144,6 +146,26 @@ public final class OperatorService implements LeaderService {
     }
     running = run;
     LOG.info("Started the operator ({} controller(s)) for {}", operator.getRegisteredControllersNumber(), term);
+  }
+
+  /**
+   * Fails when a reconciler was registered with a {@code ControllerConfiguration} of another JOSDK
+   * {@code ConfigurationService} (with {@code Operator.register(reconciler, configuration)}): JOSDK takes the
+   * controller's reconciliation executor from the configuration's service, so its reconciliations would run on an
+   * executor this term neither gates nor waits for, and that the operator's stop never shuts down.
+   */
+  @SuppressWarnings("rawtypes")
+  private static void requireOperatorsOwnConfiguration(Operator operator) {
+    for (RegisteredController controller : operator.getRegisteredControllers()) {
+      if (controller.getConfiguration().getConfigurationService() != operator.getConfigurationService()) {
+        throw new IllegalStateException("the reconciler '" + controller.getConfiguration().getName() + "' was "
+            + "registered with a ControllerConfiguration of another ConfigurationService than the term's operator "
+            + "(or of an earlier term's operator): its reconciliations would run on that service's executor, which "
+            + "the term neither gates nor waits for when it stops. Register with operator.register(reconciler) or "
+            + "operator.register(reconciler, config -> ...), or build the configuration in the registration from "
+            + "operator.getConfigurationService().getConfigurationFor(reconciler)");
+      }
+    }
   }
 
   private static void stopAfterFailedStart(RunningOperator run, Throwable failure) {

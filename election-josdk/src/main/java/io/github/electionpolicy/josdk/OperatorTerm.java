@@ -26,7 +26,7 @@ import org.slf4j.LoggerFactory;
  * One term's operator: the {@link Operator} built for the term on its write-gated client, and a stop that returns
  * only once nothing of it runs any more.
  *
- * <p>Two gaps in JOSDK 5.3's {@code Operator.stop()} that this closes:
+ * <p>Three gaps in JOSDK 5.3's {@code Operator.stop()} that this closes (the third with JosdkConfiguration):
  * <ul>
  *   <li>It shuts the reconciliation executor down, waits JOSDK's {@code reconciliationTerminationTimeout} (zero by
  *       default) and then interrupts what still runs, but does not wait for the interrupted reconciliations to end.
@@ -35,6 +35,10 @@ import org.slf4j.LoggerFactory;
  *       termination itself.
  *   <li>When {@code Operator.start()} fails, JOSDK stops its executors but not the controllers it had already
  *       started: their event processors and event sources go on. So after a failed start the stop stops them.
+ *   <li>It shuts the workflow executor down and then forgets it, so a reconciliation still running afterwards
+ *       would make JOSDK lazily create a new one (a non-daemon pool) whose dependents nothing waits for. The term's
+ *       configuration sets the workflow executor explicitly, so JOSDK re-wraps the one the stop shut down and a
+ *       late dependent is refused.
  * </ul>
  *
  * <p>Not thread-safe: used by the runner's reconciler thread, one call at a time.

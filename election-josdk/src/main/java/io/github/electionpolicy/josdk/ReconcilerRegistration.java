@@ -16,6 +16,11 @@ import io.javaoperatorsdk.operator.Operator;
  *     operator.register(new WidgetReconciler(term), config -> config.settingNamespace("shop"));
  * }</pre>
  *
+ * <p>A {@code ControllerConfiguration} passed to {@code operator.register(reconciler, configuration)} must come from
+ * this operator ({@code operator.getConfigurationService().getConfigurationFor(reconciler)}), not from another
+ * {@code ConfigurationService} or an earlier term: JOSDK runs a controller's reconciliations on the executor of its
+ * configuration's service, and the start fails otherwise.
+ *
  * <p>The term is the one the operator runs under: pass it on to reconcilers that fence their writes with
  * {@link LeadershipTerm#leaseTransitions()}. Do not start the operator here: {@link OperatorService} starts it
  * once this returns.
