@@ -71,7 +71,8 @@ public sealed interface LossPolicy permits LossPolicy.Exit, LossPolicy.Recontend
 
   /**
    * Stop the reconcilers, then contend again; the reconcilers start again with a new term if this replica
-   * wins again.
+   * wins again. If a reconciler's {@code stop()} threw, or has not returned, its work may still run, so the
+   * runner does not contend again: it stops (state {@code STOPPED}) and the process should be restarted.
    *
    * @return the recontend policy, equal to every other {@code recontend()}
    */

@@ -45,8 +45,12 @@ final class LossReaction {
       case EXIT:
         return exit();
       case RECONTEND:
-        // Contending again while old reconcilers still run could make two runs overlap: wait them out.
-        if (control.stopAndWaitUntilStoppedOr(closing) == ServiceControl.StopResult.NOT_FINISHED) {
+        // Contending again while old reconcilers still run could make two runs overlap: wait them out. A stop
+        // that threw may have left its work running (LeaderService.stop), so it ends contention as a hung one does.
+        if (!control.stopAndWaitUntilStoppedOr(closing).clean()) {
+          LOG.error("A reconciler did not stop cleanly after the loss of Lease {}: not contending again, since its "
+              + "work may still run; restart the process", lease);
+          stopForGood.run();
           return LossHandler.AfterLoss.STOP;
         }
         return control.hadFatalFailure() ? stopAfterFatalFailure() : LossHandler.AfterLoss.RECONTEND;

@@ -52,6 +52,30 @@ class ServiceFailureTest {
     });
   }
 
+  /**
+   * A stop that threw may have left its work running (LeaderService.stop): under RECONTEND the runner must not
+   * start a new term in this process, where the new run could overlap the old (found by the review of
+   * election-josdk). It stops for good instead, even though the Lease is free for the taking again.
+   */
+  @Test
+  void underRecontendAStopThatThrewEndsContention() throws Exception {
+    ElectionRunner a = start("a", LossPolicy.recontend(), stopThrowsAnError("a"));
+    try {
+      assertThat(Replica.awaitTrue(() -> a.state().kind() == ElectionState.Kind.LEADING, Duration.ofSeconds(5)))
+          .isTrue();
+
+      api.takeLeaseAs("intruder");
+
+      assertThat(a.awaitStopped(Duration.ofSeconds(5))).as("it stops contending").isTrue();
+      assertThat(a.state()).isEqualTo(new ElectionState.Stopped());
+      Thread.sleep(MockApi.LEASE_DURATION.plus(MockApi.RETRY_PERIOD.multipliedBy(3)).toMillis());
+      assertThat(log.of("a", ServiceLog.Kind.START)).as("no second term after the intruder's lease expired")
+          .hasSize(1);
+    } finally {
+      a.close();
+    }
+  }
+
   private ElectionRunner start(String identity, LossPolicy policy, LeaderService... reconcilers) {
     ElectionRunner.Builder builder = ElectionRunner.builder()
         .client(api.client())
