@@ -22,8 +22,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>What the harness can see differs from the mock's: the proxies cannot read the encrypted requests, so
  * none is counted; the writes the server applied are learnt from a watch on the namespace's Leases (one
  * {@link EventKind#LEASE_WRITE_OK} per event, attributed to the Lease's holder, since on a Lease only its
- * holder renews it and only a replica taking it writes itself in), stamped when the watch delivered the event,
- * a few milliseconds after the server applied it. A crash drops and refuses the replica's connections at once:
+ * holder renews it and only a replica taking it writes itself in), stamped when the watch delivered the event:
+ * some milliseconds after the server applied it, and on a loaded machine up to tens of milliseconds after a
+ * replica's own watch delivered the same event, so a lease-duration margin within that jitter proves nothing. A crash drops and refuses the replica's connections at once:
  * no stall needs avoiding here, and a request already on its way may still be applied, as with a dying process.
  */
 public final class RealApiServer implements ApiServer {
