@@ -13,15 +13,21 @@ import java.util.function.Function;
 
 /**
  * The failover benchmark command: for every implementation on the class path (the stock fabric8
- * {@code LeaderElector} and our adapter), on one mock API server (replaced by a new one only when a round
- * timed out on a stalled server, which the output reports), in one run, it measures graceful hand-over,
+ * {@code LeaderElector} and our adapter), on one API server, in one run, it measures graceful hand-over,
  * crash take-over and Lease request load at fast and default timings and prints one table per timings with
- * the median, the 95th percentile and the ratio to stock.
+ * the median, the 95th percentile and the ratio to stock. The server is fabric8's mock API server (replaced by
+ * a new one only when a round timed out on a stalled server, which the output reports), or with
+ * {@code kubeconfig=PATH} a real API server on this machine, in a namespace of the run's own; there request
+ * load cannot be counted (see {@link ServerMode}).
  *
  * <pre>{@code
  * mvn -q install -DskipTests
  * cd election-benchmarks
  * mvn -q exec:exec@failover -Dfailover.args="timings=fast,default rounds.fast=20 rounds.default=5"
+ * # on a real API server:
+ * ../tools/kube-apiserver/cluster.sh start /tmp/cluster
+ * mvn -q exec:exec@failover -Dfailover.args="timings=fast rounds.fast=20 kubeconfig=/tmp/cluster/admin.kubeconfig"
+ * ../tools/kube-apiserver/cluster.sh stop /tmp/cluster
  * }</pre>
  *
  * <p>Rounds alternate the order of the implementations, so that neither always runs first after a pause.
@@ -29,8 +35,7 @@ import java.util.function.Function;
  */
 public final class FailoverBenchmark {
 
-  private static final String NAMESPACE = "bench";
-  private static final int MAX_ATTEMPTS = 3;
+  private static final int MAX_ATTEMPTS_ON_THE_MOCK = 3;
   // The mock server reports a blocked write 30 s after it began.
   private static final long STALL_REPORT_DELAY_NANOS = 31_000_000_000L;
 
@@ -63,18 +68,20 @@ public final class FailoverBenchmark {
     List<RoundResult> results = new ArrayList<>();
     List<RoundWindow> windows = new ArrayList<>();
     AtomicInteger repeated = new AtomicInteger();
+    ServerMode mode = settings.serverMode();
     out.printf(Locale.ROOT, "failover benchmark: %s; contenders %s; %d replicas; java %s; %d cores; %s%n",
         Instant.now(), names, settings.replicas(), System.getProperty("java.version"),
         Runtime.getRuntime().availableProcessors(), settings);
-    ServerSlot server = new ServerSlot(log);
+    ServerSlot server = new ServerSlot(mode, log);
+    out.println("server: " + server.current.describe());
     try {
       int sequence = 0;
       for (int w = 0; w < settings.warmupRounds() && !settings.timings().isEmpty(); w++) {
         Timings timings = settings.timings().get(0);
         for (ContenderFactory factory : factories) {
           String label = id(factory, timings, "warm" + sequence++);
-          RoundResult warm = runRetryingAfterStall(server, current -> new FailoverRound(current, log, factory, timings,
-              Scenario.GRACEFUL, settings.replicas(), settings.settleFor(timings), label), label, out, repeated);
+          RoundResult warm = runRetryingAfterStall(server, current -> new FailoverRound(current, mode.countsRequests(), log,
+              factory, timings, Scenario.GRACEFUL, settings.replicas(), settings.settleFor(timings), label), label, out, repeated);
           out.printf(Locale.ROOT, "warm-up %s %s: hand-over %.3f s (discarded)%n", timings.name(), factory.name(),
               warm.handOverNanos() / 1e9);
         }
@@ -91,8 +98,8 @@ public final class FailoverBenchmark {
             for (Scenario scenario : Scenario.values()) {
               String label = id(factory, timings, scenario.name().toLowerCase(Locale.ROOT) + sequence++);
               long begin = System.nanoTime();
-              RoundResult result = runRetryingAfterStall(server, current -> new FailoverRound(current, log, factory,
-                  timings, scenario, settings.replicas(), settle, label), label, out, repeated);
+              RoundResult result = runRetryingAfterStall(server, current -> new FailoverRound(current,
+                  mode.countsRequests(), log, factory, timings, scenario, settings.replicas(), settle, label), label, out, repeated);
               windows.add(new RoundWindow(label, begin, System.nanoTime()));
               results.add(result);
               out.println(progress(result, round, rounds));
@@ -103,10 +110,15 @@ public final class FailoverBenchmark {
     } finally {
       server.current.close();
     }
-    ResultTable table = new ResultTable(results, names);
+    ResultTable table = new ResultTable(results, names, mode);
     out.println();
     for (Timings timings : settings.timings()) {
       out.println(table.format(timings));
+    }
+    if (!mode.repeatsTimedOutRounds()) {
+      out.printf(Locale.ROOT, "events in the shared log: %d; %s: Lease requests not counted (%s), Lease writes"
+          + " timed when a watch delivered them, no round repeated%n", log.size(), mode, ResultTable.NOT_COUNTED);
+      return table;
     }
     List<Long> stalls = log.snapshot().stream()
         .filter(e -> e.kind() == EventKind.MOCK_SERVER_STALL)
@@ -122,13 +134,14 @@ public final class FailoverBenchmark {
     return table;
   }
 
-  private static RoundResult runRetryingAfterStall(ServerSlot server, Function<MockApiServer, FailoverRound> round,
+  private static RoundResult runRetryingAfterStall(ServerSlot server, Function<ApiServer, FailoverRound> round,
       String label, PrintStream out, AtomicInteger repeated) throws InterruptedException, TimeoutException {
+    int attempts = server.mode.repeatsTimedOutRounds() ? MAX_ATTEMPTS_ON_THE_MOCK : 1;
     for (int attempt = 1; ; attempt++) {
       try {
         return round.apply(server.current).run();
       } catch (TimeoutException e) {
-        if (attempt == MAX_ATTEMPTS) {
+        if (attempt == attempts) {
           throw e;
         }
         repeated.incrementAndGet();
@@ -140,23 +153,25 @@ public final class FailoverBenchmark {
     }
   }
 
-  /** The mock server rounds run on; replaced only when a round timed out on a stalled one. */
+  /** The server rounds run on; on the mock, replaced when a round timed out on a stalled one. */
   private static final class ServerSlot {
+    private final ServerMode mode;
     private final EventLog log;
-    private MockApiServer current;
+    private ApiServer current;
 
-    ServerSlot(EventLog log) {
+    ServerSlot(ServerMode mode, EventLog log) {
+      this.mode = mode;
       this.log = log;
-      this.current = new MockApiServer(log, NAMESPACE);
+      this.current = mode.start(log);
     }
 
     void replace() {
-      MockApiServer stalled = current;
+      ApiServer stalled = current;
       // Its blocked event loops may hold its shutdown for a minute: stop it in the background.
       Thread stopper = new Thread(stalled::close, "stalled-mock-server-shutdown");
       stopper.setDaemon(true);
       stopper.start();
-      current = new MockApiServer(log, NAMESPACE);
+      current = mode.start(log);
     }
   }
 
@@ -189,8 +204,12 @@ public final class FailoverBenchmark {
             r.sinceLastRenewNanos().getAsLong() / 1e9, r.acquireSinceLastRenewNanos().orElse(0) / 1e9,
             r.violatesLeaseDuration() ? " VIOLATION" : "")
         : "";
-    return String.format(Locale.ROOT, "%s %s %s round %d/%d: hand-over %.3f s%s; leader %.1f req/min, follower %.1f"
-            + " req/min", r.timings().name(), r.contender(), r.scenario().name().toLowerCase(Locale.ROOT), round,
-        rounds, r.handOverNanos() / 1e9, crash, r.leaderRequestsPerMinute(), r.followerRequestsPerMinute());
+    String load = r.leaderRequestsPerMinute().isPresent() && r.followerRequestsPerMinute().isPresent()
+        ? String.format(Locale.ROOT, "; leader %.1f req/min, follower %.1f req/min",
+            r.leaderRequestsPerMinute().getAsDouble(), r.followerRequestsPerMinute().getAsDouble())
+        : "";
+    return String.format(Locale.ROOT, "%s %s %s round %d/%d: hand-over %.3f s%s%s", r.timings().name(),
+        r.contender(), r.scenario().name().toLowerCase(Locale.ROOT), round, rounds, r.handOverNanos() / 1e9, crash,
+        load);
   }
 }

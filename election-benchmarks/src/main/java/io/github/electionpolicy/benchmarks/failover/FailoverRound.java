@@ -3,29 +3,26 @@ package io.github.electionpolicy.benchmarks.failover;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.OptionalDouble;
 import java.util.OptionalLong;
 import java.util.concurrent.TimeoutException;
 
 /**
  * One round: start the replicas of one implementation on a fresh Lease, wait for a leader, let them run for
- * the settle time while the server counts their Lease requests, then close or crash the leader and wait for
- * another replica to start its reconcilers. Every instant comes from the shared {@link EventLog}. Not
+ * the settle time while the server counts their Lease requests (on the mock), then close or crash the leader and
+ * wait for another replica to start its reconcilers. Every instant comes from the shared {@link EventLog}. Not
  * thread-safe: one round at a time.
  */
 final class FailoverRound {
 
   private static final Duration TAKE_OVER_MARGIN = Duration.ofSeconds(20);
+  /** How long to wait for the acquiring write to be recorded once the new leader started (a watch's delivery). */
+  private static final Duration WRITE_SEEN_MARGIN = Duration.ofSeconds(10);
 
-  /**
-   * How long the server refuses a replica before its connections are closed. The mock server blocks a
-   * Vert.x event loop for up to 30 s when a watch connection closes while an event is being written to it
-   * (its listener awaits its send executor on the event loop); with every write refused first, no event is
-   * in flight when the connections close.
-   */
-  private static final Duration QUIET_BEFORE_DISCONNECT = Duration.ofMillis(150);
-
-  private final MockApiServer server;
+  private final ApiServer server;
+  private final boolean countsRequests;
   private final EventLog log;
   private final ContenderFactory factory;
   private final Timings timings;
@@ -34,9 +31,10 @@ final class FailoverRound {
   private final Duration settle;
   private final String roundId;
 
-  FailoverRound(MockApiServer server, EventLog log, ContenderFactory factory, Timings timings, Scenario scenario,
-      int replicas, Duration settle, String roundId) {
+  FailoverRound(ApiServer server, boolean countsRequests, EventLog log, ContenderFactory factory, Timings timings,
+      Scenario scenario, int replicas, Duration settle, String roundId) {
     this.server = server;
+    this.countsRequests = countsRequests;
     this.log = log;
     this.factory = factory;
     this.timings = timings;
@@ -77,10 +75,8 @@ final class FailoverRound {
       if (scenario == Scenario.GRACEFUL) {
         old.close();
       } else {
-        // The crash instant: from here on the server applies nothing from the old leader.
-        server.refuse(leader);
-        Thread.sleep(QUIET_BEFORE_DISCONNECT.toMillis());
-        server.cut(leader);
+        // The crash instant: from here on nothing the old leader sends reaches the server.
+        server.crash(List.of(leader));
         old.crash();
       }
       String oldLeader = leader;
@@ -91,28 +87,40 @@ final class FailoverRound {
       OptionalLong sinceRenew = OptionalLong.empty();
       OptionalLong acquireSinceRenew = OptionalLong.empty();
       if (scenario == Scenario.CRASH) {
-        BenchEvent lastRenew = log.findLast(atAction,
-                e -> e.kind() == EventKind.LEASE_WRITE_OK && e.replica().equals(oldLeader))
-            .orElseThrow(() -> new IllegalStateException("the server saw no write from leader " + oldLeader));
-        BenchEvent acquire = log.findFirst(atAction,
-                e -> e.kind() == EventKind.LEASE_WRITE_OK && contenders.containsKey(e.replica()))
-            .orElseThrow(() -> new IllegalStateException("the server saw no write from the new leader"));
+        // On a real server writes are recorded as a watch delivers them, possibly after the new leader started,
+        // and the old leader's last renew may be recorded after the crash instant: so the acquiring write is
+        // awaited, and the last renew is the old leader's last write recorded before it.
+        BenchEvent acquire;
+        try {
+          acquire = log.awaitFirst(atAction,
+              e -> e.kind() == EventKind.LEASE_WRITE_OK && contenders.containsKey(e.replica()), WRITE_SEEN_MARGIN);
+        } catch (TimeoutException e) {
+          throw new IllegalStateException("the server recorded no write from the new leader " + next.replica()
+              + " within " + WRITE_SEEN_MARGIN + " of its reconcilers starting", e);
+        }
+        BenchEvent lastRenew = log.findLast(log.size(),
+                e -> e.kind() == EventKind.LEASE_WRITE_OK && e.replica().equals(oldLeader)
+                    && e.nanos() - acquire.nanos() < 0)
+            .orElseThrow(() -> new IllegalStateException("the server recorded no write from leader " + oldLeader));
         sinceRenew = OptionalLong.of(next.nanos() - lastRenew.nanos());
         acquireSinceRenew = OptionalLong.of(acquire.nanos() - lastRenew.nanos());
       }
-      double windowMinutes = (action - windowStart) / 60e9;
-      double leaderRate = requests(oldLeader, windowStart, action) / windowMinutes;
-      double followerRate = contenders.keySet().stream()
-          .mapToLong(id -> requests(id, windowStart, action))
-          .average()
-          .orElse(0) / windowMinutes;
+      OptionalDouble leaderRate = OptionalDouble.empty();
+      OptionalDouble followerRate = OptionalDouble.empty();
+      if (countsRequests) {
+        double windowMinutes = (action - windowStart) / 60e9;
+        leaderRate = OptionalDouble.of(requests(oldLeader, windowStart, action) / windowMinutes);
+        followerRate = OptionalDouble.of(contenders.keySet().stream()
+            .mapToLong(id -> requests(id, windowStart, action))
+            .average()
+            .orElse(0) / windowMinutes);
+      }
       return new RoundResult(factory.name(), timings, scenario, next.nanos() - action, sinceRenew,
           acquireSinceRenew, leaderRate, followerRate);
     } finally {
       // Teardown is not measured: the remaining replicas are crashed, which is quick for both
       // implementations, where a graceful close against a refusing server waits out the client's retries.
-      contenders.keySet().forEach(server::refuse);
-      Thread.sleep(QUIET_BEFORE_DISCONNECT.toMillis());
+      server.crash(List.copyOf(contenders.keySet()));
       contenders.values().forEach(FailoverRound::crashQuietly);
       clients.forEach((identity, client) -> {
         client.close();

@@ -4,6 +4,8 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.github.electionpolicy.testkit.fabric8.ApiServerTarget;
 import io.github.electionpolicy.testkit.fabric8.LeaseApi;
 import io.github.electionpolicy.testkit.fabric8.ReplicaLink;
+import java.time.Duration;
+import java.util.Collection;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
@@ -18,11 +20,21 @@ import java.util.logging.Logger;
  * every Lease request counted per replica in the shared {@link EventLog} by a {@link LeaseTrafficDispatcher} in
  * front of the fixture. Each replica reaches the server through its own {@link ReplicaLink}, so that a crash
  * can drop its connections the way a dying process does. Thread-safe.
+ *
+ * <p>A crash here is two steps: the server answers the replica with 503 and applies none of its requests
+ * from the crash instant, and 150 ms later its connections are closed. The pause works around a limit of the
+ * mock server: it blocks a Vert.x event loop for up to 30 s when a watch connection closes while an event is
+ * being written to it (its listener awaits its send executor on the event loop); with every write refused
+ * first, no event is in flight when the connections close. Those stalls are still recorded ({@link
+ * EventKind#MOCK_SERVER_STALL}) so the output can name the rounds they overlap.
  */
-public final class MockApiServer implements AutoCloseable {
+public final class MockApiServer implements ApiServer {
 
   // The mock server logs through java.util.logging; held here so the handler and level stick.
   private static final Logger MOCK_SERVER_LOGGER = Logger.getLogger("io.fabric8.mockwebserver");
+
+  /** How long the server refuses a crashed replica before its connections are closed; see the class comment. */
+  private static final Duration QUIET_BEFORE_DISCONNECT = Duration.ofMillis(150);
 
   private final LeaseApi api;
   private final LeaseTrafficDispatcher dispatcher;
@@ -65,47 +77,26 @@ public final class MockApiServer implements AutoCloseable {
     MOCK_SERVER_LOGGER.addHandler(stallRecorder);
   }
 
-  /**
-   * A new client of its own for one replica, on the JDK HTTP client, with fabric8's default request
-   * timeouts and retries, connected through a proxy of its own; the server attributes its requests to
-   * {@code identity}.
-   *
-   * @param identity the replica's identity
-   * @return a client the caller closes, then calls {@link #disconnect(String)}
-   */
+  @Override
   public KubernetesClient newClient(String identity) {
     ReplicaLink replica = api.replica(identity);
     replicas.put(identity, replica);
     return replica.client();
   }
 
-  /**
-   * From now on the server answers this replica with 503 and applies none of its requests, as if its
-   * process had died; its connections stay open until {@link #cut(String)}.
-   *
-   * @param identity the replica's identity
-   */
-  public void refuse(String identity) {
-    dispatcher.fence(identity);
-  }
-
-  /**
-   * Closes every connection of the replica and refuses new ones, as the kernel of a dead process does.
-   *
-   * @param identity the replica's identity
-   */
-  public void cut(String identity) {
-    ReplicaLink replica = replicas.get(identity);
-    if (replica != null) {
-      replica.refuseConnections();
+  @Override
+  public void crash(Collection<String> identities) throws InterruptedException {
+    identities.forEach(dispatcher::fence);
+    Thread.sleep(QUIET_BEFORE_DISCONNECT.toMillis());
+    for (String identity : identities) {
+      ReplicaLink replica = replicas.get(identity);
+      if (replica != null) {
+        replica.refuseConnections();
+      }
     }
   }
 
-  /**
-   * Closes the replica's proxy (and its client, if the caller has not) and drops its connections.
-   *
-   * @param identity the replica's identity
-   */
+  @Override
   public void disconnect(String identity) {
     ReplicaLink replica = replicas.remove(identity);
     if (replica != null) {
@@ -113,16 +104,17 @@ public final class MockApiServer implements AutoCloseable {
     }
   }
 
-  /**
-   * The namespace every replica client uses.
-   *
-   * @return the namespace
-   */
+  @Override
   public String namespace() {
     return api.namespace();
   }
 
-  /** Stops the server. */
+  @Override
+  public String describe() {
+    return "fabric8 mock API server (CRUD mode) at " + api.url() + ", namespace " + api.namespace()
+        + "; Lease requests counted and writes timed by its dispatcher";
+  }
+
   @Override
   public void close() {
     replicas.clear();

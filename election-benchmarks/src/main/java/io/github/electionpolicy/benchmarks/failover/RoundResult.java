@@ -1,5 +1,6 @@
 package io.github.electionpolicy.benchmarks.failover;
 
+import java.util.OptionalDouble;
 import java.util.OptionalLong;
 
 /**
@@ -11,14 +12,15 @@ import java.util.OptionalLong;
  * @param scenario graceful close or crash of the leader
  * @param handOverNanos from the harness closing or crashing the leader to another replica's reconcilers
  *     starting
- * @param sinceLastRenewNanos for a crash, from the server applying the old leader's last write to another
- *     replica's reconcilers starting; empty for a graceful round
+ * @param sinceLastRenewNanos for a crash, from the server applying the old leader's last write (on a real
+ *     server: a watch delivering it) to another replica's reconcilers starting; empty for a graceful round
  * @param acquireSinceLastRenewNanos for a crash, from the server applying the old leader's last write to the
- *     server applying the new leader's first write; empty for a graceful round
+ *     server applying the new leader's first write (on a real server: both as a watch delivered them); empty for
+ *     a graceful round
  * @param leaderRequestsPerMinute Lease requests the server counted from the leader, per minute, while all
- *     replicas ran
+ *     replicas ran; empty where requests cannot be counted (a real server behind TLS)
  * @param followerRequestsPerMinute Lease requests the server counted per follower (mean over the followers),
- *     per minute, in the same window
+ *     per minute, in the same window; empty where requests cannot be counted
  */
 public record RoundResult(
     String contender,
@@ -27,8 +29,8 @@ public record RoundResult(
     long handOverNanos,
     OptionalLong sinceLastRenewNanos,
     OptionalLong acquireSinceLastRenewNanos,
-    double leaderRequestsPerMinute,
-    double followerRequestsPerMinute) {
+    OptionalDouble leaderRequestsPerMinute,
+    OptionalDouble followerRequestsPerMinute) {
 
   /**
    * Whether the new leader took the Lease, or started its reconcilers, less than one lease duration after
