@@ -56,8 +56,8 @@ final class RbacPreflight {
           LOG.warn("Leader election may not watch leases in namespace \"{}\": followers will notice a released "
               + "Lease only at their next poll, so a graceful hand-over takes up to one retry period ({}) instead "
               + "of milliseconds, and each follower reads the Lease every retry period instead of once per lease "
-              + "duration ({}). To fix, grant the Role:\n{}", namespace, settings.retryPeriod(),
-              settings.leaseDuration(), LeaseAccess.roleYaml(namespace, leaseName));
+              + "duration ({}). To fix, grant the Role:\n{}", namespace, Durations.format(settings.retryPeriod()),
+              Durations.format(settings.leaseDuration()), LeaseAccess.roleYaml(namespace, leaseName));
         }
       }
     }

@@ -100,8 +100,8 @@ class RbacPreflightTest {
       assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(5))).isTrue();
       assertThat(logs.text()).contains("WARN")
           .contains("may not watch leases in namespace \"" + MockApi.NAMESPACE + "\"")
-          .contains("a graceful hand-over takes up to one retry period (PT0.2S) instead of milliseconds")
-          .contains("every retry period instead of once per lease duration (PT2S)")
+          .contains("a graceful hand-over takes up to one retry period (200ms) instead of milliseconds")
+          .contains("every retry period instead of once per lease duration (2s)")
           .contains("kind: Role");
     }
   }
