@@ -66,6 +66,11 @@ import org.springframework.context.annotation.Conditional;
  *     SpringApplication.run(OrdersService.class, args);   // election.lease-name=orders-controller
  *   }
  *
+ *   @Bean(destroyMethod = "close")
+ *   KubernetesClient kubernetesClient() {                   // the lifecycle uses it for the Lease too
+ *     return new KubernetesClientBuilder().build();
+ *   }
+ *
  *   @Bean
  *   LeaderService ordersReconciler(KubernetesClient client) {
  *     return new OrdersReconciler(client);                  // runs on one replica at a time

@@ -21,9 +21,15 @@
  *     SpringApplication.run(OrdersService.class, args);
  *   }
  *
+ *   @Bean(destroyMethod = "close")
+ *   KubernetesClient kubernetesClient() {       // without this bean the lifecycle makes a client of its own,
+ *     return new KubernetesClientBuilder().build();   // which is not a bean: define one to inject it
+ *   }
+ *
  *   @Bean
  *   LeaderService ordersReconciler(KubernetesClient client) {
- *     return LeaderService.of(term -> reconciler.start(term), reconciler::stop);
+ *     OrdersReconciler reconciler = new OrdersReconciler(client);
+ *     return LeaderService.of(reconciler::start, reconciler::stop);
  *   }
  * }
  * }</pre>
