@@ -679,6 +679,12 @@ public final class ElectionRunner implements AutoCloseable {
     if (!stoppedAfterLoss.compareAndSet(false, true)) {
       return;
     }
+    if (isClosing()) {
+      // close() began: it closes the requests and reports STOPPED itself once it has stopped the reconcilers
+      // or given up on them. Reported here, after a wait for a stop that close() cut short, STOPPED would let
+      // awaitStopped() wait for a stop() still within close()'s stopTimeout, for as long as that stop() hangs.
+      return;
+    }
     requests.close();
     reportStopped();
   }

@@ -47,13 +47,7 @@ final class LossReaction {
       case RECONTEND:
         // Contending again while old reconcilers still run could make two runs overlap: wait them out. A stop
         // that threw may have left its work running (LeaderService.stop), so it ends contention as a hung one does.
-        ServiceControl.StopResult stop = control.stopAndWaitUntilStoppedOr(closing);
-        if (stop == ServiceControl.StopResult.NOT_FINISHED && closing.getAsBoolean()) {
-          // close() gave up this wait and stops the runner itself: reporting STOPPED here, before close() has
-          // given up on the stop, would let awaitStopped() wait for that stop() for as long as it hangs.
-          return LossHandler.AfterLoss.STOP;
-        }
-        if (!stop.clean()) {
+        if (!control.stopAndWaitUntilStoppedOr(closing).clean()) {
           LOG.error("A reconciler did not stop cleanly after the loss of Lease {}: not contending again, since its "
               + "work may still run; restart the process", lease);
           stopForGood.run();

@@ -24,6 +24,24 @@ class FinalReviewAttackTest {
    */
   @Test
   void awaitStoppedReturnsOnceCloseGaveUpOnAStopHungDuringARecontendLoss() throws Exception {
+    closeWhileAStopHangsThenAwaitStopped(() -> api.takeLeaseAs("intruder"));
+  }
+
+  /**
+   * The same race when the election thread dies (here: interrupted) while leading under RECONTEND: loopDied()
+   * stops waiting for the stop once close() began and reported STOPPED at once (stopForGood, then died()'s own
+   * stopAfterLoss), so an awaitStopped() begun then waited for the hung stop() (found beside the RECONTEND one;
+   * older than it).
+   */
+  @Test
+  void awaitStoppedReturnsOnceCloseGaveUpOnAStopHungAfterTheElectionThreadDied() throws Exception {
+    closeWhileAStopHangsThenAwaitStopped(() -> Thread.getAllStackTraces().keySet().stream()
+        .filter(thread -> thread.getName().equals("election-lease[" + MockApi.LEASE + ":a]"))
+        .filter(Thread::isAlive)
+        .forEach(Thread::interrupt));
+  }
+
+  private void closeWhileAStopHangsThenAwaitStopped(Runnable endTheTerm) throws Exception {
     CountDownLatch stopEntered = new CountDownLatch(1);
     CountDownLatch stopRelease = new CountDownLatch(1);
     LeaderService hangsInStop = new LeaderService() {
@@ -58,8 +76,8 @@ class FinalReviewAttackTest {
     try {
       assertThat(Replica.awaitTrue(() -> a.state().kind() == ElectionState.Kind.LEADING, Duration.ofSeconds(5)))
           .isTrue();
-      api.takeLeaseAs("intruder");
-      assertThat(stopEntered.await(10, TimeUnit.SECONDS)).as("the loss stops the reconciler").isTrue();
+      endTheTerm.run();
+      assertThat(stopEntered.await(10, TimeUnit.SECONDS)).as("the term's end stops the reconciler").isTrue();
 
       closer.start();
       // STOPPED is reported either by the loss reaction (right after close() began) or by close() itself once
