@@ -220,14 +220,15 @@ public final class ElectionRunner implements AutoCloseable {
     if (denied.isEmpty()) {
       return true;
     }
-    startupFailure = denied.get();
     LOG.error("Not contending for Lease {}/{}: {}", namespace, settings.leaseName(), denied.get().getMessage());
     synchronized (lock) {
       if (closing) {
         // close() began before the denial was acted on (e.g. while the line above was written): closing on
-        // purpose is not a loss, so the loss policy does not run; close() stops the runner.
+        // purpose is not a loss, so the loss policy does not run; close() stops the runner, so startupFailure()
+        // stays empty, as after any close.
         return false;
       }
+      startupFailure = denied.get();
     }
     lossReaction.startFailed();
     return false;

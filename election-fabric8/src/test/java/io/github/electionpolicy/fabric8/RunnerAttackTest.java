@@ -397,6 +397,10 @@ class RunnerAttackTest {
 
       assertThat(closeStarted).as("the stall ran").isTrue();
       assertThat(exits).as("close() had begun before the exit was decided: closing is not a loss").isEmpty();
+      // Final review: startupFailure() is "empty ... after a close"; the runner was stopped by the close that
+      // won the race, not by the denial, so a main that checks it after awaitStopped() must not see a denial.
+      assertThat(a.isClosed()).isTrue();
+      assertThat(a.startupFailure()).as("the close, not the denial, stopped the runner").isEmpty();
     } finally {
       System.setErr(original);
     }
