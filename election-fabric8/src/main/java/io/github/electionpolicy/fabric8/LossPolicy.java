@@ -71,8 +71,10 @@ public sealed interface LossPolicy permits LossPolicy.Exit, LossPolicy.Recontend
 
   /**
    * Stop the reconcilers, then contend again; the reconcilers start again with a new term if this replica
-   * wins again. If a reconciler's {@code stop()} threw, or has not returned, its work may still run, so the
-   * runner does not contend again: it stops (state {@code STOPPED}) and the process should be restarted.
+   * wins again, once every reconciler's {@code stop()} has returned (with no timeout: while one hangs the runner
+   * does not contend, and its liveness turns false once the health budget passed, so the kubelet restarts the
+   * pod). If a {@code stop()} threw, its work may still run, so the runner does not contend again: it stops
+   * (state {@code STOPPED}) and the process should be restarted.
    *
    * @return the recontend policy, equal to every other {@code recontend()}
    */
