@@ -52,8 +52,13 @@ import org.slf4j.LoggerFactory;
  * becomes {@code STOPPED} and {@link #awaitStopped()} returns; under the default loss policy
  * {@link LossPolicy#exit() EXIT} the process first exits with status 1, as after a loss.
  *
- * <p>Thread-safe. Reconcilers run on a thread of the runner's, listeners on another, and the Lease loop on a
- * third; none of them runs user code on the Lease loop's thread.
+ * <p>Inside, one loop owns all of a runner's state ({@code election-loop}, one daemon thread shared by every
+ * runner of the JVM); services, listeners, the loss handler and the exiter run on a shared pool of callback
+ * threads (named {@code election-services[lease:identity]} and so on while they run a runner's code), services
+ * one call at a time and never on the loop; Lease calls run on a shared pool of at most eight I/O threads.
+ * A thousand runners in one JVM add a handful of threads, not thousands.
+ *
+ * <p>Thread-safe.
  */
 public final class ElectionRunner implements AutoCloseable {
 
@@ -67,31 +72,10 @@ public final class ElectionRunner implements AutoCloseable {
   private final ProcessIdentity.Source identitySource;
   private final LeaseSettings settings;
   private final Ticker ticker;
-  private final long startNanos;
-  private final ServiceControl control;
-  private final StatePublisher publisher;
-  private final Object lock = new Object();
-  private final CountDownLatch stopped = new CountDownLatch(1);
   private final LeadershipTerm unelectedTerm;
   private final String namespace;
-  private final LeaseRequests requests;
-  private final LeaseElector elector;
-  private final KubernetesClient client;
-  private final Thread electorThread;
-  private final LossReaction lossReaction;
-  private final Readiness readiness;
-  private final boolean rbacPreflight;
-  private volatile LeaseAccessDeniedException startupFailure;
-  // Tells this runner's threads from another's in the same JVM: "leaseName:identity", or the identity.
-  private final String threadTag;
-  // The thread that finishes a close() called from a reconciler callback, once started.
-  private volatile Thread finisherThread;
-  private final AtomicBoolean stoppedAfterLoss = new AtomicBoolean();
-  // Guarded by lock.
-  private boolean closing;
-  private LeadershipTerm currentTerm;
-  // Whether the election thread is inside the RBAC preflight, which close() may cut short.
-  private boolean preflightRunning;
+  private final LifecycleDriver driver;
+  private final HealthRule.Inputs healthInputs;
 
   private ElectionRunner(Builder b) {
     this.decision = b.decision;
@@ -102,41 +86,26 @@ public final class ElectionRunner implements AutoCloseable {
         : b.settings == null ? UNELECTED : b.settings.identity().orElse(UNELECTED);
     this.identitySource = resolved == null ? null : resolved.source();
     this.ticker = b.ticker;
-    this.startNanos = ticker.read();
-    this.readiness = b.readiness;
-    this.rbacPreflight = b.rbacPreflight;
-    this.threadTag = decision.contends() ? b.settings.leaseName() + ":" + identity : identity;
-    this.publisher = new StatePublisher(List.copyOf(b.listeners), initialState(), threadName("events"));
-    this.control = new ServiceControl(List.copyOf(b.reconcilers), threadName("reconcilers"));
-    if (!decision.contends()) {
+    long startNanos = ticker.read();
+    // Tells this runner's threads from another's in the same JVM: "leaseName:identity", or the identity.
+    String threadTag = decision.contends() ? b.settings.leaseName() + ":" + identity : identity;
+    Optional<LeaseTransport> transport;
+    if (decision.contends()) {
+      this.unelectedTerm = null;
+      this.namespace = LeaseNamespace.resolve(settings, b.client == null ? null : b.client.getNamespace()).name();
+      transport = Optional.of(b.transport != null ? b.transport
+          : new Fabric8LeaseTransport(b.client, namespace, settings, SharedPools.io()));
+    } else {
       this.unelectedTerm = LeadershipTerm.unelected(identity, b.clock.instant(), ticker);
       this.namespace = null;
-      this.requests = null;
-      this.elector = null;
-      this.electorThread = null;
-      this.client = null;
-      this.lossReaction = null;
-      return;
+      transport = Optional.empty();
     }
-    this.unelectedTerm = null;
-    this.client = b.client;
-    this.namespace = LeaseNamespace.resolve(settings, b.client.getNamespace()).name();
-    this.requests = new LeaseRequests(b.client, namespace, settings.leaseName(), settings.requestTimeout(),
-        threadTag);
-    this.lossReaction = new LossReaction(settings.lossPolicy(), control, settings.stopTimeout(),
-        this::isClosing, this::stopAfterLoss, namespace + "/" + settings.leaseName());
-    this.elector = new LeaseElector(requests, namespace, identity, settings, new ElectorEvents(), ticker, b.clock);
-    this.electorThread = new Thread(this::runElection, threadName("lease"));
-    this.electorThread.setDaemon(true);
-  }
-
-  /** The name of one of this runner's threads: {@code election-<role>[<leaseName>:<identity>]}. */
-  private String threadName(String role) {
-    return "election-" + role + "[" + threadTag + "]";
-  }
-
-  private ElectionState initialState() {
-    return decision.contends() ? new ElectionState.Starting() : new ElectionState.NotContending(identity);
+    String lease = namespace == null ? identity : namespace + "/" + settings.leaseName();
+    this.driver = new LifecycleDriver(new LifecycleDriver.Parts(identity, lease, settings,
+        Optional.ofNullable(unelectedTerm), b.reconcilers, b.listeners, b.loop, b.userCode, transport,
+        b.rbacPreflight, ticker, b.clock, threadTag));
+    this.healthInputs = new HealthRule.Inputs(decision.contends(), b.readiness,
+        settings == null ? 0 : settings.healthBudget().toNanos(), startNanos);
   }
 
   /**
@@ -150,12 +119,11 @@ public final class ElectionRunner implements AutoCloseable {
 
   private void begin() {
     if (!decision.contends()) {
-      LOG.info("Starting reconcilers unelected as {}", identity);
-      try {
-        control.startNow(unelectedTerm);
-      } catch (RuntimeException e) {
-        shutDownAfterFailedStart();
-        throw e;
+      LOG.info("Starting services unelected as {}", identity);
+      Optional<Throwable> failure = awaitUninterruptibly(driver.start());
+      if (failure.isPresent()) {
+        Throwable cause = failure.get();
+        throw new IllegalStateException("a service failed to start: " + cause.getMessage(), cause);
       }
       return;
     }
@@ -165,80 +133,32 @@ public final class ElectionRunner implements AutoCloseable {
         settings.lossPolicy());
     Duration margin = SettingsChecks.safetyMargin(settings.leaseDuration(), settings.renewDeadline());
     if (settings.lossPolicy().kind() == LossPolicy.Kind.EXIT && settings.stopTimeout().compareTo(margin) > 0) {
-      LOG.warn("stopTimeout={} is longer than leaseDuration - renewDeadline = {}: after a loss, reconcilers that "
+      LOG.warn("stopTimeout={} is longer than leaseDuration - renewDeadline = {}: after a loss, services that "
           + "take that long to stop may still run when another replica takes over; lower stopTimeout, or "
           + "raise leaseDuration, and fence writes with the LeadershipTerm", Durations.format(settings.stopTimeout()),
           Durations.format(margin));
     }
-    electorThread.start();
+    driver.start();
   }
 
-  /** The election thread: the RBAC preflight, then the Lease loop. */
-  private void runElection() {
-    if (rbacPreflight) {
-      boolean contend;
-      try {
-        contend = preflight();
-      } catch (RuntimeException | Error failure) {
-        // Not expected: the review turns its own failures into an UNKNOWN verdict. Ends as a failed loop does.
-        LOG.error("The RBAC preflight for Lease {}/{} failed; not contending", namespace, settings.leaseName(),
-            failure);
-        new ElectorEvents().died(Optional.empty(), failure);
-        return;
-      }
-      if (!contend) {
-        return;
-      }
-    }
-    elector.run();
-  }
-
-  /**
-   * Runs the RBAC preflight on the election thread; whether to contend: not when close() came first (it may
-   * interrupt a review that does not answer) nor after a denial, which stops the runner here.
-   */
-  private boolean preflight() {
-    synchronized (lock) {
-      if (closing) {
-        return false;
-      }
-      preflightRunning = true;
-    }
-    Optional<LeaseAccessDeniedException> denied;
+  /** Waits for an unelected start; interrupts do not cut it short (no runner would be returned to stop it). */
+  private Optional<Throwable> awaitUninterruptibly(java.util.concurrent.CompletableFuture<Optional<Throwable>> f) {
+    boolean interrupted = false;
     try {
-      denied = RbacPreflight.check(requests, client, namespace, settings, this::isClosing);
+      while (true) {
+        try {
+          return f.get();
+        } catch (InterruptedException e) {
+          interrupted = true;
+        } catch (java.util.concurrent.ExecutionException e) {
+          return Optional.of(e.getCause());
+        }
+      }
     } finally {
-      synchronized (lock) {
-        preflightRunning = false;
+      if (interrupted) {
+        Thread.currentThread().interrupt();
       }
     }
-    if (isClosing()) {
-      // close() may have interrupted the review; the loop will not run, so the flag has done its work.
-      Thread.interrupted();
-      return false;
-    }
-    if (denied.isEmpty()) {
-      return true;
-    }
-    LOG.error("Not contending for Lease {}/{}: {}", namespace, settings.leaseName(), denied.get().getMessage());
-    synchronized (lock) {
-      if (closing) {
-        // close() began before the denial was acted on (e.g. while the line above was written): closing on
-        // purpose is not a loss, so the loss policy does not run; close() stops the runner, so startupFailure()
-        // stays empty, as after any close.
-        return false;
-      }
-      startupFailure = denied.get();
-    }
-    lossReaction.startFailed();
-    return false;
-  }
-
-  private void shutDownAfterFailedStart() {
-    synchronized (lock) {
-      closing = true;
-    }
-    reportStopped();
   }
 
   /**
@@ -262,8 +182,8 @@ public final class ElectionRunner implements AutoCloseable {
   }
 
   /**
-   * Why the runner stopped before contending, if it did: the RBAC preflight, run on the election thread
-   * after {@link Builder#start()} returned, found that this process may not use the Lease. The runner then
+   * Why the runner stopped before contending, if it did: the RBAC preflight, run after {@link Builder#start()}
+   * returned, found that this process may not use the Lease. The runner then
    * logged an ERROR with the same message (the missing verbs and the Role to apply), contended for nothing,
    * started no reconciler, applied the loss policy ({@code EXIT} exits with status 1; any other policy just
    * stops) and reached {@code STOPPED}. Check it once {@link #awaitStopped()} returns to fail loudly under a
@@ -277,11 +197,16 @@ public final class ElectionRunner implements AutoCloseable {
    * });
    * }</pre>
    *
+   * <p>The same as the {@link ElectionState.Stopped#failure() failure} of a state {@code STOPPED} with cause
+   * {@link ElectionState.StopCause#ACCESS_DENIED ACCESS_DENIED}.
+   *
    * @return the denial that stopped the runner; empty while starting or running, after a close, and after
-   *     any stop that came later than the preflight
+   *     any stop for another cause
    */
   public Optional<LeaseAccessDeniedException> startupFailure() {
-    return Optional.ofNullable(startupFailure);
+    return state() instanceof ElectionState.Stopped stopped
+        && stopped.cause() == ElectionState.StopCause.ACCESS_DENIED
+        ? stopped.failure().map(LeaseAccessDeniedException.class::cast) : Optional.empty();
   }
 
   /**
@@ -310,18 +235,18 @@ public final class ElectionRunner implements AutoCloseable {
    * @return the current state
    */
   public ElectionState state() {
-    return publisher.current();
+    return driver.view().state();
   }
 
   /**
-   * The term the reconcilers run under, if they run.
+   * The term the services run under, if they run.
    *
    * @return the current term while leading (or running unelected), else empty
    */
   public Optional<LeadershipTerm> currentTerm() {
-    ElectionState state = publisher.current();
-    if (state instanceof ElectionState.Leading) {
-      return Optional.of(((ElectionState.Leading) state).term());
+    ElectionState state = state();
+    if (state instanceof ElectionState.Leading leading) {
+      return Optional.of(leading.term());
     }
     return state instanceof ElectionState.NotContending ? Optional.of(unelectedTerm) : Optional.empty();
   }
@@ -333,26 +258,9 @@ public final class ElectionRunner implements AutoCloseable {
    * @return the snapshot
    */
   public ElectionHealth health() {
-    ElectionState state = publisher.current();
-    long now = ticker.read();
-    if (!decision.contends()) {
-      return new ElectionHealth(state.kind() == ElectionState.Kind.NOT_CONTENDING && control.started(), true,
-          state, Optional.empty());
-    }
-    Optional<Duration> since = elector.lastSuccessNanos().map(last -> Duration.ofNanos(now - last));
-    // A leader serves once its services started for a term that is still valid, and stops serving as soon as
-    // it closes (LEADER_ONLY must never show two ready leaders around a hand-over).
-    boolean servingLeader = state instanceof ElectionState.Leading leading && control.started()
-        && leading.term().isValid() && !isClosing();
-    boolean eligible = readiness == Readiness.LEADER_ONLY ? servingLeader
-        : state.kind() == ElectionState.Kind.LEADING || state.kind() == ElectionState.Kind.FOLLOWING;
-    boolean ready = eligible && since.map(s -> s.compareTo(elector.contactWindow()) <= 0).orElse(false);
-    Duration silent = since.orElse(Duration.ofNanos(now - startNanos));
-    // A watching follower reads once per lease duration: it is in touch for that long, whatever the budget.
-    Duration budget = settings.healthBudget().compareTo(elector.contactWindow()) >= 0 ? settings.healthBudget()
-        : elector.contactWindow();
-    boolean live = silent.compareTo(budget) <= 0;
-    return new ElectionHealth(ready, live, state, since);
+    RunnerView view = driver.view();
+    boolean termValid = view.state() instanceof ElectionState.Leading leading && leading.term().isValid();
+    return HealthRule.evaluate(healthInputs, view, ticker.read(), termValid, driver.closeRequested());
   }
 
   /**
@@ -374,28 +282,26 @@ public final class ElectionRunner implements AutoCloseable {
   }
 
   /**
-   * Waits until the runner has stopped (closed, or stopped contending after a loss) and its threads have
-   * ended. Called from one of the runner's own threads (a reconciler, listener, loss handler or exiter), it
-   * does not wait for that thread; from a loss handler or an exiter, which run on the Lease thread before the
-   * runner reports STOPPED, it returns at once (the timed form then returns false): the runner stops once
-   * that callback has returned. The one thread it never waits for is a reconciler thread still inside a
-   * {@code stop()} that outlived {@link LeaseSettings#stopTimeout()}: the runner cannot end a stop that does
-   * not return.
+   * Waits until the runner has stopped (closed, or stopped on its own: see {@link ElectionState.StopCause}) and
+   * every callback queued before (the listeners hearing {@code STOPPED}) has run. Called from one of the
+   * runner's own callbacks (a service, listener, loss handler or exiter) it returns at once (the timed form
+   * then returns whether the runner already stopped): the runner may stop only once that callback has
+   * returned. The one callback it never waits for is a service's {@code stop()} that outlived
+   * {@link LeaseSettings#stopTimeout()}: the runner cannot end a stop that does not return (health is then not
+   * live).
    *
    * @throws InterruptedException if interrupted while waiting
    */
   public void awaitStopped() throws InterruptedException {
-    if (Thread.currentThread() == electorThread) {
-      // An exiter or loss handler: the runner reports STOPPED only once this callback has returned, so
-      // waiting here would never end.
+    if (driver.inCallback()) {
       return;
     }
-    stopped.await();
-    threadsEnded(0, true);
+    driver.awaitStoppedReported(Long.MAX_VALUE);
+    driver.awaitCallbacks(0, true);
   }
 
   /**
-   * Waits at most {@code timeout} until the runner has stopped and its threads have ended, as in
+   * Waits at most {@code timeout} until the runner has stopped and its callbacks have run, as in
    * {@link #awaitStopped()}.
    *
    * @param timeout the longest wait
@@ -403,42 +309,12 @@ public final class ElectionRunner implements AutoCloseable {
    * @throws InterruptedException if interrupted while waiting
    */
   public boolean awaitStopped(Duration timeout) throws InterruptedException {
-    if (Thread.currentThread() == electorThread) {
-      // An exiter or loss handler: the runner reports STOPPED only once this callback has returned.
-      return stopped.getCount() == 0;
+    if (driver.inCallback()) {
+      return driver.hasStopped();
     }
     long wait = Durations.cappedNanos(timeout);
     long deadline = System.nanoTime() + wait;
-    return stopped.await(wait, TimeUnit.NANOSECONDS) && threadsEnded(deadline, false);
-  }
-
-  /** Waits for the runner's threads, except the caller's own; until {@code deadlineNanos} unless forever. */
-  private boolean threadsEnded(long deadlineNanos, boolean forever) throws InterruptedException {
-    for (Thread thread : new Thread[] {electorThread, finisherThread}) {
-      if (thread != null && thread != Thread.currentThread()) {
-        if (forever) {
-          thread.join();
-        } else {
-          long left = deadlineNanos - System.nanoTime();
-          if (left > 0) {
-            TimeUnit.NANOSECONDS.timedJoin(thread, left);
-          }
-          if (thread.isAlive()) {
-            return false;
-          }
-        }
-      }
-    }
-    long left = forever ? Long.MAX_VALUE : deadlineNanos - System.nanoTime();
-    if (!control.awaitTermination(left)) {
-      return false;
-    }
-    left = forever ? Long.MAX_VALUE : deadlineNanos - System.nanoTime();
-    if (!publisher.awaitTermination(left)) {
-      return false;
-    }
-    left = forever ? Long.MAX_VALUE : deadlineNanos - System.nanoTime();
-    return requests == null || requests.awaitTermination(left);
+    return driver.awaitStoppedReported(wait) && driver.awaitCallbacks(deadline, false);
   }
 
   /**
@@ -459,125 +335,44 @@ public final class ElectionRunner implements AutoCloseable {
    * @return true once {@code close()} has been called
    */
   public boolean isClosed() {
-    return isClosing();
+    return driver.closeRequested();
   }
 
   /**
-   * Stops the reconcilers first, waiting at most {@link LeaseSettings#stopTimeout()}, then releases the
+   * Stops the services first, waiting at most {@link LeaseSettings#stopTimeout()}, then releases the
    * Lease by writing an empty holder with {@code leaseDurationSeconds = 1}, so a follower takes over at
-   * once. If a reconciler did not stop in time, or its {@code stop()} threw, the Lease is not released but
+   * once. If a service did not stop in time, or its {@code stop()} threw, the Lease is not released but
    * left to expire (and an ERROR is logged), so another replica takes over only after one lease duration.
    * Idempotent; never triggers the loss policy, not even when a stop failed: closing is not a loss, and an
    * {@code EXIT} from a shutdown hook would deadlock. Safe to call from a shutdown hook, a listener, a loss
-   * handler or a reconciler callback.
+   * handler, an exiter or a service callback. Returns once the runner reports {@code STOPPED}.
    *
    * <p>An interrupt does not cut it short: called on a thread whose interrupt flag is set (as shutdown hooks
-   * and executors may), it still waits for the reconcilers and the release, and sets the flag again before
+   * and executors may), it still waits for the services and the release, and sets the flag again before
    * it returns, as it does when an interrupt arrives while it waits.
    *
-   * <p>Called while {@code STARTING}, there is nothing to stop or release: the RBAC preflight sends no further
-   * review, and one still waiting for its answer after one {@link LeaseSettings#requestTimeout()} is cut
-   * short, so close() then returns within about one request timeout.
+   * <p>Called while {@code STARTING}, there is nothing to stop or release: the RBAC preflight is cut short and
+   * the runner stops at once. Called while a loss is handled, it ends contention: the runner stops once the
+   * services have stopped, and a loss handler's answer no longer counts. Called while the exiter runs (a
+   * shutdown hook during {@code System.exit}), it stops the runner at once.
    *
-   * <p>Called from a reconciler's own {@code start} or {@code stop}, it ends the term at once (so no
-   * reconciler after the caller starts), returns without waiting, and finishes on a thread of its own: the
-   * reconcilers stop once that callback has returned, and only then is the Lease released. Use
-   * {@link #awaitStopped()} to wait for the end.
+   * <p>Called from one of the runner's own callbacks (a service's {@code start} or {@code stop}, a listener, the
+   * loss handler or the exiter), it ends the term at once (so no service after the caller starts), returns
+   * without waiting, and the runner finishes once that callback has returned: the services stop, and only then
+   * is the Lease released. Use {@link #awaitStopped()} from another thread to wait for the end.
    */
   @Override
   public void close() {
-    // Cleared so that the waits below run their course; whatever interrupt came is re-asserted at the end.
-    boolean interrupted = Thread.interrupted();
-    try {
-      closeUninterruptibly();
-    } finally {
-      if (interrupted) {
-        Thread.currentThread().interrupt();
-      }
-    }
-  }
-
-  private void closeUninterruptibly() {
-    LeadershipTerm term;
-    synchronized (lock) {
-      if (closing) {
-        return;
-      }
-      closing = true;
-      term = currentTerm;
-      if (elector != null) {
-        elector.beginClose();
-      }
-    }
-    if (term != null) {
-      term.end();
-    }
-    if (unelectedTerm != null) {
-      unelectedTerm.end();
-    }
-    if (control.onControlThread()) {
-      // Stopping here would miss the reconciler whose callback is still running (and any after it), and a
-      // release now would let a follower start while they run: queue the stop behind this callback and
-      // release only once it is done.
-      Thread finisher = new Thread(this::stopThenRelease, threadName("close"));
-      finisherThread = finisher;
-      finisher.start();
+    driver.requestClose();
+    if (driver.inCallback()) {
       return;
     }
-    stopThenRelease();
-  }
-
-  private void stopThenRelease() {
-    Duration stopTimeout = settings == null ? LeaseSettings.DEFAULT_RENEW_DEADLINE : settings.stopTimeout();
-    ServiceControl.StopResult stop = control.stopAndWait(stopTimeout);
-    boolean reconcilersStopped = stop.clean();
-    String instead = elector == null ? "" : "; leaving the Lease to expire instead of releasing it";
-    if (stop == ServiceControl.StopResult.NOT_FINISHED) {
-      LOG.error("Reconcilers did not stop within {}{}", Durations.format(stopTimeout), instead);
-    } else if (stop == ServiceControl.StopResult.FAILED) {
-      LOG.error("A reconciler failed to stop{}", instead);
-    }
-    if (elector != null) {
-      elector.finish(reconcilersStopped ? LeaseElector.Finish.RELEASE : LeaseElector.Finish.ABANDON);
-      if (electorThread.isAlive() && Thread.currentThread() != electorThread) {
-        cutPreflightShort();
-        // The loop may be in a renewal and, after a conflict, a re-read (2 requests); the release is an update
-        // and, after a conflict, a read and a second update (3 more). Cutting it short would only leave the
-        // Lease to expire, but waiting for all of them keeps the hand-over fast.
-        joinQuietly(electorThread, settings.requestTimeout().multipliedBy(5).plusSeconds(1));
-      }
-      requests.close();
-    }
-    reportStopped();
-  }
-
-  /**
-   * Closing during the RBAC preflight: the review in flight gets one request timeout to answer (so that, with a
-   * server that answers, no request of this runner lands after close() returned; the preflight sends no
-   * further review once closing), then the election thread is interrupted, since a review may wait 10 s.
-   */
-  private void cutPreflightShort() {
-    synchronized (lock) {
-      if (!preflightRunning) {
-        return;
-      }
-    }
-    joinQuietly(electorThread, settings.requestTimeout());
-    synchronized (lock) {
-      // Only while the preflight runs: the election thread clears the flag once it sees the runner closing.
-      if (preflightRunning) {
-        electorThread.interrupt();
-      }
-    }
-  }
-
-  /** Joins at most {@code timeout}; an interrupt does not cut the wait short but is kept for the caller. */
-  private static void joinQuietly(Thread thread, Duration timeout) {
-    long deadline = System.nanoTime() + Durations.cappedNanos(timeout);
+    // Waits whatever interrupts come, and keeps them for the caller.
     boolean interrupted = false;
-    while (thread.isAlive() && deadline - System.nanoTime() > 0) {
+    while (true) {
       try {
-        TimeUnit.NANOSECONDS.timedJoin(thread, deadline - System.nanoTime());
+        driver.awaitStoppedReported(Long.MAX_VALUE);
+        break;
       } catch (InterruptedException e) {
         interrupted = true;
       }
@@ -589,135 +384,24 @@ public final class ElectionRunner implements AutoCloseable {
 
   @Override
   public String toString() {
-    return "ElectionRunner{" + identity + ", " + publisher.current() + "}";
-  }
-
-  /** Connects the Lease loop to the reconcilers and the state, off the loop's thread. */
-  private final class ElectorEvents implements LeaseEvents {
-
-    @Override
-    public void following(Optional<String> leader) {
-      synchronized (lock) {
-        if (!closing) {
-          publisher.publish(new ElectionState.Following(leader));
-        }
-      }
-    }
-
-    @Override
-    public void elected(LeadershipTerm term) {
-      synchronized (lock) {
-        if (closing) {
-          return;
-        }
-        currentTerm = term;
-        publisher.publish(new ElectionState.Leading(term));
-        control.startLater(term, release -> elector.relinquish(term, release));
-      }
-    }
-
-    @Override
-    public LossHandler.AfterLoss lost(LeadershipTerm term) {
-      boolean closingNow;
-      synchronized (lock) {
-        closingNow = closing;
-        currentTerm = null;
-        // The loop may already have said who holds the Lease now; otherwise the holder is unknown.
-        if (!closingNow && publisher.current().kind() == ElectionState.Kind.LEADING) {
-          publisher.publish(new ElectionState.Following(Optional.empty()));
-        }
-      }
-      if (closingNow) {
-        return LossHandler.AfterLoss.STOP;
-      }
-      return lossReaction.react(term);
-    }
-
-    @Override
-    public void renewed(Duration roundTrip) {
-      publisher.renewed(roundTrip);
-    }
-
-    @Override
-    public void renewFailed(Throwable cause, Duration sinceLastRenewal) {
-      publisher.renewFailed(cause, sinceLastRenewal);
-    }
-
-    @Override
-    public void died(Optional<LeadershipTerm> term, Throwable cause) {
-      synchronized (lock) {
-        currentTerm = null;
-        if (closing) {
-          // close() stops the reconcilers and reports STOPPED itself.
-          return;
-        }
-        // The term ended with the loop and nobody renews the Lease: as after a loss, the runner no longer
-        // reports leading while its reconcilers stop (which may take long), or another replica's take-over
-        // would show two leaders.
-        if (publisher.current().kind() == ElectionState.Kind.LEADING) {
-          publisher.publish(new ElectionState.Following(Optional.empty()));
-        }
-      }
-      try {
-        lossReaction.loopDied();
-      } finally {
-        stopAfterLoss();
-      }
-    }
-  }
-
-  private boolean isClosing() {
-    synchronized (lock) {
-      return closing;
-    }
-  }
-
-  /**
-   * The runner will not contend again (loss policy, or the loop died): ends its threads. Called on the
-   * election thread, which ends right after.
-   */
-  private void stopAfterLoss() {
-    if (!stoppedAfterLoss.compareAndSet(false, true)) {
-      return;
-    }
-    if (isClosing()) {
-      // close() began: it closes the requests and reports STOPPED itself once it has stopped the reconcilers
-      // or given up on them. Reported here, after a wait for a stop that close() cut short, STOPPED would let
-      // awaitStopped() wait for a stop() still within close()'s stopTimeout, for as long as that stop() hangs.
-      return;
-    }
-    requests.close();
-    reportStopped();
-  }
-
-  /** Ends the services' and listeners' threads, then reports STOPPED: the last step of every way to stop. */
-  private void reportStopped() {
-    control.shutdown();
-    publisher.publish(new ElectionState.Stopped());
-    publisher.shutdown();
-    stopped.countDown();
-    LOG.info("Stopped {}", identity);
+    return "ElectionRunner{" + identity + ", " + state() + "}";
   }
 
   /**
    * Test hook: ends this runner the way a killed process ends, as far as other replicas can tell. The Lease
-   * loop stops without another write (no release, no renewal), no reconciler is stopped and no listener or
-   * loss policy runs; the Lease is left to expire. The runner's threads end, so the only trace left is the
-   * Lease as last renewed. (A real crash also ends the reconcilers' work; a test's reconcilers have no work
-   * of their own, and the test records the crash as the instant their work ended.)
+   * loop stops without another write (no release, no renewal), no service is stopped and no listener or
+   * loss policy runs; the Lease is left to expire. (A real crash also ends the services' work; a test's
+   * services have no work of their own, and the test records the crash as the instant their work ended.)
    */
   void crashForTest() {
-    synchronized (lock) {
-      closing = true;
-    }
-    if (elector != null) {
-      elector.finish(LeaseElector.Finish.ABANDON);
-      joinQuietly(electorThread, settings.requestTimeout().multipliedBy(2).plusSeconds(1));
-      requests.close();
-    }
-    control.shutdown();
-    publisher.shutdown();
-    stopped.countDown();
+    driver.onLoopAndWait(driver::crash);
+  }
+
+  /** Test hook: whether the follower's watch is open or opening. */
+  boolean watchingForTest() {
+    boolean[] watching = new boolean[1];
+    driver.onLoopAndWait(() -> watching[0] = driver.electorWatching());
+    return watching[0];
   }
 
   /**
@@ -744,6 +428,9 @@ public final class ElectionRunner implements AutoCloseable {
     private boolean started;
     private Ticker ticker = Ticker.system();
     private Clock clock = Clock.systemUTC();
+    private RunnerLoop loop = RunnerLoop.shared();
+    private java.util.concurrent.Executor userCode = SharedPools.userCode();
+    private LeaseTransport transport;
 
     private Builder() {}
 
@@ -852,6 +539,24 @@ public final class ElectionRunner implements AutoCloseable {
       return this;
     }
 
+    /** The loop that owns the runner's state; the simulation's instead of the shared one. */
+    Builder loop(RunnerLoop loop) {
+      this.loop = Objects.requireNonNull(loop, "loop");
+      return this;
+    }
+
+    /** Where user code runs; the simulation's instead of the shared pool. */
+    Builder userCode(java.util.concurrent.Executor userCode) {
+      this.userCode = Objects.requireNonNull(userCode, "userCode");
+      return this;
+    }
+
+    /** The Lease calls; the simulation's API server instead of fabric8 (then no client is needed). */
+    Builder transport(LeaseTransport transport) {
+      this.transport = Objects.requireNonNull(transport, "transport");
+      return this;
+    }
+
     /**
      * Logs the decision and starts: the reconcilers at once when unelected (this call returns once they
      * started), or the election thread, which runs the RBAC preflight and then contends for the Lease.
@@ -890,7 +595,7 @@ public final class ElectionRunner implements AutoCloseable {
         throw new IllegalStateException("the decision is to contend but no settings were given: call "
             + "settings(LeaseSettings.builder().leaseName(...).build())");
       }
-      if (decision.contends() && client == null) {
+      if (decision.contends() && client == null && transport == null) {
         throw new IllegalStateException("the decision is to contend but no client was given: call "
             + "client(kubernetesClient)");
       }

@@ -38,7 +38,7 @@ public sealed interface ElectionState
     FOLLOWING,
     /** Holding the Lease; reconcilers run. */
     LEADING,
-    /** Closed, stopped contending after a loss, or stopped before contending after a failed start. */
+    /** Stopped for good; {@link Stopped#cause()} says why. */
     STOPPED
   }
 
@@ -151,14 +151,74 @@ public sealed interface ElectionState
   }
 
   /**
-   * Closed, stopped contending after a loss, or stopped before contending because the RBAC preflight found
-   * a missing verb ({@link ElectionRunner#startupFailure()}); reconcilers do not run. Immutable and thread-safe.
+   * Why a runner stopped; a value of {@link Stopped}, so a caller (or a listener that hears {@code STOPPED}) can
+   * tell a close from a stop on its own without asking the runner anything else. An enum, so thread-safe.
+   */
+  enum StopCause {
+    /** {@link ElectionRunner#close()} was called, before the runner stopped for any other reason. */
+    CLOSED,
+    /**
+     * The RBAC preflight found that this process may not use the Lease; the runner never contended, and
+     * {@link Stopped#failure()} is the {@link LeaseAccessDeniedException} that names the missing verbs.
+     */
+    ACCESS_DENIED,
+    /**
+     * Leadership was lost and the runner will not contend again: the loss policy said so ({@code EXIT}, a
+     * custom handler's {@code STOP}), or a service did not stop cleanly after the loss (its {@code stop()} threw
+     * or outlived {@link LeaseSettings#stopTimeout()}), or a service threw a {@link VirtualMachineError}.
+     */
+    LOST,
+    /**
+     * Running unelected, a service's {@code start} threw; {@link Stopped#failure()} is what it threw, and
+     * {@link ElectionRunner.Builder#start()} threw it too.
+     */
+    START_FAILED,
+    /**
+     * The runner's own election logic failed (a bug, or an {@link Error} such as an
+     * {@link OutOfMemoryError} on the loop); {@link Stopped#failure()} is what was thrown.
+     */
+    ELECTION_FAILED
+  }
+
+  /**
+   * Stopped, and why: closed, stopped before contending because the RBAC preflight found a missing verb, lost
+   * for good, failed to start unelected, or failed in its own election logic; services do not run (one whose
+   * {@code stop()} outlived the stop timeout may still be inside it: {@link ElectionRunner#health()} is then not
+   * live). Immutable and thread-safe.
    *
    * <pre>{@code
-   * boolean done = runner.state().equals(new ElectionState.Stopped());
+   * if (runner.state() instanceof ElectionState.Stopped stopped
+   *     && stopped.cause() != ElectionState.StopCause.CLOSED) {
+   *   log.error("the runner stopped on its own ({}); exiting so that the pod restarts", stopped.cause());
+   *   System.exit(1);
+   * }
    * }</pre>
+   *
+   * @param cause why the runner stopped
+   * @param failure what was thrown, for {@code ACCESS_DENIED}, {@code START_FAILED} and {@code ELECTION_FAILED};
+   *     empty for the others
    */
-  record Stopped() implements ElectionState {
+  record Stopped(StopCause cause, Optional<Throwable> failure) implements ElectionState {
+    /**
+     * Checks the components are present.
+     *
+     * @param cause why the runner stopped
+     * @param failure what was thrown, possibly empty
+     */
+    public Stopped {
+      Objects.requireNonNull(cause, "cause");
+      Objects.requireNonNull(failure, "failure");
+    }
+
+    /**
+     * A stop with nothing thrown.
+     *
+     * @param cause why the runner stopped
+     */
+    public Stopped(StopCause cause) {
+      this(cause, Optional.empty());
+    }
+
     @Override
     public Kind kind() {
       return Kind.STOPPED;

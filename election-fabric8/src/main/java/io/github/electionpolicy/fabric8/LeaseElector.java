@@ -1,6 +1,5 @@
 package io.github.electionpolicy.fabric8;
 
-import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.github.electionpolicy.fabric8.LeaseStep.Action;
 import io.github.electionpolicy.fabric8.LeaseStep.Answer;
 import io.github.electionpolicy.fabric8.LeaseStep.Moment;
@@ -9,174 +8,226 @@ import java.time.Duration;
 import java.util.Optional;
 
 /**
- * Drives {@link LeaseProtocol} for one Lease on a thread of its own: it sends the request each step asks for
- * (bounded by the step's deadline), waits as asked, watches the Lease while following, and hands what the
- * protocol signals to the runner through {@link LeaseEvents}. Every rule lives in the protocol; this class only
- * does the I/O, the waiting and the log lines ({@link LeaseLog}).
+ * Drives {@link LeaseProtocol} for one Lease on the runner's {@link RunnerLoop}: it sends the request each step
+ * asks for through the {@link LeaseTransport} and times it out at the step's deadline, waits as asked on a
+ * timer of the loop, keeps the follower's watch, and hands what the protocol signals to the runner through
+ * {@link Events}. Every rule lives in the protocol; this class only does the I/O, the waiting and the log
+ * lines ({@link LeaseLog}). It never blocks: each method runs a step and returns.
  *
- * <p>Reconcilers never run here: the runner runs them on its own thread.
+ * <p>Not thread-safe: every method runs on the runner's loop (answers and watch events are taken onto it).
  */
-final class LeaseElector implements Runnable {
+final class LeaseElector {
 
-  /** The elector thread was interrupted: the loop cannot go on, so it ends as if it had failed. */
-  static final class ElectorInterrupted extends RuntimeException {
-    private static final long serialVersionUID = 1L;
+  /** What the elector tells its runner; called on the loop. */
+  interface Events {
+    /** The Lease is held by someone else, or free, as far as this follower saw. */
+    void following(Optional<String> holder);
 
-    ElectorInterrupted() {
-      super("the election thread was interrupted");
-    }
+    /** This process won {@code term}. */
+    void elected(LeadershipTerm term);
+
+    /** {@code term} is lost (it has ended); the elector waits for {@link LeaseElector#afterLoss}. */
+    void lost(LeadershipTerm term);
+
+    /** A renewal extended the term. */
+    void renewed(Duration roundTrip);
+
+    /** A renewal failed; the leader keeps trying until its deadline. */
+    void renewFailed(Throwable cause, Duration sinceLastRenewal);
+
+    /** The loop is over: nothing more will be sent. */
+    void finished();
+
+    /** The protocol took a step: what readers of health see may have changed. */
+    void stepped();
+
+    /** Runs {@code task} on the loop later, as the runner's own task (its failures are the runner's). */
+    void onLoop(Runnable task);
+
+    /** Runs {@code task} on the loop after {@code delayNanos}, as the runner's own task. */
+    RunnerLoop.Timer onLoopAfter(long delayNanos, Runnable task);
   }
 
-  /** How the loop ends when the runner closes. */
-  enum Finish {
-    NONE, RELEASE, ABANDON
+  private enum Mode {
+    NEW, BUSY, REQUEST, AWAIT, LOSS, FINISHED
   }
 
-  private final LeaseRequests requests;
-  private final String namespace;
+  private final LeaseTransport transport;
   private final String identity;
-  private final LeaseSettings settings;
-  private final LeaseEvents events;
+  private final Events events;
   private final Ticker ticker;
   private final Clock clock;
   private final LeaseProtocol protocol;
   private final LeaseLog log;
-  private final LeaseWatch watch;
+  private final long requestTimeoutNanos;
+  private final long retryPeriodNanos;
+  private final long leaseDurationNanos;
 
-  private final Object lock = new Object();
-  // Inputs from other threads, taken in by the elector thread between requests. Guarded by lock.
+  private Mode mode = Mode.NEW;
+  private long awaitUntil;
+  private RunnerLoop.Timer timer;
+  private LeaseTransport.Call request;
+  private int requestNumber;
+  private String requestWhat;
+  private LeaseCallFailed lastFailure;
+  private LeadershipTerm term;
+  private boolean termLapsed;
+
+  // Inputs from the runner, taken in at the next wait.
   private boolean closing;
   private boolean closeDelivered;
-  private Finish finish = Finish.NONE;
+  private Boolean finishRelease;
   private boolean finishDelivered;
   private Boolean relinquishRelease;
   private LeadershipTerm relinquishTerm;
 
-  // Confined to the elector thread.
-  private Lease lastSeen;
-  private LeadershipTerm term;
-  private boolean termLapsed;
-  private LeaseCallFailed lastFailure;
+  // The follower's watch.
+  private LeaseTransport.Call watch;
+  private int watchGeneration;
+  private boolean watchOpen;
+  private boolean watchOpenedPending;
+  private boolean watchClosedPending;
+  private WatchEvent watchEventPending;
+  private int watchFailures;
+  private long watchNotBefore;
 
-  private volatile Optional<Long> lastSuccessNanos = Optional.empty();
-  private volatile long contactWindowNanos;
+  private record WatchEvent(LeaseRecord record, long arrivedNanos) {}
 
-  /** @param identity the identity the runner resolved at start, written as holder */
-  LeaseElector(LeaseRequests requests, String namespace, String identity, LeaseSettings settings,
-      LeaseEvents events, Ticker ticker, Clock clock) {
-    this.requests = requests;
-    this.namespace = namespace;
+  LeaseElector(LeaseTransport transport, String lease, String identity, LeaseSettings settings, Events events,
+      Ticker ticker, Clock clock) {
+    this.transport = transport;
     this.identity = identity;
-    this.settings = settings;
     this.events = events;
     this.ticker = ticker;
     this.clock = clock;
     this.protocol = new LeaseProtocol(identity, settings, ticker.read() ^ identity.hashCode());
-    this.log = new LeaseLog(namespace + "/" + settings.leaseName(), identity, settings);
-    this.watch = new LeaseWatch(requests, lock, ticker, settings, namespace + "/" + settings.leaseName());
-    this.contactWindowNanos = settings.renewDeadline().toNanos();
+    this.log = new LeaseLog(lease, identity, settings);
+    this.requestTimeoutNanos = settings.requestTimeout().toNanos();
+    this.retryPeriodNanos = settings.retryPeriod().toNanos();
+    this.leaseDurationNanos = settings.leaseDuration().toNanos();
+    this.watchNotBefore = ticker.read();
   }
 
   /** The monotonic time at which the last successful Lease call was sent, if any. */
   Optional<Long> lastSuccessNanos() {
-    return lastSuccessNanos;
+    return protocol.lastSuccessNanos();
   }
 
   /** How long the process may go without a successful Lease call and still count as ready. */
-  Duration contactWindow() {
-    return Duration.ofNanos(contactWindowNanos);
+  long contactWindowNanos() {
+    return protocol.contactWindowNanos();
   }
 
-  /** Stops acquiring; a leader keeps renewing until {@link #finish(Finish)}. */
-  void beginClose() {
-    synchronized (lock) {
-      closing = true;
-      lock.notifyAll();
-    }
+  boolean finished() {
+    return mode == Mode.FINISHED;
   }
 
-  /** Ends the loop: a leader releases the Lease ({@code RELEASE}) or leaves it to expire. */
-  void finish(Finish how) {
-    synchronized (lock) {
-      closing = true;
-      if (finish == Finish.NONE) {
-        finish = how;
-      }
-      lock.notifyAll();
+  // ---- inputs from the runner ------------------------------------------------------------------------------
+
+  void start() {
+    if (mode != Mode.NEW) {
+      throw new IllegalStateException("elector started twice");
     }
+    mode = Mode.BUSY;
+    // A follower's watch is opened from the start: it sees what changes while the first read is in flight.
+    ensureWatch();
+    advance(protocol.start(now()));
+  }
+
+  /** Stops acquiring; a leader keeps renewing until {@link #finish}. */
+  void close() {
+    closing = true;
+    poke();
+  }
+
+  /** Ends the loop: a leader releases the Lease ({@code release}) or leaves it to expire. */
+  void finish(boolean release) {
+    closing = true;
+    if (finishRelease == null) {
+      finishRelease = release;
+    }
+    poke();
+  }
+
+  /** Gives {@code failed} up as lost (a service could not start); ignored unless it is still the term. */
+  void relinquish(LeadershipTerm failed, boolean release) {
+    relinquishTerm = failed;
+    relinquishRelease = release;
+    poke();
+  }
+
+  /** The loss was handled: contend again, or end. */
+  void afterLoss(boolean contendAgain) {
+    if (mode != Mode.LOSS) {
+      return;
+    }
+    mode = Mode.BUSY;
+    advance(protocol.afterLoss(now(), contendAgain));
   }
 
   /**
-   * Gives up {@code failed} as if lost, because a reconciler could not start: after releasing the Lease when
-   * {@code release} (every reconciler stopped cleanly), else leaving it to expire. Ignored unless
-   * {@code failed} is still the current term: a start that fails after its term was lost must not give up
-   * the next one.
+   * Ends the elector after the runner's logic failed: the term ends, nothing more is sent. Returns the term it
+   * led, if any.
    */
-  void relinquish(LeadershipTerm failed, boolean release) {
-    synchronized (lock) {
-      relinquishTerm = failed;
-      relinquishRelease = release;
-      lock.notifyAll();
+  Optional<LeadershipTerm> fail(Throwable failure) {
+    LeadershipTerm led = term;
+    if (led != null) {
+      led.end();
+    }
+    term = null;
+    if (mode != Mode.FINISHED) {
+      log.loopFailed(failure);
+    }
+    end();
+    return Optional.ofNullable(led);
+  }
+
+  /** Ends the elector quietly, sending nothing more (the runner stopped, or a test crashed it). */
+  void abandon() {
+    if (term != null) {
+      term.end();
+      term = null;
+    }
+    end();
+  }
+
+  // ---- the loop --------------------------------------------------------------------------------------------
+
+  private void advance(LeaseStep step) {
+    take(step);
+    Action action = step.action();
+    if (action instanceof LeaseStep.Read || action instanceof LeaseStep.Create
+        || action instanceof LeaseStep.Update) {
+      send(action);
+    } else if (action instanceof LeaseStep.Await await) {
+      await(await.untilNanos());
+    } else if (action instanceof LeaseStep.HandleLoss) {
+      LeadershipTerm lostTerm = term;
+      term = null;
+      lostTerm.end();
+      // A give-up of the term just lost is moot; one of a later term cannot exist yet.
+      relinquishRelease = null;
+      relinquishTerm = null;
+      mode = Mode.LOSS;
+      events.lost(lostTerm);
+    } else {
+      end();
+      events.finished();
     }
   }
 
-  @Override
-  public void run() {
-    try {
-      // A follower's watch is opened from the start: it sees what changes while the first read is in flight.
-      watch.ensureRunning(false);
-      LeaseStep step = protocol.start(now());
-      while (true) {
-        take(step);
-        Action action = step.action();
-        if (action instanceof LeaseStep.Read || action instanceof LeaseStep.Create
-            || action instanceof LeaseStep.Update) {
-          // Dated when it came: dated when the request was sent, a change it shows would count as seen
-          // earlier than it was, and a follower would take over too soon.
-          Answer answer = send(action);
-          step = protocol.answer(now(), answer);
-        } else if (action instanceof LeaseStep.Await await) {
-          step = await(await.untilNanos());
-        } else if (action instanceof LeaseStep.HandleLoss) {
-          LeadershipTerm lostTerm = term;
-          term = null;
-          lostTerm.end();
-          synchronized (lock) {
-            // A give-up of the term just lost is moot; one of a later term cannot exist yet.
-            relinquishRelease = null;
-            relinquishTerm = null;
-          }
-          boolean again = events.lost(lostTerm) == LossHandler.AfterLoss.RECONTEND;
-          step = protocol.afterLoss(now(), again);
-        } else {
-          return;
-        }
-      }
-    } catch (Throwable failure) {
-      // Whatever ends this thread (an Error from a handler or an exiter, an interrupt) must not leave
-      // reconcilers running under a term nobody renews, nor a runner that never reports STOPPED.
-      if (term != null) {
-        term.end();
-      }
-      log.loopFailed(failure);
-      // The interrupt ended the loop; cleared, it would also cut short the wait for the reconcilers to stop.
-      boolean interrupted = Thread.interrupted();
-      try {
-        events.died(Optional.ofNullable(term), failure);
-      } finally {
-        if (interrupted) {
-          Thread.currentThread().interrupt();
-        }
-      }
-    } finally {
-      watch.stop();
+  private void end() {
+    mode = Mode.FINISHED;
+    cancelTimer();
+    if (request != null) {
+      request.cancel();
+      request = null;
     }
+    stopWatch();
   }
 
   /** Acts on what a step signals: terms for the runner, log lines for the rest. */
   private void take(LeaseStep step) {
-    lastSuccessNanos = protocol.lastSuccessNanos();
-    contactWindowNanos = protocol.contactWindowNanos();
     for (LeaseStep.Signal signal : step.signals()) {
       log.signal(signal);
       if (signal instanceof LeaseStep.Elected elected) {
@@ -203,108 +254,248 @@ final class LeaseElector implements Runnable {
         events.renewFailed(lastFailure, Duration.ofNanos(failed.sinceLastRenewalNanos()));
       }
     }
+    events.stepped();
   }
 
-  /** Sends the request a step asks for, bounded by its deadline, and turns what came back into an answer. */
-  private Answer send(Action action) {
-    try {
-      if (action instanceof LeaseStep.Read read) {
-        Lease lease = requests.get(until(read.answerByNanos()));
-        lastSeen = lease == null ? lastSeen : lease;
-        return lease == null ? new Answer.Missing() : new Answer.Found(LeaseRecords.record(lease));
+  /** Sends the request a step asks for, and times it out at its deadline on the loop's clock. */
+  private void send(Action action) {
+    mode = Mode.REQUEST;
+    int number = ++requestNumber;
+    long answerBy;
+    LeaseTransport.Answered done = (answer, failure) -> events.onLoop(() -> answered(number, answer, failure));
+    if (action instanceof LeaseStep.Read read) {
+      requestWhat = "get Lease";
+      answerBy = read.answerByNanos();
+      request = transport.read(done);
+    } else if (action instanceof LeaseStep.Create create) {
+      requestWhat = "create Lease";
+      answerBy = create.answerByNanos();
+      request = transport.create(create.record(), done);
+    } else {
+      LeaseStep.Update update = (LeaseStep.Update) action;
+      if (update.record().holder() == null) {
+        // The watch goes before the release: closing it while the server sends it the release's own event is
+        // pointless, and stalls fabric8's mock API server.
+        stopWatch();
       }
-      Lease written;
-      if (action instanceof LeaseStep.Update release && release.record().holder() == null) {
-        // The watch goes before the release: closing it while the server sends it the release's own event
-        // is pointless, and stalls fabric8's mock API server.
-        watch.stop();
-      }
-      if (action instanceof LeaseStep.Create create) {
-        written = requests.create(LeaseRecords.lease(create.record(), lastSeen, namespace, settings.leaseName()),
-            until(create.answerByNanos()));
-      } else {
-        LeaseStep.Update update = (LeaseStep.Update) action;
-        written = requests.update(LeaseRecords.lease(update.record(), lastSeen, namespace, settings.leaseName()),
-            until(update.answerByNanos()));
-      }
-      lastSeen = written;
-      return new Answer.Written(LeaseRecords.record(written));
-    } catch (LeaseCallFailed e) {
-      return failed(e);
+      requestWhat = "update Lease";
+      answerBy = update.answerByNanos();
+      request = transport.update(update.record(), done);
     }
+    if (mode != Mode.REQUEST || number != requestNumber) {
+      return; // answered at once, on this very call (a closed transport)
+    }
+    long wait = Math.max(1, Math.min(answerBy - ticker.read(), requestTimeoutNanos));
+    timer = events.onLoopAfter(wait, () -> timedOut(number, wait));
   }
 
-  private long until(long answerByNanos) {
-    return Math.max(1, answerByNanos - ticker.read());
+  private void answered(int number, Answer answer, Throwable failure) {
+    if (mode != Mode.REQUEST || number != requestNumber) {
+      return; // timed out, or the elector ended
+    }
+    cancelTimer();
+    request = null;
+    if (answer instanceof Answer.Failed) {
+      lastFailure = failure instanceof LeaseCallFailed failed ? failed
+          : new LeaseCallFailed(((Answer.Failed) answer).failure(), failure, 0);
+    }
+    mode = Mode.BUSY;
+    // Dated when it came: dated when the request was sent, a change it shows would count as seen earlier than
+    // it was, and a follower would take over too soon.
+    advance(protocol.answer(now(), answer));
   }
 
-  private Answer failed(LeaseCallFailed e) {
-    lastFailure = e;
-    LeaseStep.FailureKind kind = e.isConflict() ? LeaseStep.FailureKind.CONFLICT
-        : e.isNotFound() ? LeaseStep.FailureKind.NOT_FOUND : LeaseStep.FailureKind.OTHER;
-    return new Answer.Failed(kind, e.getMessage());
+  private void timedOut(int number, long waitedNanos) {
+    if (mode != Mode.REQUEST || number != requestNumber) {
+      return;
+    }
+    timer = null;
+    if (request != null) {
+      request.cancel();
+      request = null;
+    }
+    LeaseCallFailed failed = new LeaseCallFailed(requestWhat + " got no answer within "
+        + Durations.approx(Duration.ofNanos(waitedNanos)), null, 0);
+    lastFailure = failed;
+    mode = Mode.BUSY;
+    advance(protocol.answer(now(), Fabric8LeaseTransport.failed(failed)));
   }
 
-  /**
-   * Waits until {@code untilNanos} or until an input arrives (close, finish, relinquish, the watch), and hands
-   * the first to the protocol. A follower keeps its watch running meanwhile.
-   */
-  private LeaseStep await(long untilNanos) {
+  /** Waits until {@code untilNanos} or until an input arrives; a follower keeps its watch running meanwhile. */
+  private void await(long untilNanos) {
     if (termLapsed) {
       termLapsed = false;
-      return protocol.lapsed(now());
+      advance(protocol.lapsed(now()));
+      return;
     }
     if (protocol.role() == LeaseProtocol.Role.FOLLOWING) {
-      watch.ensureRunning(closingNow());
+      ensureWatch();
     }
-    synchronized (lock) {
-      while (true) {
-        if (Thread.currentThread().isInterrupted()) {
-          throw new ElectorInterrupted();
-        }
-        if (relinquishRelease != null) {
-          boolean release = relinquishRelease;
-          boolean current = relinquishTerm == term && term != null;
-          relinquishRelease = null;
-          relinquishTerm = null;
-          if (current) {
-            return protocol.relinquish(now(), release);
-          }
-        }
-        if (finish != Finish.NONE && !finishDelivered) {
-          finishDelivered = true;
-          closeDelivered = true;
-          return protocol.finish(now(), finish == Finish.RELEASE);
-        }
-        if (closing && !closeDelivered) {
-          closeDelivered = true;
-          return protocol.close(now());
-        }
-        LeaseWatch.Input input = watch.takeInput();
-        if (input != null) {
-          return input.deliverTo(protocol, now());
-        }
-        long remaining = untilNanos - ticker.read();
-        if (remaining <= 0) {
-          return protocol.wake(now());
-        }
-        try {
-          lock.wait(Math.max(1, remaining / 1_000_000), (int) Math.min(999_999, remaining % 1_000_000));
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          throw new ElectorInterrupted();
-        }
-      }
+    mode = Mode.AWAIT;
+    awaitUntil = untilNanos;
+    takeInputOrWait();
+  }
+
+  /** An input arrived: taken in at once if the elector waits, else at its next wait. */
+  private void poke() {
+    if (mode == Mode.AWAIT) {
+      takeInputOrWait();
     }
   }
 
-  private boolean closingNow() {
-    synchronized (lock) {
-      return closing;
+  /** Hands the first pending input to the protocol, in the order the runner relies on; or waits on. */
+  private void takeInputOrWait() {
+    LeaseStep next = nextInput();
+    if (next == null) {
+      long remaining = awaitUntil - ticker.read();
+      if (remaining <= 0) {
+        next = protocol.wake(now());
+      } else {
+        cancelTimer();
+        timer = events.onLoopAfter(remaining, this::woken);
+        return;
+      }
     }
+    cancelTimer();
+    mode = Mode.BUSY;
+    advance(next);
+  }
+
+  private void woken() {
+    timer = null;
+    if (mode == Mode.AWAIT) {
+      takeInputOrWait();
+    }
+  }
+
+  private LeaseStep nextInput() {
+    if (relinquishRelease != null) {
+      boolean release = relinquishRelease;
+      boolean current = relinquishTerm == term && term != null;
+      relinquishRelease = null;
+      relinquishTerm = null;
+      if (current) {
+        return protocol.relinquish(now(), release);
+      }
+    }
+    if (finishRelease != null && !finishDelivered) {
+      finishDelivered = true;
+      closeDelivered = true;
+      return protocol.finish(now(), finishRelease);
+    }
+    if (closing && !closeDelivered) {
+      closeDelivered = true;
+      return protocol.close(now());
+    }
+    if (watchClosedPending) {
+      watchClosedPending = false;
+      return protocol.watchClosed(now());
+    }
+    if (watchOpenedPending) {
+      watchOpenedPending = false;
+      return protocol.watchOpened(now());
+    }
+    if (watchEventPending != null) {
+      WatchEvent event = watchEventPending;
+      watchEventPending = null;
+      return protocol.watchEvent(now(), event.arrivedNanos(), event.record());
+    }
+    return null;
+  }
+
+  private void cancelTimer() {
+    if (timer != null) {
+      timer.cancel();
+      timer = null;
+    }
+  }
+
+  // ---- the follower's watch --------------------------------------------------------------------------------
+
+  /** Starts a watch unless one runs, is opening, or waits out its backoff. */
+  private void ensureWatch() {
+    if (watch != null || closing || ticker.read() - watchNotBefore < 0) {
+      return;
+    }
+    int mine = ++watchGeneration;
+    watch = transport.watch(new LeaseTransport.WatchEvents() {
+      @Override
+      public void opened() {
+        events.onLoop(() -> watchOpened(mine));
+      }
+
+      @Override
+      public void changed(LeaseRecord record) {
+        long arrived = ticker.read();
+        events.onLoop(() -> watchChanged(mine, record, arrived));
+      }
+
+      @Override
+      public void closed() {
+        events.onLoop(() -> watchClosed(mine));
+      }
+    });
+  }
+
+  private void watchOpened(int generation) {
+    if (generation == watchGeneration && watch != null) {
+      watchOpen = true;
+      watchOpenedPending = true;
+      watchFailures = 0;
+      poke();
+    }
+  }
+
+  private void watchChanged(int generation, LeaseRecord record, long arrivedNanos) {
+    if (generation == watchGeneration && watch != null) {
+      watchEventPending = new WatchEvent(record, arrivedNanos); // only the newest waits to be taken in
+      poke();
+    }
+  }
+
+  private void watchClosed(int generation) {
+    if (generation == watchGeneration && watch != null) {
+      watch = null;
+      if (watchOpen) {
+        watchOpen = false;
+        watchClosedPending = true;
+      }
+      watchOpenedPending = false;
+      long backoff = Math.min(leaseDurationNanos, retryPeriodNanos << Math.min(watchFailures, 20));
+      watchFailures++;
+      watchNotBefore = ticker.read() + backoff;
+      poke();
+    }
+  }
+
+  /** Stops the watch; the protocol hears that it closed. */
+  private void stopWatch() {
+    LeaseTransport.Call current = watch;
+    watch = null;
+    if (watchOpen) {
+      watchOpen = false;
+      watchClosedPending = true;
+    }
+    watchOpenedPending = false;
+    watchEventPending = null;
+    // Events of the stopped watch must not count.
+    watchGeneration++;
+    if (current != null) {
+      current.cancel();
+    }
+  }
+
+  /** Whether a watch is open or opening: for tests that check none is left behind. */
+  boolean watching() {
+    return watch != null;
   }
 
   private Moment now() {
     return new Moment(ticker.read(), clock.instant());
+  }
+
+  @Override
+  public String toString() {
+    return "LeaseElector{" + identity + ", " + mode + ", " + protocol.role() + "}";
   }
 }

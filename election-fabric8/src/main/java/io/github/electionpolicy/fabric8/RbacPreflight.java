@@ -4,24 +4,17 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.function.BooleanSupplier;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The start-up check of {@link ElectionRunner}: a {@link LeaseAccess} review before contending, so a
- * missing Role fails at start with the fix instead of as a stream of 403s. It runs on the election thread,
+ * missing Role fails at start with the fix instead of as a stream of 403s. It runs on a Lease I/O thread,
  * before the Lease loop, so {@code start()} never waits for the API server; the runner acts on a denial.
  */
 final class RbacPreflight {
 
   private static final Logger LOG = LoggerFactory.getLogger(ElectionRunner.class);
-
-  /**
-   * A one-off at start, not on the renew path, and off the caller's thread: it may take the time a cold
-   * client needs to connect. close() cuts it short after one request timeout.
-   */
-  private static final long REVIEW_WAIT_NANOS = TimeUnit.SECONDS.toNanos(10);
 
   private RbacPreflight() {}
 
@@ -29,15 +22,14 @@ final class RbacPreflight {
    * Reviews the access; warns unless it is all granted; returns the failure that must stop the runner. Once
    * {@code closing} turns true it sends no further review and reports nothing.
    */
-  static Optional<LeaseAccessDeniedException> check(LeaseRequests requests, KubernetesClient userClient,
-      String namespace, LeaseSettings settings, BooleanSupplier closing) {
+  static Optional<LeaseAccessDeniedException> check(KubernetesClient userClient, String namespace,
+      LeaseSettings settings, BooleanSupplier closing) {
     String leaseName = settings.leaseName();
     LeaseAccess access = LeaseAccess.review(namespace, leaseName, review -> {
       if (closing.getAsBoolean()) {
         throw new CancellationException("the runner is closing");
       }
-      var answer = requests.call("SelfSubjectAccessReview",
-          () -> userClient.authorization().v1().selfSubjectAccessReview().create(review), REVIEW_WAIT_NANOS);
+      var answer = userClient.authorization().v1().selfSubjectAccessReview().create(review);
       return answer == null || answer.getStatus() == null
           ? Optional.empty() : Optional.ofNullable(answer.getStatus().getAllowed());
     });

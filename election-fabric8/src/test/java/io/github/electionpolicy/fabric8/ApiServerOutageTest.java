@@ -40,7 +40,7 @@ class ApiServerOutageTest {
       assertThat(notReady - down).isLessThan(notLive - down);
       assertThat(Duration.ofNanos(notLive - down))
           .isLessThan(settings.healthBudget().plus(MARGIN));
-      assertThat(a.runner.state()).isEqualTo(new ElectionState.Stopped());
+      assertThat(a.runner.state()).isEqualTo(new ElectionState.Stopped(ElectionState.StopCause.LOST));
       assertThat(a.runner.awaitStopped(Duration.ZERO)).isTrue();
       Thread.sleep(500);
       assertThat(exits).containsExactly(LossPolicy.LOSS_EXIT_STATUS);
@@ -92,7 +92,7 @@ class ApiServerOutageTest {
 
       assertThat(a.runner.awaitStopped(MockApi.RENEW_DEADLINE.plus(Duration.ofSeconds(2)))).isTrue();
       assertThat(calls).containsExactly("handler saw 1 stop, term valid=false");
-      assertThat(a.runner.state()).isEqualTo(new ElectionState.Stopped());
+      assertThat(a.runner.state()).isEqualTo(new ElectionState.Stopped(ElectionState.StopCause.LOST));
     }
   }
 

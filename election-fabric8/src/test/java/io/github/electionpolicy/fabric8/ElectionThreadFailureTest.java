@@ -18,7 +18,7 @@ class ElectionThreadFailureTest {
   private final ServiceLog log = new ServiceLog();
 
   @Test
-  void interruptedElectionThreadStopsTheReconcilersAndExits() throws Exception {
+  void anErrorInTheElectionLogicStopsTheServicesAndExits() throws Exception {
     List<Integer> exits = new CopyOnWriteArrayList<>();
     AtomicLong exitNanos = new AtomicLong();
     LeaseSettings settings = MockApi.fastSettings("a").lossPolicy(LossPolicy.exit(status -> {
@@ -38,8 +38,21 @@ class ElectionThreadFailureTest {
         logged.stop();
       }
     };
+    java.util.concurrent.atomic.AtomicBoolean failRenewals = new java.util.concurrent.atomic.AtomicBoolean();
+    Fabric8LeaseTransport real = new Fabric8LeaseTransport(api.client(), MockApi.NAMESPACE, settings,
+        SharedPools.io());
+    LeaseTransport failing = new ForwardingTransport(real) {
+      @Override
+      public Call update(LeaseRecord record, Answered done) {
+        if (failRenewals.get()) {
+          throw new OutOfMemoryError("simulated: the loop ran out of memory while it renewed");
+        }
+        return super.update(record, done);
+      }
+    };
     try (ElectionRunner a = ElectionRunner.builder()
         .client(api.client())
+        .transport(failing)
         .decision(MockApi.CONTEND)
         .settings(settings)
         .service(slowToStop)
@@ -47,10 +60,7 @@ class ElectionThreadFailureTest {
       assertThat(log.await("a", ServiceLog.Kind.START, 0, Duration.ofSeconds(5))).isPresent();
       LeadershipTerm term = a.currentTerm().orElseThrow();
 
-      Thread.getAllStackTraces().keySet().stream()
-          .filter(thread -> thread.getName().equals("election-lease[" + MockApi.LEASE + ":a]"))
-          .filter(Thread::isAlive)
-          .forEach(Thread::interrupt);
+      failRenewals.set(true);
 
       assertThat(a.awaitStopped(Duration.ofSeconds(5))).isTrue();
       assertThat(exits).containsExactly(LossPolicy.LOSS_EXIT_STATUS);
@@ -58,7 +68,10 @@ class ElectionThreadFailureTest {
           .allSatisfy(stop -> assertThat(stop.nanos() - exitNanos.get()).isNegative());
       assertThat(log.running()).isEmpty();
       assertThat(term.isValid()).isFalse();
-      assertThat(a.state()).isEqualTo(new ElectionState.Stopped());
+      assertThat(a.state()).isInstanceOfSatisfying(ElectionState.Stopped.class, stopped -> {
+        assertThat(stopped.cause()).isEqualTo(ElectionState.StopCause.ELECTION_FAILED);
+        assertThat(stopped.failure()).get().isInstanceOf(OutOfMemoryError.class);
+      });
     }
   }
 
@@ -75,7 +88,7 @@ class ElectionThreadFailureTest {
 
       assertThat(a.runner.awaitStopped(MockApi.RENEW_DEADLINE.plusSeconds(3))).isTrue();
       assertThat(log.running()).isEmpty();
-      assertThat(a.runner.state()).isEqualTo(new ElectionState.Stopped());
+      assertThat(a.runner.state()).isEqualTo(new ElectionState.Stopped(ElectionState.StopCause.LOST));
     }
   }
 }

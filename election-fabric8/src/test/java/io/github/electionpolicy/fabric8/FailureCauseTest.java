@@ -60,12 +60,15 @@ class FailureCauseTest {
       closedPort = socket.getLocalPort();
     }
     KubernetesClient client = api.client("http://127.0.0.1:" + closedPort + "/");
-    try (LeaseRequests requests = new LeaseRequests(client, MockApi.NAMESPACE, MockApi.LEASE, Duration.ofSeconds(2),
-        "[failure-cause]")) {
-      LeaseCallFailed failed = org.junit.jupiter.api.Assertions.assertThrows(LeaseCallFailed.class,
-          () -> requests.get(Duration.ofSeconds(2).toNanos()));
+    LeaseSettings settings = MockApi.fastSettings("a").build();
+    try (Fabric8LeaseTransport transport = new Fabric8LeaseTransport(client, MockApi.NAMESPACE, settings,
+        SharedPools.io())) {
+      java.util.concurrent.CompletableFuture<Throwable> failure = new java.util.concurrent.CompletableFuture<>();
+      transport.read((answer, failed) -> failure.complete(failed));
 
-      assertThat(failed.getMessage()).startsWith("get Lease failed: connection refused").doesNotContain("-1");
+      assertThat(failure.get(5, java.util.concurrent.TimeUnit.SECONDS)).isInstanceOf(LeaseCallFailed.class)
+          .satisfies(failed -> assertThat(failed.getMessage()).startsWith("get Lease failed: connection refused")
+              .doesNotContain("-1"));
     }
   }
 }

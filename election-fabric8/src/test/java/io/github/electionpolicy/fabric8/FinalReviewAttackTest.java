@@ -3,6 +3,7 @@ package io.github.electionpolicy.fabric8;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -28,18 +29,17 @@ class FinalReviewAttackTest {
   }
 
   /**
-   * The same race when the election thread dies (here: interrupted) while leading under RECONTEND: loopDied()
-   * stops waiting for the stop once close() began and reported STOPPED at once (stopForGood, then died()'s own
-   * stopAfterLoss), so an awaitStopped() begun then waited for the hung stop() (found beside the RECONTEND one;
-   * older than it).
+   * The same race when the election logic fails (here: an Error while it renews) while leading under
+   * RECONTEND: the old runner reported STOPPED at once once close() began, so an awaitStopped() begun then
+   * waited for the hung stop() (found beside the RECONTEND one; older than it).
    */
   @Test
-  void awaitStoppedReturnsOnceCloseGaveUpOnAStopHungAfterTheElectionThreadDied() throws Exception {
-    closeWhileAStopHangsThenAwaitStopped(() -> Thread.getAllStackTraces().keySet().stream()
-        .filter(thread -> thread.getName().equals("election-lease[" + MockApi.LEASE + ":a]"))
-        .filter(Thread::isAlive)
-        .forEach(Thread::interrupt));
+  void awaitStoppedReturnsOnceCloseGaveUpOnAStopHungAfterTheElectionFailed() throws Exception {
+    closeWhileAStopHangsThenAwaitStopped(() -> failRenewals.set(true));
   }
+
+  private final java.util.concurrent.atomic.AtomicBoolean failRenewals =
+      new java.util.concurrent.atomic.AtomicBoolean();
 
   private void closeWhileAStopHangsThenAwaitStopped(Runnable endTheTerm) throws Exception {
     CountDownLatch stopEntered = new CountDownLatch(1);
@@ -56,10 +56,23 @@ class FinalReviewAttackTest {
       }
     };
     Duration stopTimeout = Duration.ofSeconds(4);
+    LeaseSettings settings = MockApi.fastSettings("a").lossPolicy(LossPolicy.recontend()).stopTimeout(stopTimeout)
+        .build();
+    LeaseTransport failing = new ForwardingTransport(new Fabric8LeaseTransport(api.client(), MockApi.NAMESPACE,
+        settings, SharedPools.io())) {
+      @Override
+      public Call update(LeaseRecord record, Answered done) {
+        if (failRenewals.get()) {
+          throw new OutOfMemoryError("simulated: the loop ran out of memory while it renewed");
+        }
+        return super.update(record, done);
+      }
+    };
     ElectionRunner a = ElectionRunner.builder()
         .client(api.client())
+        .transport(failing)
         .decision(MockApi.CONTEND)
-        .settings(MockApi.fastSettings("a").lossPolicy(LossPolicy.recontend()).stopTimeout(stopTimeout).build())
+        .settings(settings)
         .service(hangsInStop)
         .start();
     Thread closer = new Thread(a::close, "test-closer");
@@ -97,16 +110,15 @@ class FinalReviewAttackTest {
   }
 
   /**
-   * The review found LossPolicy.recontend()'s Javadoc saying "If a reconciler's stop() threw, or has not
-   * returned, ... it stops (state STOPPED)"; docs/fabric8.md "as after one that does not return". The docs now say
-   * what the runner does, which this test checks. Under RECONTEND the loss reaction waits for the stop without any timeout
-   * (stopAndWaitUntilStoppedOr(closing); stopTimeout applies only to close() and EXIT), so a stop() that never
-   * returns leaves the runner in FOLLOWING for ever: it does not contend (good) but never reaches STOPPED, and
-   * awaitStopped() never returns; only liveness, which turns false once nothing talks to the Lease, restarts
-   * the pod.
+   * The review found that under RECONTEND the old runner waited for a stop() without any timeout, so a stop()
+   * that never returned left it in FOLLOWING for ever: it did not contend (good) but never reached STOPPED,
+   * and awaitStopped() never returned. Decided since (RunnerLifecycle): every stop has stopTimeout as its
+   * deadline; past it the runner stops for good, STOPPED with cause LOST, and is not live, so the kubelet
+   * restarts the pod; it never contends again while the stop hangs.
    */
   @Test
-  void underRecontendAStopThatDoesNotReturnKeepsTheRunnerFromContendingAndTurnsItNotLive() throws Exception {
+  void underRecontendAStopThatDoesNotReturnStopsTheRunnerForGoodWithinStopTimeoutAndTurnsItNotLive()
+      throws Exception {
     CountDownLatch stopEntered = new CountDownLatch(1);
     CountDownLatch stopRelease = new CountDownLatch(1);
     LeaderService hangsInStop = new LeaderService() {
@@ -120,8 +132,16 @@ class FinalReviewAttackTest {
         stopRelease.await();
       }
     };
-    LeaseSettings settings = MockApi.fastSettings("a").lossPolicy(LossPolicy.recontend()).build();
+    LeaseSettings settings = MockApi.fastSettings("a").lossPolicy(LossPolicy.recontend())
+        .stopTimeout(Duration.ofMillis(500)).build();
+    List<ElectionState> states = new java.util.concurrent.CopyOnWriteArrayList<>();
     ElectionRunner a = ElectionRunner.builder()
+        .listener(new ElectionListener() {
+          @Override
+          public void stateChanged(ElectionState previous, ElectionState current) {
+            states.add(current);
+          }
+        })
         .client(api.client())
         .decision(MockApi.CONTEND)
         .settings(settings)
@@ -133,14 +153,12 @@ class FinalReviewAttackTest {
       api.takeLeaseAs("intruder");
       assertThat(stopEntered.await(10, TimeUnit.SECONDS)).isTrue();
 
-      // Decided after this review: the docs now say what happens (no timeout on the wait; no new term while the
-      // stop hangs; liveness turns false, so the kubelet restarts the pod).
-      assertThat(Replica.awaitTrue(() -> !a.isLive(),
-          settings.healthBudget().plus(settings.leaseDuration()).plusSeconds(10)))
-          .as("not live once nothing talks to the Lease; state %s", a.state()).isTrue();
-      assertThat(a.state().kind()).as("never contends again while the stop hangs")
-          .isNotEqualTo(ElectionState.Kind.LEADING);
-      assertThat(a.state().kind()).isNotEqualTo(ElectionState.Kind.STOPPED);
+      assertThat(a.awaitStopped(Duration.ofSeconds(5))).as("STOPPED within stopTimeout; awaitStopped() returns")
+          .isTrue();
+      assertThat(a.state()).isEqualTo(new ElectionState.Stopped(ElectionState.StopCause.LOST));
+      assertThat(a.isLive()).as("the stop still hangs: restart the pod").isFalse();
+      assertThat(states.stream().filter(s -> s.kind() == ElectionState.Kind.LEADING)).as("never leads again")
+          .hasSize(1);
     } finally {
       stopRelease.countDown();
       a.close();

@@ -127,7 +127,7 @@ class HealthAndListenerTest {
       assertThat(api.writes().stream().filter(write -> write.holder().equals("a")).count())
           .isGreaterThanOrEqualTo(heard.size() + 1);
       assertThat(heard).allSatisfy(rtt -> assertThat(rtt).isPositive().isLessThan(MockApi.RENEW_DEADLINE));
-      assertThat(threads).allSatisfy(name -> assertThat(name).startsWith("election-events["));
+      assertThat(threads).allSatisfy(name -> assertThat(name).startsWith("election-listeners["));
     }
   }
 
@@ -277,7 +277,7 @@ class HealthAndListenerTest {
       }
     }
     assertThat(leadersSeenByB).startsWith(Optional.of("a"));
-    assertThat(threads).isNotEmpty().allSatisfy(name -> assertThat(name).startsWith("election-events["));
+    assertThat(threads).isNotEmpty().allSatisfy(name -> assertThat(name).startsWith("election-listeners["));
   }
 
   private static ElectionListener recordingFollowing(List<Optional<String>> leaders, List<String> threads) {
@@ -298,6 +298,6 @@ class HealthAndListenerTest {
     a.close();
 
     assertThat(a.runner.health().ready()).isFalse();
-    assertThat(a.runner.state()).isEqualTo(new ElectionState.Stopped());
+    assertThat(a.runner.state()).isEqualTo(new ElectionState.Stopped(ElectionState.StopCause.CLOSED));
   }
 }

@@ -226,7 +226,7 @@ class LeaderElectionTest {
 
     assertThat(term.isValid()).isFalse();
     assertThat(term.awaitEnd(Duration.ZERO)).isTrue();
-    assertThat(a.runner.state()).isEqualTo(new ElectionState.Stopped());
+    assertThat(a.runner.state()).isEqualTo(new ElectionState.Stopped(ElectionState.StopCause.CLOSED));
     assertThat(log.of("a", ServiceLog.Kind.STOP)).hasSize(1);
     assertThat(Stream.of(api.lease().getSpec().getHolderIdentity())).containsExactly("");
   }
@@ -261,7 +261,7 @@ class LeaderElectionTest {
     assertThat(took).isLessThan(Duration.ofMillis(1000));
     assertThat(runner.awaitStopped(Duration.ofSeconds(5))).isTrue();
     assertThat(stops).hasValue(1);
-    assertThat(runner.state()).isEqualTo(new ElectionState.Stopped());
+    assertThat(runner.state()).isEqualTo(new ElectionState.Stopped(ElectionState.StopCause.CLOSED));
     assertThat(api.lease().getSpec().getHolderIdentity()).isEmpty();
   }
 }

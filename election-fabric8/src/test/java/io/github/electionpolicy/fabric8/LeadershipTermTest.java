@@ -63,7 +63,7 @@ class LeadershipTermTest {
 
       @Override
       public Instant instant() {
-        if (Thread.currentThread().getName().startsWith("election-lease[" + MockApi.LEASE + ":")
+        if (Thread.currentThread().getName().equals("election-loop")
             && armed.compareAndSet(true, false)) {
           offset.addAndGet(jump);
         }

@@ -43,7 +43,10 @@ class RbacPreflightTest {
             .hasMessageContaining("it needs get, create, update")
             .hasMessageContaining(LeaseAccess.roleYaml(MockApi.NAMESPACE, MockApi.LEASE));
       });
-      assertThat(a.runner.state()).isEqualTo(new ElectionState.Stopped());
+      assertThat(a.runner.state()).isInstanceOfSatisfying(ElectionState.Stopped.class, stopped -> {
+        assertThat(stopped.cause()).isEqualTo(ElectionState.StopCause.ACCESS_DENIED);
+        assertThat(stopped.failure()).containsSame(a.runner.startupFailure().orElseThrow());
+      });
       assertThat(a.runner.isClosed()).as("stopped on its own, not closed").isFalse();
       assertThat(a.runner.health().ready()).isFalse();
       assertThat(logs.text()).contains("ERROR")

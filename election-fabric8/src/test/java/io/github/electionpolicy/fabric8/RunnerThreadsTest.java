@@ -11,14 +11,18 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** Once {@code awaitStopped()} returns, however the runner stopped, none of its threads is left. */
+/**
+ * Runners share one loop and two small pools: a runner has no thread of its own, and once {@code awaitStopped()}
+ * returns, however it stopped, no thread runs its code (a pool thread is named for the runner only while it runs
+ * one of the runner's callbacks).
+ */
 class RunnerThreadsTest {
 
   @RegisterExtension
   final MockApi api = new MockApi().answeringAccessReviews();
   private final ServiceLog log = new ServiceLog();
 
-  /** The live threads of the runner with this identity: each is named {@code election-<role>[lease:identity]}. */
+  /** The threads running a callback of the runner with this identity: {@code election-<lane>[lease:identity]}. */
   private static List<String> threadsOf(String identity) {
     String tag = "[" + MockApi.LEASE + ":" + identity + "]";
     return Thread.getAllStackTraces().keySet().stream()
@@ -37,10 +41,6 @@ class RunnerThreadsTest {
         .listener(new ElectionListener() { })
         .start();
     assertThat(log.await(identity, ServiceLog.Kind.START, 0, Duration.ofSeconds(5))).isPresent();
-    assertThat(threadsOf(identity)).as("threads while leading")
-        .anyMatch(name -> name.startsWith("election-lease["))
-        .anyMatch(name -> name.startsWith("election-reconcilers["))
-        .anyMatch(name -> name.startsWith("election-lease-request-"));
     return runner;
   }
 
@@ -87,10 +87,47 @@ class RunnerThreadsTest {
 
       assertThat(a.awaitStopped(Duration.ofSeconds(5))).isTrue();
       assertThat(threadsOf("a")).isEmpty();
-      assertThat(threadsOf("b")).isNotEmpty();
+      assertThat(Replica.awaitTrue(b::leads, Duration.ofSeconds(5))).as("the other runner goes on").isTrue();
     } finally {
       a.close();
       b.close();
+    }
+  }
+
+  @Test
+  void aServiceRunsOnAThreadNamedForItsRunner() throws Exception {
+    List<String> names = new CopyOnWriteArrayList<>();
+    ElectionRunner a = ElectionRunner.builder()
+        .client(api.client())
+        .decision(MockApi.CONTEND)
+        .settings(MockApi.fastSettings("a").build())
+        .service(LeaderService.of(term -> names.add(Thread.currentThread().getName()), () -> { }))
+        .start();
+    try {
+      assertThat(Replica.awaitTrue(() -> !names.isEmpty(), Duration.ofSeconds(5))).isTrue();
+      assertThat(names).containsExactly("election-services[" + MockApi.LEASE + ":a]");
+    } finally {
+      a.close();
+    }
+  }
+
+  @Test
+  void thirtyRunnersInOneJvmShareAHandfulOfThreads() throws Exception {
+    List<Replica> replicas = new java.util.ArrayList<>();
+    try {
+      for (int i = 0; i < 30; i++) {
+        replicas.add(Replica.start("r" + i, api.client(), MockApi.fastSettings("r" + i).build(), log));
+      }
+      assertThat(Replica.awaitTrue(() -> replicas.stream().filter(Replica::leads).count() == 1,
+          Duration.ofSeconds(10))).isTrue();
+      long library = Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive)
+          .map(Thread::getName).filter(name -> name.startsWith("election-")).count();
+      // One loop, at most eight I/O threads, and the callback threads that happen to be alive.
+      assertThat(library).as("library threads for 30 runners").isLessThanOrEqualTo(16);
+    } finally {
+      for (Replica replica : replicas) {
+        replica.close();
+      }
     }
   }
 }

@@ -86,7 +86,7 @@ class ServiceCallbacksTest {
       assertThat(runner.awaitStopped(Duration.ofSeconds(5))).isTrue();
       Thread.sleep(MockApi.RETRY_PERIOD.toMillis());
       assertThat(stops).containsExactly("second", "first");
-      assertThat(runner.state()).isEqualTo(new ElectionState.Stopped());
+      assertThat(runner.state()).as("closed during the loss").isEqualTo(new ElectionState.Stopped(ElectionState.StopCause.CLOSED));
     } finally {
       runner.close();
     }

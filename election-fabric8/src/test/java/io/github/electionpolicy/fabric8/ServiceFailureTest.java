@@ -67,7 +67,7 @@ class ServiceFailureTest {
       api.takeLeaseAs("intruder");
 
       assertThat(a.awaitStopped(Duration.ofSeconds(5))).as("it stops contending").isTrue();
-      assertThat(a.state()).isEqualTo(new ElectionState.Stopped());
+      assertThat(a.state()).isEqualTo(new ElectionState.Stopped(ElectionState.StopCause.LOST));
       Thread.sleep(MockApi.LEASE_DURATION.plus(MockApi.RETRY_PERIOD.multipliedBy(3)).toMillis());
       assertThat(log.of("a", ServiceLog.Kind.START)).as("no second term after the intruder's lease expired")
           .hasSize(1);
@@ -119,8 +119,8 @@ class ServiceFailureTest {
 
       assertThat(log.of("a", ServiceLog.Kind.STOP)).as("both reconcilers stopped").hasSize(2);
       assertThat(afterClose.getSpec().getHolderIdentity()).as("not released").isEqualTo("a");
-      assertThat(captured.text()).contains("A reconciler failed to stop; leaving the Lease to expire");
-      assertThat(a.state()).isEqualTo(new ElectionState.Stopped());
+      assertThat(captured.text()).contains("A service failed to stop; leaving the Lease to expire");
+      assertThat(a.state()).isEqualTo(new ElectionState.Stopped(ElectionState.StopCause.CLOSED));
       assertThat(takeover).isPresent();
       assertThat(wallTimeOf(takeover.get())).isAfterOrEqualTo(expiryOf(afterClose));
       assertThat(log.overlap()).isEmpty();
@@ -210,7 +210,7 @@ class ServiceFailureTest {
       assertThat(log.of("a", ServiceLog.Kind.START)).hasSize(1);
       assertThat(log.of("a", ServiceLog.Kind.STOP)).as("the started one stopped").hasSize(1);
       assertThat(api.lease().getSpec().getHolderIdentity()).as("not released").isEqualTo("a");
-      assertThat(a.state()).isEqualTo(new ElectionState.Stopped());
+      assertThat(a.state()).isEqualTo(new ElectionState.Stopped(ElectionState.StopCause.LOST));
     } finally {
       a.close();
     }

@@ -112,7 +112,7 @@ class StartupTest {
     // A review waits up to 10 s for its answer; close() interrupts it instead.
     assertThat(Duration.ofNanos(System.nanoTime() - closing)).isLessThan(START_BOUND);
     assertThat(a.runner.awaitStopped(Duration.ofSeconds(2))).isTrue();
-    assertThat(a.runner.state()).isEqualTo(new ElectionState.Stopped());
+    assertThat(a.runner.state()).isEqualTo(new ElectionState.Stopped(ElectionState.StopCause.CLOSED));
     assertThat(a.runner.startupFailure()).isEmpty();
     assertThat(api.lease()).isNull();
   }

@@ -38,7 +38,7 @@ class ValueContractTest {
         .setDefault(Exiter.class, EXITER)
         .setDefault(LossHandler.class, HANDLER)
         .setDefault(LeadershipTerm.class, TERM)
-        .setDefault(ElectionState.class, new ElectionState.Stopped())
+        .setDefault(ElectionState.class, new ElectionState.Stopped(ElectionState.StopCause.CLOSED))
         .setDefault(ElectionDecision.class, MockApi.RUN_UNELECTED)
         .setDefault(Substrate.class, Substrate.usingKubernetesApi("kubernetes"))
         .setDefault(ElectionPolicy.class, ElectionPolicy.defaults())
@@ -112,14 +112,16 @@ class ValueContractTest {
         .addEqualityGroup(following, new ElectionState.Following(Optional.of("a")))
         .addEqualityGroup(new ElectionState.Following(Optional.empty()))
         .addEqualityGroup(new ElectionState.Leading(TERM), new ElectionState.Leading(TERM))
-        .addEqualityGroup(new ElectionState.Stopped(), new ElectionState.Stopped())
+        .addEqualityGroup(new ElectionState.Stopped(ElectionState.StopCause.CLOSED),
+            new ElectionState.Stopped(ElectionState.StopCause.CLOSED, Optional.empty()))
+        .addEqualityGroup(new ElectionState.Stopped(ElectionState.StopCause.LOST))
         .testEquals();
     new EqualsTester()
         .addEqualityGroup(new ElectionHealth(true, true, following, Optional.of(Duration.ofSeconds(1))),
             new ElectionHealth(true, true, following, Optional.of(Duration.ofSeconds(1))))
         .addEqualityGroup(new ElectionHealth(false, true, following, Optional.of(Duration.ofSeconds(1))))
         .addEqualityGroup(new ElectionHealth(true, false, following, Optional.of(Duration.ofSeconds(1))))
-        .addEqualityGroup(new ElectionHealth(true, true, new ElectionState.Stopped(), Optional.of(Duration.ofSeconds(1))))
+        .addEqualityGroup(new ElectionHealth(true, true, new ElectionState.Stopped(ElectionState.StopCause.CLOSED), Optional.of(Duration.ofSeconds(1))))
         .addEqualityGroup(new ElectionHealth(true, true, following, Optional.empty()))
         .testEquals();
   }

@@ -1,0 +1,144 @@
+package io.github.electionpolicy.fabric8;
+
+import java.util.ArrayDeque;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One runner's user code, one call at a time and in the order submitted, on a shared {@link Executor}: the
+ * services' starts and stops (and the loss handler after them) on one lane, the listeners on another, so a slow
+ * listener never delays a stop. While a task runs, its thread is named for the lane and the runner
+ * ({@code election-services[lease:identity]}), so a thread dump shows whose code it is, and
+ * {@link #runningOnThisLane()} tells a callback's re-entrant call (a service that closes its runner).
+ *
+ * <p>Thread-safe.
+ */
+final class CallbackLane {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ElectionRunner.class);
+
+  /** The lane whose task the current thread runs, if any. */
+  private static final ThreadLocal<CallbackLane> CURRENT = new ThreadLocal<>();
+
+  private final Executor executor;
+  private final String threadName;
+  private final Object owner;
+  private final ArrayDeque<Runnable> queue = new ArrayDeque<>();
+  private boolean running;
+
+  /**
+   * @param owner what the lane's callbacks belong to (the runner), for {@link #currentOwner()}
+   */
+  CallbackLane(Executor executor, String threadName, Object owner) {
+    this.executor = executor;
+    this.threadName = threadName;
+    this.owner = owner;
+  }
+
+  /** The owner of the lane whose callback the current thread runs, or null outside every lane. */
+  static Object currentOwner() {
+    CallbackLane lane = CURRENT.get();
+    return lane == null ? null : lane.owner;
+  }
+
+  boolean runningOnThisLane() {
+    return CURRENT.get() == this;
+  }
+
+  /** Queues {@code task}; whatever it throws is logged (callers catch what they must act on). */
+  void submit(Runnable task) {
+    synchronized (this) {
+      queue.add(task);
+      if (running) {
+        return;
+      }
+      running = true;
+    }
+    try {
+      executor.execute(this::drain);
+    } catch (RejectedExecutionException e) {
+      synchronized (this) {
+        running = false;
+        queue.clear();
+        notifyAll();
+      }
+      throw e;
+    }
+  }
+
+  private void drain() {
+    Thread thread = Thread.currentThread();
+    String name = thread.getName();
+    CallbackLane outer = CURRENT.get();
+    CURRENT.set(this);
+    thread.setName(threadName);
+    boolean idle = false;
+    try {
+      while (true) {
+        Runnable task;
+        synchronized (this) {
+          task = queue.poll();
+          if (task == null) {
+            // The thread is the pool's again before anyone waiting sees the lane idle.
+            restore(thread, name, outer);
+            idle = true;
+            running = false;
+            notifyAll();
+            return;
+          }
+        }
+        try {
+          task.run();
+        } catch (Throwable e) {
+          LOG.error("A callback of {} failed", threadName, e);
+        }
+      }
+    } finally {
+      if (!idle) {
+        restore(thread, name, outer);
+      }
+    }
+  }
+
+  private static void restore(Thread thread, String name, CallbackLane outer) {
+    thread.setName(name);
+    if (outer == null) {
+      CURRENT.remove();
+    } else {
+      CURRENT.set(outer);
+    }
+  }
+
+  /** Whether a task runs or waits. */
+  synchronized boolean busy() {
+    return running;
+  }
+
+  /**
+   * Waits until no task runs or waits, at most {@code timeoutNanos} ({@code Long.MAX_VALUE}: for ever); true
+   * at once on the lane itself.
+   */
+  boolean awaitIdle(long timeoutNanos) throws InterruptedException {
+    if (runningOnThisLane()) {
+      return true;
+    }
+    long deadline = System.nanoTime() + timeoutNanos;
+    synchronized (this) {
+      while (running) {
+        if (timeoutNanos == Long.MAX_VALUE) {
+          wait();
+        } else {
+          long left = deadline - System.nanoTime();
+          if (left <= 0) {
+            return false;
+          }
+          TimeUnit.NANOSECONDS.timedWait(this, left);
+        }
+      }
+      return true;
+    }
+  }
+}

@@ -1,0 +1,311 @@
+package io.github.electionpolicy.fabric8;
+
+import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.RequestConfig;
+import io.fabric8.kubernetes.client.RequestConfigBuilder;
+import io.fabric8.kubernetes.client.Watch;
+import io.fabric8.kubernetes.client.Watcher;
+import io.fabric8.kubernetes.client.WatcherException;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The {@link LeaseTransport} of production runners: fabric8 calls on the shared I/O pool, through a client
+ * derived from the user's that keeps its HTTP client, credentials and impersonation but none of its retries,
+ * and bounds each request by {@link LeaseSettings#requestTimeout()}. Remembers the last Lease it saw, so a
+ * write keeps the labels, annotations and owner references a user put on it.
+ */
+final class Fabric8LeaseTransport implements LeaseTransport {
+
+  private static final Logger LOG = LoggerFactory.getLogger(Fabric8LeaseTransport.class);
+
+  private final KubernetesClient userClient;
+  private final KubernetesClient client;
+  private final String namespace;
+  private final String name;
+  private final LeaseSettings settings;
+  private final ExecutorService io;
+  private final AtomicBoolean closed = new AtomicBoolean();
+  private final Set<Call> inFlight = ConcurrentHashMap.newKeySet();
+  private volatile Lease lastSeen;
+
+  Fabric8LeaseTransport(KubernetesClient userClient, String namespace, LeaseSettings settings, ExecutorService io) {
+    this.userClient = userClient;
+    int timeoutMillis = (int) Math.min(Integer.MAX_VALUE, settings.requestTimeout().toMillis());
+    // A derived client shares the user's HTTP client and request settings (impersonation included, so the
+    // Lease calls run as the same user as the preflight's reviews) but not its retry and timeout settings:
+    // the retries of a default client would keep a cut-off leader believing it leads long after its deadline.
+    RequestConfig userRequests = userClient.getConfiguration().getRequestConfig();
+    this.client = userClient
+        .newClient((userRequests == null ? new RequestConfigBuilder() : new RequestConfigBuilder(userRequests))
+            .withRequestTimeout(timeoutMillis)
+            .withRequestRetryBackoffLimit(0)
+            .withWatchReconnectInterval(Math.max(100, timeoutMillis / 4))
+            .withWatchReconnectLimit(-1)
+            .build())
+        .adapt(KubernetesClient.class);
+    this.namespace = namespace;
+    this.name = settings.leaseName();
+    this.settings = settings;
+    this.io = io;
+  }
+
+  /** The derived client the Lease calls use. */
+  KubernetesClient client() {
+    return client;
+  }
+
+  @Override
+  public Call read(Answered done) {
+    return submit("get Lease", () -> client.leases().inNamespace(namespace).withName(name).get(), lease -> {
+      if (lease == null) {
+        return new LeaseStep.Answer.Missing();
+      }
+      lastSeen = lease;
+      return new LeaseStep.Answer.Found(LeaseRecords.record(lease));
+    }, done);
+  }
+
+  @Override
+  public Call create(LeaseRecord record, Answered done) {
+    Lease lease = LeaseRecords.lease(record, lastSeen, namespace, name);
+    return submit("create Lease", () -> client.leases().inNamespace(namespace).resource(lease).create(),
+        this::written, done);
+  }
+
+  @Override
+  public Call update(LeaseRecord record, Answered done) {
+    Lease lease = LeaseRecords.lease(record, lastSeen, namespace, name);
+    return submit("update Lease", () -> client.leases().inNamespace(namespace).resource(lease).update(),
+        this::written, done);
+  }
+
+  private LeaseStep.Answer written(Lease lease) {
+    lastSeen = lease;
+    return new LeaseStep.Answer.Written(LeaseRecords.record(lease));
+  }
+
+  /** What turns a call's result into the protocol's answer. */
+  @FunctionalInterface
+  private interface Reading<T> {
+    LeaseStep.Answer read(T result);
+  }
+
+  private <T> Call submit(String what, Callable<T> request, Reading<T> reading, Answered done) {
+    AtomicBoolean over = new AtomicBoolean();
+    Future<?>[] future = new Future<?>[1];
+    Call call = () -> {
+      if (over.compareAndSet(false, true) && future[0] != null) {
+        future[0].cancel(true);
+      }
+    };
+    if (closed.get()) {
+      LeaseCallFailed refused = new LeaseCallFailed(what + " refused: the election is closing", null, 0);
+      done.answered(failed(refused), refused);
+      return call;
+    }
+    inFlight.add(call);
+    try {
+      future[0] = io.submit(() -> {
+        LeaseStep.Answer answer;
+        Throwable failure = null;
+        try {
+          answer = reading.read(request.call());
+        } catch (Exception | LinkageError e) {
+          LeaseCallFailed failed = failure(what, e);
+          failure = failed;
+          answer = failed(failed);
+        } finally {
+          inFlight.remove(call);
+        }
+        if (over.compareAndSet(false, true)) {
+          done.answered(answer, failure);
+        }
+      });
+    } catch (RejectedExecutionException e) {
+      inFlight.remove(call);
+      LeaseCallFailed failed = new LeaseCallFailed(what + " refused: " + e, e, 0);
+      done.answered(failed(failed), failed);
+    }
+    return call;
+  }
+
+  private static LeaseCallFailed failure(String what, Throwable e) {
+    Throwable cause = e instanceof java.util.concurrent.ExecutionException && e.getCause() != null ? e.getCause() : e;
+    int code = cause instanceof KubernetesClientException kce ? kce.getCode() : 0;
+    if (cause instanceof InterruptedException
+        || cause instanceof KubernetesClientException && cause.getCause() instanceof InterruptedException) {
+      return new LeaseCallFailed(what + " interrupted", cause, 0);
+    }
+    return new LeaseCallFailed(what + " failed: " + FailureCause.describe(cause), cause, Math.max(0, code));
+  }
+
+  static LeaseStep.Answer failed(LeaseCallFailed e) {
+    LeaseStep.FailureKind kind = e.isConflict() ? LeaseStep.FailureKind.CONFLICT
+        : e.isNotFound() ? LeaseStep.FailureKind.NOT_FOUND : LeaseStep.FailureKind.OTHER;
+    return new LeaseStep.Answer.Failed(kind, e.getMessage());
+  }
+
+  /**
+   * Watches the Lease. fabric8 reconnects a dropped watch by itself, resuming from the last resourceVersion it
+   * saw; it reports {@link WatchEvents#closed()} only when it gives up (e.g. 410 Gone). A watch cancelled while it
+   * opens is closed as soon as it is open.
+   */
+  @Override
+  public Call watch(WatchEvents events) {
+    AtomicBoolean over = new AtomicBoolean();
+    Watch[] opened = new Watch[1];
+    Future<?>[] future = new Future<?>[1];
+    Object guard = new Object();
+    Call call = new Call() {
+      @Override
+      public void cancel() {
+        over.set(true);
+        Watch watch;
+        synchronized (guard) {
+          watch = opened[0];
+          opened[0] = null;
+          // Not interrupted: fabric8's watch(), cut short while it opens, leaves its connection manager
+          // reconnecting with no Watch returned to close it. Left to open, it is closed right after (below).
+          if (future[0] != null) {
+            future[0].cancel(false);
+          }
+        }
+        inFlight.remove(this);
+        closeQuietly(watch);
+      }
+    };
+    if (closed.get()) {
+      return call;
+    }
+    inFlight.add(call);
+    try {
+      Future<?> submitted = io.submit(() -> {
+        Watch watch;
+        try {
+          watch = client.leases().inNamespace(namespace).withName(name).watch(new Watcher<Lease>() {
+            @Override
+            public void eventReceived(Action action, Lease lease) {
+              if (over.get()) {
+                return;
+              }
+              if (action == Action.DELETED) {
+                events.changed(null);
+              } else if (action == Action.ADDED || action == Action.MODIFIED) {
+                events.changed(LeaseRecords.record(lease));
+              }
+            }
+
+            @Override
+            public void onClose(WatcherException cause) {
+              LOG.debug("Watch of Lease {}/{} closed: {}", namespace, name, cause.getMessage());
+              if (over.compareAndSet(false, true)) {
+                events.closed();
+              }
+            }
+          });
+        } catch (RuntimeException | LinkageError failed) {
+          LOG.debug("Watch of Lease {}/{} could not start: {}", namespace, name, failed.toString());
+          inFlight.remove(call);
+          if (over.compareAndSet(false, true)) {
+            events.closed();
+          }
+          return;
+        }
+        synchronized (guard) {
+          if (!over.get()) {
+            opened[0] = watch;
+            watch = null;
+          }
+        }
+        if (watch != null) {
+          // Cancelled (or closed) while it opened: it must not stay behind, reconnecting.
+          closeQuietly(watch);
+          return;
+        }
+        events.opened();
+      });
+      synchronized (guard) {
+        future[0] = submitted;
+      }
+    } catch (RejectedExecutionException e) {
+      inFlight.remove(call);
+      over.set(true);
+      events.closed();
+    }
+    return call;
+  }
+
+  private void closeQuietly(Watch watch) {
+    if (watch == null) {
+      return;
+    }
+    try {
+      watch.close();
+    } catch (RuntimeException e) {
+      LOG.debug("Closing the watch of Lease {}/{} failed: {}", namespace, name, e.toString());
+    }
+  }
+
+  @Override
+  public Call preflight(Consumer<Optional<LeaseAccessDeniedException>> done, Consumer<Throwable> failed) {
+    AtomicBoolean over = new AtomicBoolean();
+    Future<?>[] future = new Future<?>[1];
+    Call call = () -> {
+      if (over.compareAndSet(false, true) && future[0] != null) {
+        future[0].cancel(true);
+      }
+    };
+    inFlight.add(call);
+    try {
+      future[0] = io.submit(() -> {
+        Optional<LeaseAccessDeniedException> denied;
+        try {
+          denied = RbacPreflight.check(userClient, namespace, settings, () -> over.get() || closed.get());
+        } catch (RuntimeException | Error e) {
+          inFlight.remove(call);
+          if (over.compareAndSet(false, true)) {
+            failed.accept(e);
+          }
+          return;
+        }
+        inFlight.remove(call);
+        if (over.compareAndSet(false, true)) {
+          done.accept(denied);
+        }
+      });
+    } catch (RejectedExecutionException e) {
+      inFlight.remove(call);
+      done.accept(Optional.empty());
+    }
+    return call;
+  }
+
+  @Override
+  public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    for (Call call : inFlight.toArray(new Call[0])) {
+      call.cancel();
+    }
+    inFlight.clear();
+  }
+
+  /** The longest wait of one request, for logs. */
+  Duration requestTimeout() {
+    return settings.requestTimeout();
+  }
+}

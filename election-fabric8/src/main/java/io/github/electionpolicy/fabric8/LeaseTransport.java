@@ -1,0 +1,64 @@
+package io.github.electionpolicy.fabric8;
+
+import java.util.Optional;
+import java.util.function.Consumer;
+
+/**
+ * The seam between a runner and the API server: the Lease calls the protocol asks for, the follower's watch
+ * and the RBAC preflight, each asynchronous. Answers and watch events may come on any thread, at most once per
+ * call; the runner takes them onto its loop, and times calls out on its own clock, so a transport never blocks
+ * the loop. Production runners use {@link Fabric8LeaseTransport}; the simulation, an API server in simulated
+ * time.
+ *
+ * <p>Implementations are thread-safe.
+ */
+interface LeaseTransport extends AutoCloseable {
+
+  /** A call or watch in flight. */
+  interface Call {
+    /** Ends it: a request is abandoned (its answer, if one still comes, is dropped), a watch is closed. */
+    void cancel();
+  }
+
+  /** Where a call's answer goes. */
+  interface Answered {
+    /**
+     * The answer; {@code failure} is what failed when the answer is {@link LeaseStep.Answer.Failed}, else null.
+     */
+    void answered(LeaseStep.Answer answer, Throwable failure);
+  }
+
+  /** What a watch of the Lease reports. */
+  interface WatchEvents {
+    /** The watch is open: changes from now on are reported. */
+    void opened();
+
+    /** The Lease as the server sent it; {@code null} when it was deleted. */
+    void changed(LeaseRecord record);
+
+    /** The watch ended for good, or could not open. */
+    void closed();
+  }
+
+  /** Reads the Lease: {@link LeaseStep.Answer.Found}, {@link LeaseStep.Answer.Missing} or a failure. */
+  Call read(Answered done);
+
+  /** Creates the Lease: {@link LeaseStep.Answer.Written} or a failure. */
+  Call create(LeaseRecord record, Answered done);
+
+  /** Replaces the Lease, conditional on the record's resourceVersion: {@link LeaseStep.Answer.Written} or a failure. */
+  Call update(LeaseRecord record, Answered done);
+
+  /** Watches the Lease. */
+  Call watch(WatchEvents events);
+
+  /**
+   * Runs the RBAC preflight; {@code done} gets the denial that must stop the runner, if any, or {@code failed}
+   * what the preflight threw (not expected: a review's own failures are an UNKNOWN verdict).
+   */
+  Call preflight(Consumer<Optional<LeaseAccessDeniedException>> done, Consumer<Throwable> failed);
+
+  /** Ends every call and watch in flight; nothing is sent after. */
+  @Override
+  void close();
+}

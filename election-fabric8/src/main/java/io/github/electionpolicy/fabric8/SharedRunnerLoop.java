@@ -1,0 +1,63 @@
+package io.github.electionpolicy.fabric8;
+
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The production {@link RunnerLoop}: one daemon thread for every runner of the JVM. Its tasks are short (a
+ * step of a protocol, a handful of commands), so one thread serves a thousand elections; whatever a task
+ * throws is logged and never ends the thread (the runners catch their own failures first).
+ */
+final class SharedRunnerLoop implements RunnerLoop {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ElectionRunner.class);
+
+  static final SharedRunnerLoop INSTANCE = new SharedRunnerLoop();
+
+  private final ScheduledThreadPoolExecutor executor;
+  private volatile Thread thread;
+
+  private SharedRunnerLoop() {
+    executor = new ScheduledThreadPoolExecutor(1, task -> {
+      Thread t = new Thread(task, "election-loop");
+      t.setDaemon(true);
+      thread = t;
+      return t;
+    });
+    executor.setRemoveOnCancelPolicy(true);
+  }
+
+  @Override
+  public void execute(Runnable task) {
+    executor.execute(guarded(task));
+  }
+
+  @Override
+  public Timer schedule(long delayNanos, Runnable task) {
+    ScheduledFuture<?> future = executor.schedule(guarded(task), Math.max(0, delayNanos), TimeUnit.NANOSECONDS);
+    return () -> future.cancel(false);
+  }
+
+  @Override
+  public boolean inLoop() {
+    return Thread.currentThread() == thread;
+  }
+
+  private static Runnable guarded(Runnable task) {
+    return () -> {
+      try {
+        task.run();
+      } catch (Throwable e) {
+        LOG.error("A task of the election loop failed", e);
+      }
+    };
+  }
+
+  @Override
+  public String toString() {
+    return "SharedRunnerLoop{" + executor + "}";
+  }
+}

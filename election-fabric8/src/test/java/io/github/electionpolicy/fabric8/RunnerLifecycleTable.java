@@ -1,0 +1,208 @@
+package io.github.electionpolicy.fabric8;
+
+import io.github.electionpolicy.fabric8.RunnerLifecycle.Command;
+import io.github.electionpolicy.fabric8.RunnerLifecycle.Input;
+import io.github.electionpolicy.fabric8.RunnerLifecycle.Phase;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Supplier;
+import java.util.stream.Collectors;
+
+/**
+ * The vocabulary of {@code RunnerLifecycleStepTest}: named phases (each reached from a new lifecycle by a list of
+ * inputs), named inputs, and a one-line rendering of commands and phases, so that a row of the table reads as
+ * "in this phase, this input leads to these commands and that phase".
+ */
+final class RunnerLifecycleTable {
+
+  static final String LEASE = "ns/lease";
+  static final LeadershipTerm TERM = LeadershipTerm.elected("me", 3, Instant.EPOCH, "7", () -> 0L, Long.MAX_VALUE);
+  static final LeadershipTerm NEXT_TERM = LeadershipTerm.elected("me", 4, Instant.EPOCH, "9", () -> 0L,
+      Long.MAX_VALUE);
+  static final LeadershipTerm UNELECTED = LeadershipTerm.unelected("me", Instant.EPOCH, () -> 0L);
+  static final LeaseAccessDeniedException DENIED = new LeaseAccessDeniedException("ns", "lease", List.of("update"));
+  static final Throwable BUG = new IllegalStateException("a bug");
+
+  /** The inputs, by name. Fresh terms are not needed: the lifecycle compares none. */
+  static final Map<String, Supplier<Input>> INPUTS = new LinkedHashMap<>();
+
+  static {
+    INPUTS.put("start", () -> new RunnerLifecycle.Start(Optional.empty()));
+    INPUTS.put("preflight ok", () -> new RunnerLifecycle.PreflightDone(Optional.empty()));
+    INPUTS.put("preflight denied", () -> new RunnerLifecycle.PreflightDone(Optional.of(DENIED)));
+    INPUTS.put("followed x", () -> new RunnerLifecycle.Followed(Optional.of("x")));
+    INPUTS.put("elected", () -> new RunnerLifecycle.Elected(NEXT_TERM));
+    INPUTS.put("lost", () -> new RunnerLifecycle.Lost(TERM));
+    INPUTS.put("elector finished", RunnerLifecycle.ElectorFinished::new);
+    INPUTS.put("close", RunnerLifecycle.CloseRequested::new);
+    INPUTS.put("started", () -> new RunnerLifecycle.ServicesStarted(ServiceSequence.StartKind.STARTED, true, false,
+        Optional.empty()));
+    INPUTS.put("start term ended", () -> new RunnerLifecycle.ServicesStarted(ServiceSequence.StartKind.TERM_ENDED,
+        true, false, Optional.empty()));
+    INPUTS.put("start failed", () -> new RunnerLifecycle.ServicesStarted(ServiceSequence.StartKind.FAILED, true,
+        false, Optional.of(BUG)));
+    INPUTS.put("start failed, stop threw", () -> new RunnerLifecycle.ServicesStarted(
+        ServiceSequence.StartKind.FAILED, false, false, Optional.of(BUG)));
+    INPUTS.put("start threw VME", () -> new RunnerLifecycle.ServicesStarted(ServiceSequence.StartKind.FAILED, true,
+        true, Optional.of(new OutOfMemoryError())));
+    INPUTS.put("stopped", () -> new RunnerLifecycle.ServicesStopped(true, false));
+    INPUTS.put("stop threw", () -> new RunnerLifecycle.ServicesStopped(false, false));
+    INPUTS.put("stop threw VME", () -> new RunnerLifecycle.ServicesStopped(false, true));
+    INPUTS.put("deadline", () -> new RunnerLifecycle.StopDeadline(1));
+    INPUTS.put("handled: again", () -> new RunnerLifecycle.LossHandled(true));
+    INPUTS.put("handled: stop", () -> new RunnerLifecycle.LossHandled(false));
+    INPUTS.put("exited", RunnerLifecycle.Exited::new);
+    INPUTS.put("failed", () -> new RunnerLifecycle.ElectionFailed(BUG));
+  }
+
+  /** A phase to start a row from: the policy and the inputs that lead there from a new lifecycle. */
+  record Setup(boolean contends, LossPolicy.Kind policy, List<String> inputs) {}
+
+  static final Map<String, Setup> SETUPS = new LinkedHashMap<>();
+
+  static {
+    setup("created", LossPolicy.Kind.RECONTEND);
+    setup("unelected starting", false, LossPolicy.Kind.EXIT, "start");
+    setup("unelected", false, LossPolicy.Kind.EXIT, "start", "started");
+    setup("unelected closing", false, LossPolicy.Kind.EXIT, "start", "started", "close");
+    setup("preflight", LossPolicy.Kind.RECONTEND, "start");
+    setup("preflight, EXIT", LossPolicy.Kind.EXIT, "start");
+    setup("contending", LossPolicy.Kind.RECONTEND, "start", "preflight ok");
+    setup("leading, starting", LossPolicy.Kind.RECONTEND, "start", "preflight ok", "elected");
+    setup("leading", LossPolicy.Kind.RECONTEND, "start", "preflight ok", "elected", "started");
+    setup("leading, EXIT", LossPolicy.Kind.EXIT, "start", "preflight ok", "elected", "started");
+    setup("leading, CUSTOM", LossPolicy.Kind.CUSTOM, "start", "preflight ok", "elected", "started");
+    setup("leading, start failed", LossPolicy.Kind.RECONTEND, "start", "preflight ok", "elected", "start failed");
+    setup("stopping: close", LossPolicy.Kind.RECONTEND, "start", "preflight ok", "elected", "started", "close");
+    setup("stopping: loss", LossPolicy.Kind.RECONTEND, "start", "preflight ok", "elected", "started", "lost");
+    setup("stopping: loss, EXIT", LossPolicy.Kind.EXIT, "start", "preflight ok", "elected", "started", "lost");
+    setup("stopping: loss, CUSTOM", LossPolicy.Kind.CUSTOM, "start", "preflight ok", "elected", "started", "lost");
+    setup("stopping: failed", LossPolicy.Kind.RECONTEND, "start", "preflight ok", "elected", "started", "failed");
+    setup("handling loss", LossPolicy.Kind.CUSTOM, "start", "preflight ok", "elected", "started", "lost",
+        "stopped");
+    setup("exiting", LossPolicy.Kind.EXIT, "start", "preflight ok", "elected", "started", "lost", "stopped");
+    setup("finishing: closed", LossPolicy.Kind.RECONTEND, "start", "preflight ok", "elected", "started", "close",
+        "stopped");
+    setup("finishing: hung", LossPolicy.Kind.RECONTEND, "start", "preflight ok", "elected", "started", "lost",
+        "deadline");
+    setup("stopped", LossPolicy.Kind.RECONTEND, "start", "preflight ok", "elected", "started", "close", "stopped",
+        "elector finished");
+  }
+
+  private static void setup(String name, LossPolicy.Kind policy, String... inputs) {
+    setup(name, true, policy, inputs);
+  }
+
+  private static void setup(String name, boolean contends, LossPolicy.Kind policy, String... inputs) {
+    SETUPS.put(name, new Setup(contends, policy, List.of(inputs)));
+  }
+
+  static RunnerLifecycle reach(String setupName) {
+    Setup setup = SETUPS.get(setupName);
+    RunnerLifecycle lifecycle = new RunnerLifecycle(
+        new RunnerLifecycle.Config(setup.contends(), true, setup.policy(), LEASE, "10s"));
+    for (String input : setup.inputs()) {
+      lifecycle.step(input(setup, input));
+    }
+    return lifecycle;
+  }
+
+  static Input input(Setup setup, String name) {
+    if (name.equals("start") && !setup.contends()) {
+      return new RunnerLifecycle.Start(Optional.of(UNELECTED));
+    }
+    if (name.equals("elected") && setup.inputs().indexOf("elected") < 0) {
+      return new RunnerLifecycle.Elected(TERM); // the setup's own term
+    }
+    Supplier<Input> input = INPUTS.get(name);
+    if (input == null) {
+      throw new IllegalArgumentException("no input named " + name);
+    }
+    return input.get();
+  }
+
+  /** One row's outcome: the commands, then the phase and the services after. */
+  static String outcome(String setupName, String inputName) {
+    Setup setup = SETUPS.get(setupName);
+    RunnerLifecycle lifecycle = reach(setupName);
+    String commands;
+    try {
+      commands = lifecycle.step(input(setup, inputName)).stream().map(RunnerLifecycleTable::render)
+          .collect(Collectors.joining("; "));
+    } catch (RuntimeException e) {
+      return "throws " + e.getClass().getSimpleName();
+    }
+    return (commands.isEmpty() ? "-" : commands) + " => " + render(lifecycle.phase()) + ", "
+        + lifecycle.services().name().toLowerCase(java.util.Locale.ROOT);
+  }
+
+  static String render(Command command) {
+    if (command instanceof Command.Publish publish) {
+      ElectionState state = publish.state();
+      String detail = state instanceof ElectionState.Following f ? " " + f.leader().orElse("none")
+          : state instanceof ElectionState.Leading l ? " t" + l.term().leaseTransitions()
+          : state instanceof ElectionState.Stopped s ? " " + s.cause() : "";
+      return "publish " + state.kind() + detail;
+    } else if (command instanceof Command.StartServices start) {
+      return "start services" + (start.term().isElected() ? " t" + start.term().leaseTransitions() : " unelected");
+    } else if (command instanceof Command.StopServices stop) {
+      return "stop services #" + stop.stop();
+    } else if (command instanceof Command.EndTerm end) {
+      return "end term" + (end.term().isElected() ? " t" + end.term().leaseTransitions() : " unelected");
+    } else if (command instanceof Command.RunPreflight) {
+      return "preflight";
+    } else if (command instanceof Command.StartElector) {
+      return "start elector";
+    } else if (command instanceof Command.CloseElector) {
+      return "close elector";
+    } else if (command instanceof Command.FinishElector finish) {
+      return finish.release() ? "finish elector: release" : "finish elector: abandon";
+    } else if (command instanceof Command.Relinquish relinquish) {
+      return "relinquish t" + relinquish.term().leaseTransitions() + (relinquish.release() ? ": release"
+          : ": abandon");
+    } else if (command instanceof Command.ElectorAfterLoss after) {
+      return after.contendAgain() ? "contend again" : "end contention";
+    } else if (command instanceof Command.CallLossHandler call) {
+      return "call loss handler t" + call.term().leaseTransitions();
+    } else if (command instanceof Command.Exit) {
+      return "exit";
+    } else if (command instanceof Command.StartCompleted completed) {
+      return completed.failure().isPresent() ? "start completed: failed" : "start completed";
+    } else if (command instanceof Command.Log log) {
+      return "log " + log.level();
+    } else if (command instanceof Command.ReportStopped report) {
+      return "report stopped " + report.cause();
+    }
+    throw new IllegalArgumentException(command.toString());
+  }
+
+  static String render(Phase phase) {
+    if (phase instanceof Phase.Stopping stopping) {
+      return "Stopping(" + stopping.reason() + ")";
+    } else if (phase instanceof Phase.Exiting exiting) {
+      return "Exiting(" + exiting.cause() + ")";
+    } else if (phase instanceof Phase.Finishing finishing) {
+      return "Finishing(" + finishing.cause() + ")";
+    } else if (phase instanceof Phase.Stopped stopped) {
+      return "Stopped(" + stopped.cause() + ")";
+    }
+    return phase.getClass().getSimpleName();
+  }
+
+  /** Prints the whole table, for writing the test's rows; run by hand. */
+  public static void main(String[] args) {
+    List<String> lines = new ArrayList<>();
+    for (String setup : SETUPS.keySet()) {
+      for (String input : INPUTS.keySet()) {
+        lines.add(setup + " | " + input + " | " + outcome(setup, input));
+      }
+    }
+    lines.forEach(System.out::println);
+  }
+
+  private RunnerLifecycleTable() {}
+}
