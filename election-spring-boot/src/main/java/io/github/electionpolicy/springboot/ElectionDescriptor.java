@@ -150,8 +150,8 @@ public record ElectionDescriptor(String state, String identity, String holder, T
    * long slowest = election.renewals().stream().mapToLong(Renewal::roundTripMillis).max().orElse(0);
    * }</pre>
    *
-   * @param time when this replica heard of the renewal (an ISO-8601 instant of its wall clock), just after the
-   *     answer came
+   * @param time when this replica heard of the renewal (an ISO-8601 instant of its wall clock, to the
+   *     millisecond), just after the answer came
    * @param roundTripMillis how long the renewal's update took, sent to answered, in milliseconds
    */
   public record Renewal(String time, long roundTripMillis) {

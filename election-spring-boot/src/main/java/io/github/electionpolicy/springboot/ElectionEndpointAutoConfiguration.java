@@ -27,7 +27,8 @@ import org.springframework.context.annotation.Bean;
 @AutoConfiguration(after = ElectionAutoConfiguration.class)
 @ConditionalOnClass({Endpoint.class, ConditionalOnAvailableEndpoint.class})
 @ConditionalOnBean(ElectionLifecycle.class)
-@ConditionalOnAvailableEndpoint(endpoint = ElectionEndpoint.class)
+// @ConditionalOnAvailableEndpoint on the beans, not here: read only once the class-level conditions held, so an
+// application without Actuator never needs its condition's class (as when this class is imported directly).
 public final class ElectionEndpointAutoConfiguration {
 
   /** Creates the configuration; Spring Boot does, when the auto-configuration applies. */
@@ -38,6 +39,7 @@ public final class ElectionEndpointAutoConfiguration {
    * runner it starts (listener beans are looked up when it starts, once every bean exists).
    */
   @Bean
+  @ConditionalOnAvailableEndpoint(endpoint = ElectionEndpoint.class)
   RenewalHistory electionRenewalHistory() {
     return new RenewalHistory(Clock.systemUTC());
   }
@@ -51,6 +53,7 @@ public final class ElectionEndpointAutoConfiguration {
    */
   @Bean
   @ConditionalOnMissingBean
+  @ConditionalOnAvailableEndpoint
   ElectionEndpoint electionEndpoint(ElectionLifecycle election, RenewalHistory history) {
     return new ElectionEndpoint(election, history);
   }

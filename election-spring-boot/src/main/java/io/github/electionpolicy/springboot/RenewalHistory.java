@@ -3,6 +3,7 @@ package io.github.electionpolicy.springboot;
 import io.github.electionpolicy.fabric8.ElectionListener;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
@@ -36,7 +37,7 @@ final class RenewalHistory implements ElectionListener {
 
   @Override
   public void renewed(Duration roundTrip) {
-    ElectionDescriptor.Renewal renewal = new ElectionDescriptor.Renewal(clock.instant().toString(),
+    ElectionDescriptor.Renewal renewal = new ElectionDescriptor.Renewal(now(),
         roundTrip.toMillis());
     synchronized (lock) {
       push(renewals, renewal);
@@ -45,11 +46,16 @@ final class RenewalHistory implements ElectionListener {
 
   @Override
   public void renewFailed(Throwable cause, Duration sinceLastRenewal) {
-    ElectionDescriptor.RenewFailure failure = new ElectionDescriptor.RenewFailure(clock.instant().toString(),
+    ElectionDescriptor.RenewFailure failure = new ElectionDescriptor.RenewFailure(now(),
         sinceLastRenewal.toMillis(), describe(cause));
     synchronized (lock) {
       push(failures, failure);
     }
+  }
+
+  /** Milliseconds are enough: the round trips are in milliseconds too. */
+  private String now() {
+    return clock.instant().truncatedTo(ChronoUnit.MILLIS).toString();
   }
 
   /** The last renewals, newest first. */
