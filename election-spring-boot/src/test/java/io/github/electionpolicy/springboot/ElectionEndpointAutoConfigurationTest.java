@@ -6,10 +6,12 @@ import io.github.electionpolicy.fabric8.ElectionListener;
 import java.time.Clock;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.convert.ApplicationConversionService;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.convert.support.ConfigurableConversionService;
 
 /**
  * When the {@code election} endpoint and its renewal history are defined, and what the endpoint reads from an
@@ -37,6 +39,16 @@ class ElectionEndpointAutoConfigurationTest {
     withEndpoint().withPropertyValues(EXPOSED).run(context -> assertThat(context)
         .hasSingleBean(ElectionEndpoint.class).hasSingleBean(RenewalHistory.class)
         .getBean(ElectionListener.class).isSameAs(context.getBean(RenewalHistory.class)));
+  }
+
+  @Test
+  void accessNoneTurnsTheEndpointAndItsHistoryOff() {
+    withEndpoint().withPropertyValues(EXPOSED, "management.endpoint.election.access=none")
+        // As SpringApplication does: Boot's conversions read "none" as Access.NONE.
+        .withInitializer(context -> context.getEnvironment()
+            .setConversionService((ConfigurableConversionService) ApplicationConversionService.getSharedInstance()))
+        .run(context -> assertThat(context).hasSingleBean(ElectionLifecycle.class)
+            .doesNotHaveBean(ElectionEndpoint.class).doesNotHaveBean(ElectionListener.class));
   }
 
   @Test
