@@ -2,10 +2,10 @@ package io.github.electionpolicy.springboot;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.github.electionpolicy.ElectionDecision;
 import io.github.electionpolicy.fabric8.LeaderService;
+import io.github.electionpolicy.fabric8.LeadershipTerm;
 import io.github.electionpolicy.testkit.fabric8.LeaseApiExtension;
 import io.github.electionpolicy.testkit.fabric8.ReplicaLink;
 import java.io.IOException;
@@ -85,14 +85,15 @@ class ElectionEndpointOverHttpTest {
 
       Map<String, Object> led = awaitAnswer(leading, "the leader answers LEADING with a renewal",
           json -> "LEADING".equals(json.get("state")) && !list(json, "renewals").isEmpty());
-      Lease lease = api.lease(LEASE).orElseThrow();
+      // The term the leader's LeaderService was started with: its Lease's leaseTransitions and acquireTime.
+      LeadershipTerm started = log.terms().get(0);
       assertThat(led).containsEntry("identity", leader).containsEntry("holder", leader);
       Map<String, Object> term = map(led, "term");
-      assertThat(((Number) term.get("leaseTransitions")).longValue()).as("the fencing token is the Lease's")
-          .isEqualTo(lease.getSpec().getLeaseTransitions().longValue());
+      assertThat(((Number) term.get("leaseTransitions")).longValue()).as("the fencing token of the service's term")
+          .isEqualTo(started.leaseTransitions());
       assertThat(term).containsEntry("valid", true).containsEntry("elected", true);
-      assertThat(Instant.parse((String) term.get("acquireTime"))).as("the acquire time, as the Lease has it")
-          .isEqualTo(lease.getSpec().getAcquireTime().toInstant());
+      assertThat(Instant.parse((String) term.get("acquireTime"))).as("the acquire time of the service's term")
+          .isEqualTo(started.acquireTime());
       assertThat(map(led, "lease")).containsEntry("namespace", api.namespace()).containsEntry("name", LEASE);
       assertThat(((Number) map(led, "lease").get("renewDeadlineMillis")).longValue()).isEqualTo(1500);
       ElectionDecision decision = leading.getBean(ElectionDecision.class);
