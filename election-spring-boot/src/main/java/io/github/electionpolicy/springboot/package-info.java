@@ -9,8 +9,10 @@
  * {@link io.github.electionpolicy.springboot.ElectionLifecycle}, a {@code SmartLifecycle} that starts the
  * runner with the context and closes it, releasing the Lease, before the context's beans are destroyed.
  * {@link io.github.electionpolicy.springboot.ElectionHealthAutoConfiguration} adds the liveness and readiness
- * health indicators for Actuator's probe groups. {@link io.github.electionpolicy.springboot.ElectionRunnerCustomizer}
- * adjusts the runner before it starts, and
+ * health indicators for Actuator's probe groups, and
+ * {@link io.github.electionpolicy.springboot.ElectionEndpointAutoConfiguration} the read-only {@code election}
+ * Actuator endpoint ({@link io.github.electionpolicy.springboot.ElectionEndpoint}) once it is exposed.
+ * {@link io.github.electionpolicy.springboot.ElectionRunnerCustomizer} adjusts the runner before it starts, and
  * {@link io.github.electionpolicy.springboot.ElectionRunnerStarter} starts it (for a binder that measures the
  * runner it starts).
  *
