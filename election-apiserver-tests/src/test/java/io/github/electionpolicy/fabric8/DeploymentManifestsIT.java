@@ -177,7 +177,7 @@ class DeploymentManifestsIT {
 
     Result dryRun = kubectl("apply", "--dry-run=server", "-k", deploy.toString());
     assertThat(dryRun.status()).as(dryRun.output()).isNotZero();
-    assertThat(dryRun.output()).contains("Deployment.apps \"orders-controller\" is invalid")
+    assertThat(dryRun.output()).contains("The Deployment \"orders-controller\" is invalid")
         .contains("selector` does not match template `labels`");
     assertThat(admin.apps().deployments().inNamespace(namespace).list().getItems()).isEmpty();
     assertThat(admin.serviceAccounts().inNamespace(namespace).withName("orders-controller").get())
