@@ -6,7 +6,7 @@
 #                                   admin.kubeconfig    user "admin" in system:masters
 #                                   nobody.kubeconfig   user "nobody", no grants at all
 #                                   sa.kubeconfig       service account election-it/orders-controller with a
-#                                                       TokenRequest token, bound by docs/rbac.yaml
+#                                                       TokenRequest token, bound by docs/deploy/rbac.yaml
 #                                   pod/                what a pod of that service account sees under
 #                                                       /var/run/secrets/kubernetes.io/serviceaccount (token, ca.crt,
 #                                                       namespace), and pod/env (KUBERNETES_SERVICE_HOST/PORT)
@@ -184,10 +184,10 @@ ENV
   kubeconfig "$dir" admin.kubeconfig admin "$(cat "$dir/pki/admin.token")"
   kubeconfig "$dir" nobody.kubeconfig nobody "$(cat "$dir/pki/nobody.token")"
   local k=("$BIN/kubectl" --kubeconfig "$dir/admin.kubeconfig")
-  # The service account of docs/rbac.yaml, in a namespace of its own (the manifest says the namespace must exist).
+  # The service account of docs/deploy/rbac.yaml, in a namespace of its own (the manifest says the namespace must exist).
   local ns=election-it
   "${k[@]}" create namespace "$ns" >/dev/null
-  sed -e "s/namespace: orders$/namespace: $ns/" "$repo/docs/rbac.yaml" | "${k[@]}" apply -f - >/dev/null
+  sed -e "s/namespace: orders$/namespace: $ns/" "$repo/docs/deploy/rbac.yaml" | "${k[@]}" apply -f - >/dev/null
   local token
   token=$(echo '{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{"audiences":["https://kubernetes.default.svc"],"expirationSeconds":86400}}' \
     | "${k[@]}" create --raw "/api/v1/namespaces/$ns/serviceaccounts/orders-controller/token" -f - \

@@ -23,7 +23,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * RBAC for real: {@code docs/rbac.yaml} as a service account's only grant, as written and with each verb removed
+ * RBAC for real: {@code docs/deploy/rbac.yaml} as a service account's only grant, as written and with each verb removed
  * in turn; the adapter's preflight and {@code explain-cluster} judge each case; the RBAC is the real server's.
  */
 class RbacIT {
@@ -47,11 +47,11 @@ class RbacIT {
   }
 
   /**
-   * docs/rbac.yaml with its three names replaced and {@code removedVerb} (if any) taken out, applied to a fresh
+   * docs/deploy/rbac.yaml with its three names replaced and {@code removedVerb} (if any) taken out, applied to a fresh
    * namespace (which the manifest says must exist); returns the service account's token.
    */
   private static String applyManifest(String namespace, String removedVerb) throws IOException {
-    String manifest = Files.readString(CLUSTER.repo().resolve("docs/rbac.yaml"))
+    String manifest = Files.readString(CLUSTER.repo().resolve("docs/deploy/rbac.yaml"))
         .replace("namespace: orders", "namespace: " + namespace);
     if (removedVerb != null) {
       // Without create, its rule goes: the real server refuses a rule with no verbs (422), as the mock does not.

@@ -26,7 +26,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * {@code docs/rbac.yaml} grants exactly what the adapter uses and what its preflight checks: no verb more,
+ * {@code docs/deploy/rbac.yaml} grants exactly what the adapter uses and what its preflight checks: no verb more,
  * none less, and every verb that RBAC can scope to a name is scoped to the Lease.
  */
 class RbacManifestTest {
@@ -35,7 +35,7 @@ class RbacManifestTest {
   final MockApi api = new MockApi();
 
   private static final Path MANIFEST =
-      Path.of(System.getProperty("basedir", ".")).resolve("../docs/rbac.yaml").normalize();
+      Path.of(System.getProperty("basedir", ".")).resolve("../docs/deploy/rbac.yaml").normalize();
 
   private List<HasMetadata> manifest() throws Exception {
     try (InputStream in = Files.newInputStream(MANIFEST)) {
