@@ -43,7 +43,12 @@ final class LeaseWriteLines {
     }
     String previous = before.holder();
     if (previous.equals(holder)) {
-      return holder.isEmpty() ? "rewritten" : "renewed";
+      if (holder.isEmpty()) {
+        return "rewritten";
+      }
+      // fabric8's own LeaderElector releases this way: it keeps its name and shortens the lease.
+      return before.leaseDuration().equals(write.leaseDuration()) ? "renewed"
+          : "renewed, duration " + before.leaseDuration().toSeconds() + "s -> " + write.leaseDuration().toSeconds() + "s";
     }
     if (previous.isEmpty()) {
       return "acquired";

@@ -47,8 +47,10 @@ import java.util.function.UnaryOperator;
  * file at that path is removed first, so a script may also wait for the file). Each Lease write the server
  * accepted follows, with the wall-clock instant (UTC) at which the server stored it, its resource version, the
  * holder it left ({@code ""}: released), {@code spec.leaseTransitions}, the lease duration, and what changed:
- * {@code created}, {@code renewed}, {@code acquired} (from no holder), {@code released by "H"}, {@code taken over
- * from "H"}, {@code rewritten} (still no holder). On SIGTERM (or any normal exit of the JVM) it prints the last
+ * {@code created}, {@code renewed} (with {@code , duration 4s -> 1s} when the duration changed, which is how
+ * fabric8's own {@code LeaderElector} releases), {@code acquired} (from no holder), {@code released by "H"} (the
+ * holder emptied, as election-fabric8 releases), {@code taken over from "H"}, {@code rewritten} (still no
+ * holder). On SIGTERM (or any normal exit of the JVM) it prints the last
  * state of each Lease, stops the server and leaves the kubeconfig where it is; the JVM then exits with status 143
  * after SIGTERM. An option it does not accept ends it at once with status 2 and a message on standard error.
  *
