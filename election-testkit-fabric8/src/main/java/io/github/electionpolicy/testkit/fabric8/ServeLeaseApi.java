@@ -30,7 +30,7 @@ import java.util.function.UnaryOperator;
  * <p>What it prints on standard output, one line each, flushed at once:
  *
  * <pre>{@code
- * lease-api: embedded Lease API at http://127.0.0.1:40613/ (fabric8 mock server, CRUD mode), namespace default
+ * lease-api: embedded Lease API at http://localhost:40613/ (fabric8 mock server, CRUD mode), namespace default
  * port: 40613
  * kubeconfig: /home/me/orders/target/lease-api/kubeconfig
  * 2026-12-01T11:40:02.118Z lease default/orders rv=3 holder="orders-0" transitions=0 duration=4s created
