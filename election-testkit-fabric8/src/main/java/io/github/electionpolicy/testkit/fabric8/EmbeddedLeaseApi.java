@@ -40,6 +40,7 @@ final class EmbeddedLeaseApi extends BaseLeaseApi {
   private EmbeddedLeaseApi(String namespace, boolean answerAccessReviews, UnaryOperator<Dispatcher> decorator,
       int port, Consumer<LeaseWrite> writeListener) {
     super(namespace);
+    MockServerRuntime.check();
     MockServerWatchdog.ensureRunning();
     // The mock server reads expectations from this map on its own threads while a test adds them.
     Map<ServerRequest, Queue<ServerResponse>> expectations = new ConcurrentHashMap<>();
