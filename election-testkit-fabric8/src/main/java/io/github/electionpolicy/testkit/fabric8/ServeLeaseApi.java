@@ -52,7 +52,9 @@ import java.util.function.UnaryOperator;
  * holder emptied, as election-fabric8 releases), {@code taken over from "H"}, {@code rewritten} (still no
  * holder). On SIGTERM (or any normal exit of the JVM) it prints the last
  * state of each Lease, stops the server and leaves the kubeconfig where it is; the JVM then exits with status 143
- * after SIGTERM. An option it does not accept ends it at once with status 2 and a message on standard error.
+ * after SIGTERM. An option it does not accept (a port in use included) ends it at once with status 2 and a
+ * message on standard error; a class path on which the mock server cannot serve (see {@link LeaseApi.Builder#start()}), with
+ * status 1.
  *
  * <p>A command-line entry point; it holds no state a caller could share.
  */
@@ -83,6 +85,10 @@ public final class ServeLeaseApi {
       System.err.println(e.getMessage());
       System.exit(2);
       return;
+    } catch (IllegalStateException e) {
+      System.err.println(e.getMessage()); // the mock server cannot serve on this class path
+      System.exit(1);
+      return;
     }
     Runtime.getRuntime().addShutdownHook(new Thread(running::stop, "serve-lease-api-shutdown"));
     new CountDownLatch(1).await();
@@ -105,19 +111,19 @@ public final class ServeLeaseApi {
       if (options.port() == 0) {
         throw e;
       }
-      throw new IllegalArgumentException("--port=" + options.port() + " is not valid: accepted values are 0 (a "
+      throw new IllegalArgumentException("--port=\"" + options.port() + "\" is not valid: accepted values are 0 (a "
           + "free port) or a loopback port no other process listens on; the server could not listen there ("
           + e + "); fix: pass --port 0, or stop what listens on " + options.port(), e);
     }
+    out.println("lease-api: embedded Lease API at " + server.url() + " (fabric8 mock server, CRUD mode), namespace "
+        + options.namespace());
+    out.println("port: " + server.port());
     try {
       writeAtomically(kubeconfig, kubeconfigFor(server.url(), options.namespace()));
     } catch (RuntimeException e) {
       server.close();
       throw e;
     }
-    out.println("lease-api: embedded Lease API at " + server.url() + " (fabric8 mock server, CRUD mode), namespace "
-        + options.namespace());
-    out.println("port: " + server.port());
     out.println("kubeconfig: " + kubeconfig);
     return new Running(server, lines, kubeconfig, out);
   }

@@ -99,7 +99,7 @@ class ServeLeaseApiTest {
       assertThatThrownBy(() -> ServeLeaseApi.start(
           ServeOptions.parse("--kubeconfig", work.resolve("b").toString(), "--port", String.valueOf(port)), out))
           .isInstanceOf(IllegalArgumentException.class)
-          .hasMessageStartingWith("--port=" + port + " is not valid: accepted values are 0 (a free port)")
+          .hasMessageStartingWith("--port=\"" + port + "\" is not valid: accepted values are 0 (a free port)")
           .hasMessageContaining("fix: pass --port 0, or stop what listens on " + port);
       assertThat(work.resolve("b")).doesNotExist();
     } finally {
