@@ -6,3 +6,4 @@ cd "$(dirname "$0")"
 
 bash downstream-ci/run.sh
 bash quickstart/run.sh
+bash runtime-classpath/run.sh

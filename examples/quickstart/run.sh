@@ -34,7 +34,7 @@ label=$1
 shift
 echo "quickstart ($label): build the README's coordinates and main (mvn -B -q verify $*)"
 mvn -B -q clean verify "$@"
-mvn -B -q dependency:build-classpath -Dmdep.includeScope=runtime -Dmdep.outputFile=target/classpath.txt "$@"
+mvn -B -q dependency:build-classpath -DincludeScope=runtime -Dmdep.outputFile=target/classpath.txt "$@"
 grep -Eo "kubernetes-client-[0-9][^/:]*\.jar" target/classpath.txt | sort -u | sed 's/^/  fabric8: /'
 
 work="$(mktemp -d)"

@@ -3,14 +3,17 @@ package io.github.electionpolicy.springboot;
 import io.github.electionpolicy.InvalidElectionSettingException;
 import java.util.Locale;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 
 /**
  * Turns a start-up that failed on an {@link InvalidElectionSettingException} into Spring Boot's failure report:
- * the description is the library's own message (setting, value, what is accepted, the fix), and the action
- * names what to change in a Spring application: the {@code election.*} property the setting came from, or,
- * for the kill switch's value, the environment variable. Registered in {@code META-INF/spring.factories}.
+ * the description is the library's own message (setting, value, what is accepted, the fix), with a fix that
+ * calls a {@code LeaseSettings.builder()} method told as the property that sets it, and the action names what
+ * to change in a Spring application: the {@code election.*} property the setting came from, or, for the kill
+ * switch's value, the environment variable. Registered in {@code META-INF/spring.factories}.
  * Stateless; thread-safe.
  */
 final class ElectionSettingFailureAnalyzer extends AbstractFailureAnalyzer<InvalidElectionSettingException> {
@@ -19,9 +22,26 @@ final class ElectionSettingFailureAnalyzer extends AbstractFailureAnalyzer<Inval
   private static final Map<String, String> PROPERTIES = Map.of(
       "substrate name", ElectionProperties.PREFIX + ".substrate.name");
 
+  /** A builder call in the library's fix, e.g. {@code call LeaseSettings.builder().namespace(...)}. */
+  private static final Pattern BUILDER_CALL =
+      Pattern.compile("(call )?LeaseSettings\\.builder\\(\\)\\.([a-z][A-Za-z]*)\\(\\.\\.\\.\\)");
+
   @Override
   protected FailureAnalysis analyze(Throwable rootFailure, InvalidElectionSettingException cause) {
-    return new FailureAnalysis(cause.getMessage(), action(cause.setting()), cause);
+    return new FailureAnalysis(description(cause.getMessage()), action(cause.setting()), cause);
+  }
+
+  /** The library's message, its builder calls told as the properties a Spring application sets instead. */
+  static String description(String message) {
+    Matcher call = BUILDER_CALL.matcher(message);
+    StringBuilder told = new StringBuilder();
+    while (call.find()) {
+      String property = property(call.group(2));
+      call.appendReplacement(told, Matcher.quoteReplacement(
+          (call.group(1) == null ? "" : "set ") + "the property " + property));
+    }
+    call.appendTail(told);
+    return told.toString();
   }
 
   /** What to change, named as a Spring user sets it. */

@@ -29,7 +29,7 @@ import org.springframework.boot.configurationmetadata.ConfigurationMetadataRepos
 class SpringBootDocsTest {
 
   private static final Path MODULE = Path.of(System.getProperty("basedir", "."));
-  private static final Pattern ROW = Pattern.compile("^\\| `(election\\.[a-z.-]+)` \\| ([^|]+) \\|");
+  private static final Pattern ROW = Pattern.compile("^\\| `((?:management\\.health\\.)?election\\.[a-z.-]+)` \\| ([^|]+) \\|");
 
   private static String read(String path) throws IOException {
     return Files.readString(MODULE.resolve(path).normalize(), StandardCharsets.UTF_8);

@@ -19,6 +19,7 @@ import java.util.Objects;
 import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
 
 /**
@@ -36,20 +37,33 @@ final class EmbeddedLeaseApi extends BaseLeaseApi {
   private final LeaseWriteLog writes;
   private volatile boolean stopped;
 
-  private EmbeddedLeaseApi(String namespace, boolean answerAccessReviews, UnaryOperator<Dispatcher> decorator) {
+  private EmbeddedLeaseApi(String namespace, boolean answerAccessReviews, UnaryOperator<Dispatcher> decorator,
+      int port, Consumer<LeaseWrite> writeListener) {
     super(namespace);
+    MockServerRuntime.check();
     MockServerWatchdog.ensureRunning();
     // The mock server reads expectations from this map on its own threads while a test adds them.
     Map<ServerRequest, Queue<ServerResponse>> expectations = new ConcurrentHashMap<>();
-    writes = new LeaseWriteLog(new KubernetesMixedDispatcher(expectations));
+    writes = new LeaseWriteLog(new KubernetesMixedDispatcher(expectations), writeListener);
     dispatcher = new EmbeddedDispatcher(writes, expectations, answerAccessReviews);
     Dispatcher outermost = Objects.requireNonNull(decorator.apply(dispatcher), "the dispatcher decorator returned null");
     server = new KubernetesMockServer(new Context(), new MockWebServer(), expectations, outermost, false);
-    server.init(InetAddress.getLoopbackAddress(), 0);
+    server.init(InetAddress.getLoopbackAddress(), port);
   }
 
   static EmbeddedLeaseApi start(String namespace, boolean answerAccessReviews, UnaryOperator<Dispatcher> decorator) {
-    return new EmbeddedLeaseApi(namespace, answerAccessReviews, decorator);
+    return start(namespace, answerAccessReviews, decorator, 0, write -> { });
+  }
+
+  /** On {@code port} (0: a free one), telling {@code writeListener} of each Lease write as the server stores it. */
+  static EmbeddedLeaseApi start(String namespace, boolean answerAccessReviews, UnaryOperator<Dispatcher> decorator,
+      int port, Consumer<LeaseWrite> writeListener) {
+    return new EmbeddedLeaseApi(namespace, answerAccessReviews, decorator, port, writeListener);
+  }
+
+  /** The port the server listens on. */
+  int port() {
+    return server.getPort();
   }
 
   private static java.util.logging.Logger quiet(String name) {

@@ -259,6 +259,10 @@ public interface LeaseApi extends AutoCloseable {
      * @return the running Lease API, which the caller closes
      * @throws IllegalArgumentException if {@value ApiServerTarget#KUBECONFIG_PROPERTY} is set to no readable
      *     file
+     * @throws IllegalStateException if the embedded server cannot serve on this class path: fabric8's mock
+     *     server runs on Vert.x, and with a Netty older than the one Vert.x is built with (a Spring Boot BOM
+     *     manages Netty for the whole build) every request would fail; the message names the Netty to manage and
+     *     how
      */
     public LeaseApi start() {
       ApiServerTarget chosen = target != null ? target : ApiServerTarget.fromSystemProperties();

@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
 import java.util.stream.Collectors;
 
 /**
@@ -21,9 +22,11 @@ final class LeaseWriteLog extends Dispatcher {
 
   private final Dispatcher delegate;
   private final List<LeaseWrite> writes = new CopyOnWriteArrayList<>();
+  private final Consumer<LeaseWrite> listener;
 
-  LeaseWriteLog(Dispatcher delegate) {
+  LeaseWriteLog(Dispatcher delegate, Consumer<LeaseWrite> listener) {
     this.delegate = delegate;
+    this.listener = listener;
   }
 
   @Override
@@ -38,7 +41,10 @@ final class LeaseWriteLog extends Dispatcher {
         && response.code() >= 200 && response.code() < 300 && response.getBody() != null) {
       Lease stored = Serialization.unmarshal(
           new String(response.getBody().getBytes(), StandardCharsets.UTF_8), Lease.class);
-      writes.add(LeaseWrite.of(stored, received, answered));
+      LeaseWrite accepted = LeaseWrite.of(stored, received, answered);
+      writes.add(accepted);
+      // Before the response leaves: a client learns the new resourceVersion only after the listener saw it.
+      listener.accept(accepted);
     }
     return response;
   }

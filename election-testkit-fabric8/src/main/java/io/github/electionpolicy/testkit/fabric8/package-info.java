@@ -10,7 +10,9 @@
  * the server accepted as a {@link io.github.electionpolicy.testkit.fabric8.LeaseWrite}. With {@code
  * -Delection.it.kubeconfig=PATH} the same tests run against a real API server ({@link
  * io.github.electionpolicy.testkit.fabric8.ApiServerTarget}). The module does not depend on
- * {@code election-fabric8}.
+ * {@code election-fabric8}. For tests that span processes, {@link
+ * io.github.electionpolicy.testkit.fabric8.ServeLeaseApi} serves the embedded Lease API from a JVM of its own,
+ * with a kubeconfig for the controllers' JVMs and a wall-clock log of every Lease write.
  *
  * <p>Everything here is thread-safe; {@link io.github.electionpolicy.testkit.fabric8.LeaseApi.Builder} is not.
  */
