@@ -58,7 +58,7 @@ final class CallbackLane {
       running = true;
     }
     try {
-      executor.execute(this::drain);
+      executor.execute(new Run());
     } catch (RejectedExecutionException e) {
       synchronized (this) {
         running = false;
@@ -66,6 +66,18 @@ final class CallbackLane {
         notifyAll();
       }
       throw e;
+    }
+  }
+
+  /** One run of the lane on the executor; the simulation's executor asks which lane it belongs to. */
+  final class Run implements Runnable {
+    CallbackLane lane() {
+      return CallbackLane.this;
+    }
+
+    @Override
+    public void run() {
+      drain();
     }
   }
 

@@ -103,7 +103,7 @@ public final class ElectionRunner implements AutoCloseable {
     String lease = namespace == null ? identity : namespace + "/" + settings.leaseName();
     this.driver = new LifecycleDriver(new LifecycleDriver.Parts(identity, lease, settings,
         Optional.ofNullable(unelectedTerm), b.reconcilers, b.listeners, b.loop, b.userCode, transport,
-        b.rbacPreflight, ticker, b.clock, threadTag));
+        b.rbacPreflight, ticker, b.clock, threadTag, b.flaw, b.runnerFlaw));
     this.healthInputs = new HealthRule.Inputs(decision.contends(), b.readiness,
         settings == null ? 0 : settings.healthBudget().toNanos(), startNanos);
   }
@@ -397,6 +397,14 @@ public final class ElectionRunner implements AutoCloseable {
     driver.onLoopAndWait(driver::crash);
   }
 
+  /**
+   * Asks the runner to close without waiting: the simulation's single thread is the loop, and cannot wait for
+   * it.
+   */
+  void closeAsync() {
+    driver.requestClose();
+  }
+
   /** Test hook: whether the follower's watch is open or opening. */
   boolean watchingForTest() {
     boolean[] watching = new boolean[1];
@@ -431,6 +439,8 @@ public final class ElectionRunner implements AutoCloseable {
     private RunnerLoop loop = RunnerLoop.shared();
     private java.util.concurrent.Executor userCode = SharedPools.userCode();
     private LeaseTransport transport;
+    private LeaseProtocol.Flaw flaw = LeaseProtocol.Flaw.NONE;
+    private RunnerFlaw runnerFlaw = RunnerFlaw.NONE;
 
     private Builder() {}
 
@@ -548,6 +558,18 @@ public final class ElectionRunner implements AutoCloseable {
     /** Where user code runs; the simulation's instead of the shared pool. */
     Builder userCode(java.util.concurrent.Executor userCode) {
       this.userCode = Objects.requireNonNull(userCode, "userCode");
+      return this;
+    }
+
+    /** A deliberate defect of the protocol, for the simulation's broken variants. */
+    Builder flaw(LeaseProtocol.Flaw flaw) {
+      this.flaw = Objects.requireNonNull(flaw, "flaw");
+      return this;
+    }
+
+    /** A deliberate defect of the runner, for the simulation's broken variants. */
+    Builder runnerFlaw(RunnerFlaw flaw) {
+      this.runnerFlaw = Objects.requireNonNull(flaw, "flaw");
       return this;
     }
 

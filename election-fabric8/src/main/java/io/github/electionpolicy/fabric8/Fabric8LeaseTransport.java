@@ -184,7 +184,15 @@ final class Fabric8LeaseTransport implements LeaseTransport {
           }
         }
         inFlight.remove(this);
-        closeQuietly(watch);
+        if (watch != null) {
+          // Off the caller's thread, which is usually the shared loop: a close that blocks must not hold it.
+          Watch opened = watch;
+          try {
+            io.execute(() -> closeQuietly(opened));
+          } catch (RejectedExecutionException e) {
+            closeQuietly(opened);
+          }
+        }
       }
     };
     if (closed.get()) {

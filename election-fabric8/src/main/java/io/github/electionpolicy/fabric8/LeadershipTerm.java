@@ -43,6 +43,7 @@ public final class LeadershipTerm {
   private volatile long validUntilNanos;
   // Set by the first look that finds the deadline passed: from then on no renewal can revive the term.
   private volatile boolean lapsed;
+  private boolean endedFlagOnly;
 
   private LeadershipTerm(String holderIdentity, int leaseTransitions, Instant acquireTime,
       String resourceVersion, boolean elected, Ticker ticker, long validUntilNanos) {
@@ -57,9 +58,17 @@ public final class LeadershipTerm {
 
   static LeadershipTerm elected(String holderIdentity, int leaseTransitions, Instant acquireTime,
       String resourceVersion, Ticker ticker, long validUntilNanos) {
-    return new LeadershipTerm(Objects.requireNonNull(holderIdentity), leaseTransitions,
+    return elected(holderIdentity, leaseTransitions, acquireTime, resourceVersion, ticker, validUntilNanos, false);
+  }
+
+  /** @param endedFlagOnly the simulation's broken variant {@link RunnerFlaw#TERM_VALID_UNTIL_ENDED} */
+  static LeadershipTerm elected(String holderIdentity, int leaseTransitions, Instant acquireTime,
+      String resourceVersion, Ticker ticker, long validUntilNanos, boolean endedFlagOnly) {
+    LeadershipTerm term = new LeadershipTerm(Objects.requireNonNull(holderIdentity), leaseTransitions,
         Objects.requireNonNull(acquireTime), Objects.requireNonNull(resourceVersion), true, ticker,
         validUntilNanos);
+    term.endedFlagOnly = endedFlagOnly;
+    return term;
   }
 
   static LeadershipTerm unelected(String identity, Instant startTime, Ticker ticker) {
@@ -121,7 +130,7 @@ public final class LeadershipTerm {
     if (ended.getCount() == 0) {
       return false;
     }
-    if (!elected) {
+    if (!elected || endedFlagOnly) {
       return true;
     }
     if (lapsed) {

@@ -63,6 +63,7 @@ final class LeaseElector {
   private final long retryPeriodNanos;
   private final long leaseDurationNanos;
 
+  private final RunnerFlaw flaw;
   private Mode mode = Mode.NEW;
   private long awaitUntil;
   private RunnerLoop.Timer timer;
@@ -94,18 +95,21 @@ final class LeaseElector {
   private record WatchEvent(LeaseRecord record, long arrivedNanos) {}
 
   LeaseElector(LeaseTransport transport, String lease, String identity, LeaseSettings settings, Events events,
-      Ticker ticker, Clock clock) {
+      Ticker ticker, Clock clock, LeaseProtocol.Flaw flaw, RunnerFlaw runnerFlaw) {
     this.transport = transport;
     this.identity = identity;
     this.events = events;
     this.ticker = ticker;
     this.clock = clock;
-    this.protocol = new LeaseProtocol(identity, settings, ticker.read() ^ identity.hashCode());
+    this.protocol = new LeaseProtocol(identity, settings.leaseDuration().toNanos(), settings.renewDeadline().toNanos(),
+        settings.retryPeriod().toNanos(), settings.requestTimeout().toNanos(), ticker.read() ^ identity.hashCode(),
+        flaw);
     this.log = new LeaseLog(lease, identity, settings);
     this.requestTimeoutNanos = settings.requestTimeout().toNanos();
     this.retryPeriodNanos = settings.retryPeriod().toNanos();
     this.leaseDurationNanos = settings.leaseDuration().toNanos();
     this.watchNotBefore = ticker.read();
+    this.flaw = runnerFlaw;
   }
 
   /** The monotonic time at which the last successful Lease call was sent, if any. */
@@ -237,7 +241,8 @@ final class LeaseElector {
         LeaseRecord record = elected.record();
         term = LeadershipTerm.elected(identity, record.transitions(),
             record.acquireTime() == null ? clock.instant() : record.acquireTime(),
-            record.resourceVersion() == null ? "" : record.resourceVersion(), ticker, elected.validUntilNanos());
+            record.resourceVersion() == null ? "" : record.resourceVersion(), ticker, elected.validUntilNanos(),
+            flaw == RunnerFlaw.TERM_VALID_UNTIL_ENDED);
         termLapsed = false;
         events.elected(term);
       } else if (signal instanceof LeaseStep.Renewed renewed) {
@@ -418,6 +423,7 @@ final class LeaseElector {
       return;
     }
     int mine = ++watchGeneration;
+    long openedAt = ticker.read();
     watch = transport.watch(new LeaseTransport.WatchEvents() {
       @Override
       public void opened() {
@@ -426,7 +432,7 @@ final class LeaseElector {
 
       @Override
       public void changed(LeaseRecord record) {
-        long arrived = ticker.read();
+        long arrived = flaw == RunnerFlaw.WATCH_EVENT_DATED_AT_OPEN ? openedAt : ticker.read();
         events.onLoop(() -> watchChanged(mine, record, arrived));
       }
 

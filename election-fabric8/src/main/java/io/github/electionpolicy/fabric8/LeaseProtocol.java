@@ -142,11 +142,6 @@ final class LeaseProtocol {
     this.random = new SplittableRandom(seed);
   }
 
-  LeaseProtocol(String identity, LeaseSettings settings, long seed) {
-    this(identity, settings.leaseDuration().toNanos(), settings.renewDeadline().toNanos(),
-        settings.retryPeriod().toNanos(), settings.requestTimeout().toNanos(), seed);
-  }
-
   // ---- inputs -------------------------------------------------------------------------------------------
 
   /** The first step: a follower reads the Lease. */

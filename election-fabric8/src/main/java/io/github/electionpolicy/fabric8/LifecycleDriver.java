@@ -37,7 +37,8 @@ final class LifecycleDriver {
   /** What the driver is built from. */
   record Parts(String identity, String lease, LeaseSettings settings, Optional<LeadershipTerm> unelectedTerm,
       List<LeaderService> services, List<ElectionListener> listeners, RunnerLoop loop, Executor userCode,
-      Optional<LeaseTransport> transport, boolean preflight, Ticker ticker, Clock clock, String threadTag) {}
+      Optional<LeaseTransport> transport, boolean preflight, Ticker ticker, Clock clock, String threadTag,
+      LeaseProtocol.Flaw flaw, RunnerFlaw runnerFlaw) {}
 
   private final String identity;
   private final String lease;
@@ -84,10 +85,10 @@ final class LifecycleDriver {
     this.transport = parts.transport();
     boolean contends = transport.isPresent();
     this.lifecycle = new RunnerLifecycle(new RunnerLifecycle.Config(contends, parts.preflight(), policy.kind(), lease,
-        Durations.format(stopTimeout)));
+        Durations.format(stopTimeout), parts.runnerFlaw()));
     this.elector = contends ? new LeaseElector(transport.get(), lease, identity, settings, new ElectorEvents(),
-        parts.ticker(), parts.clock()) : null;
-    this.sequence = new ServiceSequence(parts.services());
+        parts.ticker(), parts.clock(), parts.flaw(), parts.runnerFlaw()) : null;
+    this.sequence = new ServiceSequence(parts.services(), parts.runnerFlaw());
     this.servicesLane = new CallbackLane(parts.userCode(), "election-services[" + parts.threadTag() + "]", this);
     this.listenersLane = new CallbackLane(parts.userCode(), "election-listeners[" + parts.threadTag() + "]", this);
     this.exitLane = new CallbackLane(parts.userCode(), "election-exit[" + parts.threadTag() + "]", this);

@@ -29,8 +29,14 @@ import java.util.Optional;
 final class RunnerLifecycle {
 
   /** What a runner's lifecycle is fixed to at start. */
-  record Config(boolean contends, boolean preflight, LossPolicy.Kind policy, String lease, String stopTimeout) {
+  record Config(boolean contends, boolean preflight, LossPolicy.Kind policy, String lease, String stopTimeout,
+      RunnerFlaw flaw) {
+    Config(boolean contends, boolean preflight, LossPolicy.Kind policy, String lease, String stopTimeout) {
+      this(contends, preflight, policy, lease, stopTimeout, RunnerFlaw.NONE);
+    }
+
     Config {
+      Objects.requireNonNull(flaw, "flaw");
       Objects.requireNonNull(policy, "policy");
       Objects.requireNonNull(lease, "lease");
       Objects.requireNonNull(stopTimeout, "stopTimeout");
@@ -313,7 +319,8 @@ final class RunnerLifecycle {
   }
 
   private void elected(Elected elected) {
-    if (!(phase instanceof Phase.Contending) || closeRequested) {
+    boolean slip = config.flaw() == RunnerFlaw.START_WHILE_CLOSING && phase instanceof Phase.Finishing;
+    if (!slip && (!(phase instanceof Phase.Contending) || closeRequested)) {
       return; // a take that landed while closing: the elector releases it when it finishes
     }
     term = elected.term();
@@ -379,6 +386,9 @@ final class RunnerLifecycle {
     } else if (phase instanceof Phase.Leading) {
       emit(new Command.EndTerm(term));
       emit(new Command.CloseElector());
+      if (config.flaw() == RunnerFlaw.RELEASE_BEFORE_STOP) {
+        emit(new Command.FinishElector(true));
+      }
       closeServicesThen();
     } else if (phase instanceof Phase.Stopping stopping) {
       if (stopping.reason() == StopReason.LOSS) {
@@ -492,7 +502,8 @@ final class RunnerLifecycle {
         } else if (!clean) {
           emit(new Command.Log(Level.ERROR, what + " (" + config.lease() + ")"));
         }
-        finish(StopCause.CLOSED, Optional.empty(), clean);
+        finish(StopCause.CLOSED, Optional.empty(), clean
+            || timedOut && config.flaw() == RunnerFlaw.RELEASE_AFTER_HUNG_STOP);
       }
       case LOSS -> afterLossStops(clean, timedOut);
       case ELECTION_FAILED -> {

@@ -107,8 +107,15 @@ final class ServiceSequence {
   private final List<LeaderService> reconcilers;
   private final List<LeaderService> running = new ArrayList<>();
 
+  private final RunnerFlaw flaw;
+
   ServiceSequence(List<LeaderService> reconcilers) {
+    this(reconcilers, RunnerFlaw.NONE);
+  }
+
+  ServiceSequence(List<LeaderService> reconcilers, RunnerFlaw flaw) {
     this.reconcilers = List.copyOf(reconcilers);
+    this.flaw = flaw;
   }
 
   /** Whether any reconciler runs: started and not stopped since. */
@@ -135,7 +142,9 @@ final class ServiceSequence {
       } catch (Throwable e) {
         LOG.error("LeaderService {} failed to start; stopping the others and giving up the term", reconciler, e);
         // The term is given up: work already started sees it end before its stop() is called.
-        term.end();
+        if (flaw != RunnerFlaw.FAILED_START_TERM_LEFT_VALID) {
+          term.end();
+        }
         int started = running.size();
         return new StartOutcome(StartKind.FAILED, started, Optional.of(new Failure(reconciler, e)), stopAll());
       }

@@ -18,14 +18,22 @@ final class WriteGateInterceptor implements Interceptor {
 
   private final LeadershipTerm term;
 
+  private final boolean endedOnly;
+
   WriteGateInterceptor(LeadershipTerm term) {
+    this(term, RunnerFlaw.NONE);
+  }
+
+  /** @param flaw the simulation's broken variant {@link RunnerFlaw#GATE_CHECKS_ENDED_ONLY}, or none */
+  WriteGateInterceptor(LeadershipTerm term, RunnerFlaw flaw) {
     this.term = term;
+    this.endedOnly = flaw == RunnerFlaw.GATE_CHECKS_ENDED_ONLY;
   }
 
   @Override
   public void before(BasicBuilder builder, HttpRequest request, RequestTags tags) {
     String method = request.method() == null ? "GET" : request.method().toUpperCase(Locale.ROOT);
-    if (!READS.contains(method) && !term.isValid()) {
+    if (!READS.contains(method) && (endedOnly ? term.hasEnded() : !term.isValid())) {
       throw new TermEndedException(method, request.uri().getRawPath(), term);
     }
   }

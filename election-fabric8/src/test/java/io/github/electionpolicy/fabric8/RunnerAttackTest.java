@@ -431,6 +431,9 @@ class RunnerAttackTest {
       }
 
       assertThat(closeStarted).as("the stall ran").isTrue();
+      // The close stopped the runner while the exiter was on its way: it does not wait for an exiter, which may be
+      // System.exit() running the very hook that closes.
+      assertThat(Replica.awaitTrue(() -> !exits.isEmpty(), Duration.ofSeconds(5))).isTrue();
       assertThat(exits).as("decided before the close came").containsExactly(LossPolicy.LOSS_EXIT_STATUS);
       assertThat(a.isClosed()).isTrue();
       assertThat(a.startupFailure()).isPresent();

@@ -4,7 +4,11 @@ import io.github.electionpolicy.fabric8.SimSchedule.Close;
 import io.github.electionpolicy.fabric8.SimSchedule.Crash;
 import io.github.electionpolicy.fabric8.SimSchedule.DeleteLease;
 import io.github.electionpolicy.fabric8.SimSchedule.Direction;
+import io.github.electionpolicy.fabric8.SimSchedule.FailingTakeover;
 import io.github.electionpolicy.fabric8.SimSchedule.Fault;
+import io.github.electionpolicy.fabric8.SimSchedule.HandOverClose;
+import io.github.electionpolicy.fabric8.SimSchedule.LeaderTrouble;
+import io.github.electionpolicy.fabric8.SimSchedule.SlowFollowersThenLeaderCrash;
 import io.github.electionpolicy.fabric8.SimSchedule.Foreign;
 import io.github.electionpolicy.fabric8.SimSchedule.Partition;
 import io.github.electionpolicy.fabric8.SimSchedule.Pause;
@@ -37,9 +41,7 @@ final class SimFaults {
     }
     sim.at(sim.quietFromNanos(), () -> {
       for (SimReplica r : sim.replicas()) {
-        if (r.runner != null) {
-          r.runner.disarm();
-        }
+        r.disarm();
       }
     });
   }
@@ -72,9 +74,9 @@ final class SimFaults {
         return;
       }
       if (c.fromCallback()) {
-        r.runner.armCloseFromCallback(c.restartAfterMillis() * MS);
+        r.armCloseFromCallback(c.restartAfterMillis() * MS);
       } else {
-        r.runner.close(c.restartAfterMillis() * MS);
+        r.close(c.restartAfterMillis() * MS);
       }
     } else if (fault instanceof Foreign f) {
       foreign(sim, f);
@@ -94,6 +96,83 @@ final class SimFaults {
         default:
           sim.breakWatches(null, true);
       }
+    } else if (fault instanceof LeaderTrouble t) {
+      SimReplica r = leader(sim);
+      if (r == null) {
+        return;
+      }
+      r.troubles[t.trouble().ordinal()]++;
+      window(sim, t.forMillis(), () -> r.troubles[t.trouble().ordinal()]--);
+      int process = r.process;
+      sim.at(sim.now() + t.forMillis() * MS / 4, () -> {
+        if (!r.alive || r.process != process) {
+          return;
+        }
+        switch (t.then()) {
+          case CLOSE -> r.close(500 * MS);
+          case CLOSE_FROM_CALLBACK -> r.armCloseFromCallback(500 * MS);
+          default -> {
+            net.partition(r.index, Direction.BOTH, 1);
+            sim.breakWatches(r, false);
+            window(sim, t.forMillis(), () -> net.partition(r.index, Direction.BOTH, -1));
+          }
+        }
+      });
+    } else if (fault instanceof HandOverClose h) {
+      SimReplica r = leader(sim);
+      if (r == null) {
+        return;
+      }
+      r.close(500 * MS);
+      SimReplica follower = sim.replicas().get(h.follower() % n);
+      if (follower != r) {
+        int process = follower.process;
+        sim.onNextRelease(() -> sim.at(sim.now() + h.gapMillis() * MS, () -> {
+          if (follower.alive && follower.process == process) {
+            follower.close(500 * MS);
+          }
+        }));
+      }
+    } else if (fault instanceof FailingTakeover f) {
+      SimReplica r = leader(sim);
+      if (r == null) {
+        return;
+      }
+      sim.invariants().excuseLoad(1);
+      // The churn ends with the backoff that follows each failed term: up to the longest lease after the window.
+      window(sim, f.forMillis() + 2 * sim.maxLeaseMillis(), () -> sim.invariants().excuseLoad(-1));
+      for (SimReplica other : sim.replicas()) {
+        if (other != r) {
+          other.troubles[SimSchedule.Trouble.START_THROWS_EXCEPTION.ordinal()]++;
+          net.slow(other.index, f.latencyMillis() * MS, 1);
+          window(sim, f.forMillis(), () -> {
+            other.troubles[SimSchedule.Trouble.START_THROWS_EXCEPTION.ordinal()]--;
+            net.slow(other.index, f.latencyMillis() * MS, -1);
+          });
+        }
+      }
+      r.close(500 * MS);
+    } else if (fault instanceof SlowFollowersThenLeaderCrash s) {
+      SimReplica r = leader(sim);
+      if (r == null) {
+        return;
+      }
+      long window = s.gapMillis() + 2 * sim.maxLeaseMillis();
+      for (SimReplica other : sim.replicas()) {
+        if (other != r) {
+          net.slow(other.index, s.latencyMillis() * MS, 1);
+          window(sim, window, () -> net.slow(other.index, s.latencyMillis() * MS, -1));
+        }
+      }
+      int process = r.process;
+      sim.at(sim.now() + s.gapMillis() * MS, () -> {
+        if (r.alive && r.process == process) {
+          // Cut off rather than crashed: its services run until its term ends, as the followers take over.
+          net.partition(r.index, Direction.BOTH, 1);
+          sim.breakWatches(r, false);
+          window(sim, 2 * sim.maxLeaseMillis(), () -> net.partition(r.index, Direction.BOTH, -1));
+        }
+      });
     } else if (fault instanceof ReconcilerTrouble t) {
       SimReplica r = sim.replicas().get(t.replica() % n);
       r.troubles[t.trouble().ordinal()]++;
@@ -122,15 +201,23 @@ final class SimFaults {
     }
   }
 
+  /** The replica that leads now, if any. */
+  private static SimReplica leader(Simulator sim) {
+    for (SimReplica r : sim.replicas()) {
+      if (r.alive && !r.paused && r.runner != null && r.runner.state().kind() == ElectionState.Kind.LEADING) {
+        return r;
+      }
+    }
+    return null;
+  }
+
   private static void window(Simulator sim, long forMillis, Runnable end) {
     sim.at(Math.min(sim.now() + forMillis * MS, sim.quietFromNanos()), end);
   }
 
   private static void disturbClosing(Simulator sim) {
     for (SimReplica r : sim.replicas()) {
-      if (r.runner != null) {
-        r.runner.closeDisturbed = true;
-      }
+      r.closeDisturbed = true;
     }
   }
 }

@@ -2,42 +2,59 @@ package io.github.electionpolicy.fabric8;
 
 import io.github.electionpolicy.fabric8.LeaseStep.Action;
 import io.github.electionpolicy.fabric8.LeaseStep.Answer;
-import io.github.electionpolicy.fabric8.LeaseStep.FactKind;
-import io.github.electionpolicy.fabric8.LeaseStep.FailureKind;
-import io.github.electionpolicy.fabric8.LeaseStep.LossCause;
-import io.github.electionpolicy.fabric8.LeaseStep.Moment;
 import io.github.electionpolicy.fabric8.SimSchedule.ReplicaSpec;
+import io.github.electionpolicy.fabric8.SimSchedule.Trouble;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Executor;
+import java.util.function.Consumer;
 
 /**
  * One simulated replica: a process (restarted fresh after a crash, an exit or a close) that runs the real
- * {@link LeaseProtocol} through a driver that mirrors {@link LeaseElector#run()} step for step, on simulated
- * time. Where the real driver blocks (a request, a wait), this one returns and is called back by an event:
- * the answer or the timeout of the request in flight, the end of a wait, or an input (close, finish,
- * relinquish, a watch input), taken in the same order as {@code LeaseElector.await}. The runner's side
- * (reconcilers, loss policy, close) is {@link SimRunner}.
+ * {@link ElectionRunner}, with its real {@link RunnerLifecycle}, {@link LifecycleDriver}, {@link LeaseElector},
+ * {@link LeaseProtocol}, {@link CallbackLane}s, {@link ServiceSequence} and {@link LeadershipTerm}s, through the
+ * runner's seams, all on the simulator's one thread in simulated time:
+ * <ul>
+ *   <li>its {@link RunnerLoop} runs each task as an event of this process, and each timer at the true time at
+ *       which the process's own drifting monotonic clock reaches it;
+ *   <li>its executor for user code runs each callback lane as an event of this process; a service's
+ *       {@code stop()} returns at once but says how long it took, and whatever the lane hands back to the loop
+ *       after it arrives that much later (a hung stop's answer arrives after the end of the run);
+ *   <li>its {@link LeaseTransport} sends each call over the simulated network to the simulated API server,
+ *       and opens watches there;
+ *   <li>its ticker and wall clock are the process's {@link SimClock}.
+ * </ul>
+ * A dead process's events are dropped, a paused one's wait for the resume: that is all a crash and a stop-the-
+ * world pause are. While its services run, the replica writes through the real {@link WriteGateInterceptor}
+ * every half retry period.
  *
  * <p>Not thread-safe (one thread).
  */
-final class SimReplica implements SimWatch.Wire {
+final class SimReplica {
 
-  /** How the loop ends when the runner closes, as in LeaseElector.Finish. */
-  enum FinishHow { NONE, RELEASE, ABANDON }
+  static final String NAMESPACE = "sim";
+  static final String LEASE = "sim-lease";
 
   final int index;
   final String identity;
   final ReplicaSpec spec;
   final long leaseNanos;
-  final long renewDeadlineNanos;
   final long retryNanos;
   final long requestTimeoutNanos;
   final long stopTimeoutNanos;
   private final long loadWindowNanos;
   private final Simulator sim;
   final SimVariant variant;
-  final int[] troubles = new int[SimSchedule.Trouble.values().length];
+  final int[] troubles = new int[Trouble.values().length];
 
   // The process. `process` numbers incarnations: events of a dead one are dropped.
   int process;
@@ -45,33 +62,36 @@ final class SimReplica implements SimWatch.Wire {
   boolean paused;
   List<Simulator.Event> deferred = new ArrayList<>();
   SimClock clock;
-  LeaseProtocol protocol;
-  SimWatch watch;
-  SimRunner runner;
+  ElectionRunner runner;
+  private Transport transport;
+  private final List<Service> services = new ArrayList<>();
   private final ArrayDeque<Long> sends = new ArrayDeque<>();
   private final ArrayDeque<String> sent = new ArrayDeque<>();
+  // Simulated time spent so far in the callback that runs now; hand-backs to the loop arrive that much later.
+  private long spent;
+  private boolean inCallback;
+  private int pendingTimers;
+  private boolean stopped;
 
-  // The elector loop, as in LeaseElector.
-  private boolean awaiting;
-  private long awaitUntil;
-  private int waitNumber;
-  private long inflight;
-  boolean loopDone;
-  private Runnable onLoopDone;
-  private boolean closing;
-  private boolean closeDelivered;
-  private FinishHow finish = FinishHow.NONE;
-  private boolean finishDelivered;
-  private Boolean relinquishRelease;
-  LeadershipTerm term;
-  private boolean termLapsed;
-  /**
-   * The last term this process handed to its runner, ended or not: invariant 2 looks at it. A term elected after
-   * close() began is never handed out (nothing runs under it), so it is not one.
-   */
+  // What the invariants read.
+  /** The last term this process's runner published as LEADING (invariant 2 looks at it). */
   LeadershipTerm lastTerm;
-  LossCause lastLossCause;
+  /** The term every service started under, while they run (liveness). */
+  LeadershipTerm startedTerm;
+  /** The term the services were started under, until they all stopped (excuses after a Lease deletion). */
+  LeadershipTerm runningTerm;
+  /** Paused while its services ran: an overlap until they stopped is the pause's (fencing guards it). */
+  boolean pauseExcused;
+  /** Whether this process's runner released the Lease (the server saw it write an empty holder). */
   boolean released;
+
+  // close() as a fault.
+  private boolean closing;
+  private boolean closeArmed;
+  private long closeArmedRestartNanos;
+  private long restartAfterCloseNanos;
+  private boolean closeExpectsRelease;
+  boolean closeDisturbed;
 
   SimReplica(Simulator sim, int index, ReplicaSpec spec, SimVariant variant) {
     this.sim = sim;
@@ -80,7 +100,6 @@ final class SimReplica implements SimWatch.Wire {
     this.spec = spec;
     this.variant = variant;
     this.leaseNanos = spec.leaseNanos();
-    this.renewDeadlineNanos = spec.renewDeadlineMillis() * 1_000_000L;
     this.retryNanos = spec.retryPeriodMillis() * 1_000_000L;
     this.requestTimeoutNanos = spec.requestTimeoutMillis() * 1_000_000L;
     this.stopTimeoutNanos = spec.stopTimeoutMillis() * 1_000_000L;
@@ -97,31 +116,62 @@ final class SimReplica implements SimWatch.Wire {
     long origin = spec.originNearWrap() ? Long.MAX_VALUE - sim.random().nextLong(60_000_000_000L)
         : sim.random().nextLong();
     clock = new SimClock(sim.now(), origin, spec.driftPpm(), spec.wallOffsetMillis() * 1_000_000L);
-    protocol = newProtocol();
-    watch = new SimWatch(this, retryNanos, leaseNanos);
-    runner = new SimRunner(sim, this);
+    transport = new Transport(process);
+    services.clear();
     sends.clear();
     sent.clear();
-    awaiting = false;
-    inflight = 0;
-    loopDone = false;
-    onLoopDone = null;
-    closing = false;
-    closeDelivered = false;
-    finish = FinishHow.NONE;
-    finishDelivered = false;
-    relinquishRelease = null;
-    term = null;
-    termLapsed = false;
+    spent = 0;
+    inCallback = false;
+    pendingTimers = 0;
+    stopped = false;
     lastTerm = null;
-    lastLossCause = null;
+    startedTerm = null;
+    runningTerm = null;
+    pauseExcused = false;
     released = false;
-    drive(in(protocol.start(now())));
+    closing = false;
+    closeArmed = false;
+    closeExpectsRelease = false;
+    closeDisturbed = false;
+    ElectionRunner.Builder builder = ElectionRunner.builder()
+        .decision(MockApi.CONTEND)
+        .settings(settings())
+        .transport(transport)
+        .loop(new Loop(process))
+        .userCode(new UserCode(process))
+        .ticker(ticker())
+        .clock(wallClock())
+        .flaw(variant.flaw)
+        .runnerFlaw(variant.runnerFlaw)
+        .listener(new Watcher());
+    for (int i = 0; i < spec.reconcilers(); i++) {
+      Service service = new Service(i);
+      services.add(service);
+      builder.service(service);
+    }
+    runner = builder.start();
   }
 
-  LeaseProtocol newProtocol() {
-    return new LeaseProtocol(identity, leaseNanos, renewDeadlineNanos, retryNanos, requestTimeoutNanos,
-        sim.random().nextLong(), variant.flaw);
+  private LeaseSettings settings() {
+    LossPolicy policy = spec.lossPolicy() == LossPolicy.Kind.EXIT ? LossPolicy.exit(status -> exited())
+        : LossPolicy.recontend();
+    return LeaseSettings.builder()
+        .leaseName(LEASE)
+        .namespace(NAMESPACE)
+        .identity(identity)
+        .leaseDuration(Duration.ofNanos(leaseNanos))
+        .renewDeadline(Duration.ofMillis(spec.renewDeadlineMillis()))
+        .retryPeriod(Duration.ofMillis(spec.retryPeriodMillis()))
+        .requestTimeout(Duration.ofMillis(spec.requestTimeoutMillis()))
+        .stopTimeout(Duration.ofNanos(stopTimeoutNanos))
+        .lossPolicy(policy)
+        .build();
+  }
+
+  /** The exiter: the process ends at once, its Lease left to expire. */
+  private void exited() {
+    sim.invariants().exited();
+    die(sim.restartDelay());
   }
 
   /** The process is gone (crash, exit, or the end after close): nothing of it runs any more. */
@@ -132,7 +182,10 @@ final class SimReplica implements SimWatch.Wire {
     alive = false;
     paused = false;
     deferred = new ArrayList<>();
-    runner.processDied();
+    services.clear();
+    pauseExcused = false;
+    startedTerm = null;
+    runningTerm = null;
     sim.cancelWatch(this);
     process++;
     sim.restartLater(this, restartAfterNanos);
@@ -143,18 +196,22 @@ final class SimReplica implements SimWatch.Wire {
       return;
     }
     paused = true;
-    runner.paused();
+    if (servicesRunning()) {
+      pauseExcused = true;
+    }
     int p = process;
     sim.at(sim.now() + forNanos, () -> resume(p));
   }
 
-  /** The worst case: the reconcilers act first, then the election logic catches up, oldest event first. */
+  /** The worst case: the services act first, then the election logic catches up, oldest event first. */
   private void resume(int p) {
     if (!alive || process != p) {
       return;
     }
     paused = false;
-    runner.resumed();
+    if (startedTerm != null && servicesRunning()) {
+      gateWrite(startedTerm);
+    }
     List<Simulator.Event> held = deferred;
     deferred = new ArrayList<>();
     for (Simulator.Event event : held) {
@@ -162,221 +219,188 @@ final class SimReplica implements SimWatch.Wire {
     }
   }
 
-  Moment now() {
-    long t = sim.now();
-    return new Moment(clock.mono(t), clock.wall(t));
-  }
-
-  @Override
-  public long monoNow() {
-    return clock.mono(sim.now());
-  }
-
-  /** A Ticker on this process's own clock. */
   Ticker ticker() {
     SimClock mine = clock;
     return () -> mine.mono(sim.now());
   }
 
-  private LeaseStep in(LeaseStep step) {
-    sim.countStep();
-    return step;
+  private Clock wallClock() {
+    SimClock mine = clock;
+    return new Clock() {
+      @Override
+      public ZoneId getZone() {
+        return ZoneOffset.UTC;
+      }
+
+      @Override
+      public Clock withZone(ZoneId zone) {
+        return this;
+      }
+
+      @Override
+      public Instant instant() {
+        return mine.wall(sim.now());
+      }
+    };
   }
 
-  // ---- the loop, as in LeaseElector.run() --------------------------------------------------------------
+  long monoNow() {
+    return clock.mono(sim.now());
+  }
 
-  void drive(LeaseStep first) {
-    LeaseStep step = first;
-    while (true) {
-      take(step);
-      Action action = step.action();
-      if (action instanceof LeaseStep.Read read) {
-        send(action, read.answerByNanos());
-        return;
-      } else if (action instanceof LeaseStep.Create create) {
-        send(action, create.answerByNanos());
-        return;
-      } else if (action instanceof LeaseStep.Update update) {
-        send(action, update.answerByNanos());
-        return;
-      } else if (action instanceof LeaseStep.Await await) {
-        if (termLapsed) {
-          termLapsed = false;
-          step = in(protocol.lapsed(now()));
-          continue;
-        }
-        if (protocol.role() == LeaseProtocol.Role.FOLLOWING) {
-          watch.ensureRunning(closing);
-        }
-        awaiting = true;
-        awaitUntil = await.untilNanos();
-        LeaseStep next = pollInputs();
-        if (next != null) {
-          awaiting = false;
-          step = next;
-          continue;
-        }
-        int number = ++waitNumber;
-        sim.at(clock.trueTimeOf(awaitUntil, sim.now()), this, () -> {
-          if (awaiting && waitNumber == number) {
-            poke();
-          }
-        });
-        return;
-      } else if (action instanceof LeaseStep.HandleLoss) {
-        LeadershipTerm lostTerm = term;
-        term = null;
-        lostTerm.end();
-        runner.lost(lostTerm);
-        return;
-      } else {
-        watch.stop();
-        loopDone = true;
-        if (onLoopDone != null) {
-          Runnable then = onLoopDone;
-          onLoopDone = null;
-          then.run();
-        }
-        return;
+  /** When something handed back from the current callback arrives: after the time the callback took. */
+  private long handBackTime() {
+    return sim.now() + (inCallback ? spent : 0);
+  }
+
+  // ---- what the invariants read --------------------------------------------------------------------------
+
+  /** From the first start() until every stop() returned (or the process died): invariant 1's "running". */
+  boolean servicesRunning() {
+    for (Service service : services) {
+      if (service.running()) {
+        return true;
       }
     }
+    pauseExcused = false;
+    runningTerm = null;
+    if (startedTerm != null && !startedTerm.isValid()) {
+      startedTerm = null;
+    }
+    return false;
   }
 
-  /** Acts on what a step signals, as LeaseElector.take does. */
-  private void take(LeaseStep step) {
-    for (LeaseStep.Signal signal : step.signals()) {
-      if (signal instanceof LeaseStep.Elected elected) {
-        watch.stop();
-        LeaseRecord record = elected.record();
-        term = LeadershipTerm.elected(identity, record.transitions(),
-            record.acquireTime() == null ? clock.wall(sim.now()) : record.acquireTime(),
-            record.resourceVersion() == null ? "" : record.resourceVersion(), ticker(), elected.validUntilNanos());
-        termLapsed = false;
-        sim.elected(this, term);
-        runner.elected(term);
-      } else if (signal instanceof LeaseStep.Renewed renewed) {
-        termLapsed |= term != null && !term.extendUntil(renewed.validUntilNanos());
-      } else if (signal instanceof LeaseStep.Lost lost) {
-        lastLossCause = lost.cause();
-      } else if (signal instanceof LeaseStep.Fact fact && fact.kind() == FactKind.RELEASED) {
-        released = true;
-      }
-    }
+  /** Timers of the loop that are scheduled and not cancelled: none may be left once the runner stopped. */
+  int pendingTimers() {
+    return pendingTimers;
   }
 
-  /** The inputs LeaseElector.await takes, in its order; null when there is none and the wait goes on. */
-  private LeaseStep pollInputs() {
-    if (relinquishRelease != null) {
-      boolean release = relinquishRelease;
-      relinquishRelease = null;
-      return in(protocol.relinquish(now(), release));
-    }
-    if (finish != FinishHow.NONE && !finishDelivered) {
-      finishDelivered = true;
-      closeDelivered = true;
-      return in(protocol.finish(now(), finish == FinishHow.RELEASE));
-    }
-    if (closing && !closeDelivered) {
-      closeDelivered = true;
-      return in(protocol.close(now()));
-    }
-    SimWatch.Input input = watch.takeInput();
-    if (input != null) {
-      return in(input.deliverTo(protocol, now()));
-    }
-    if (awaitUntil - monoNow() <= 0) {
-      return in(protocol.wake(now()));
-    }
-    return null;
+  boolean stopped() {
+    return stopped;
   }
 
-  /** Something arrived: a waiting loop takes it in now (the real one is notified). */
-  void poke() {
-    if (alive && !paused && awaiting) {
-      LeaseStep next = pollInputs();
-      if (next != null) {
-        awaiting = false;
-        drive(next);
-      }
-    }
+  // ---- close as a fault ------------------------------------------------------------------------------------
+
+  void armCloseFromCallback(long restartAfterNanos) {
+    closeArmed = true;
+    closeArmedRestartNanos = restartAfterNanos;
   }
 
-  void afterLoss(boolean contendAgain) {
-    if (!alive) {
+  void disarm() {
+    closeArmed = false;
+  }
+
+  void close(long restartAfterNanos) {
+    if (closing || !alive || stopped) {
       return;
     }
-    if (contendAgain && !closing && variant == SimVariant.NO_BACKOFF_AFTER_FAILED_START
-        && lastLossCause == LossCause.START_FAILED) {
-      protocol = newProtocol();
-      drive(in(protocol.start(now())));
-      return;
-    }
-    drive(in(protocol.afterLoss(now(), contendAgain)));
-  }
-
-  // ---- inputs from the runner, as LeaseElector's beginClose / finish / relinquish ----------------------
-
-  void beginClose() {
     closing = true;
-    poke();
+    restartAfterCloseNanos = restartAfterNanos;
+    ElectionState state = runner.state();
+    LeadershipTerm term = state instanceof ElectionState.Leading leading ? leading.term() : null;
+    // Expected to release: a valid leader whose term the Lease still names, with no fault in its way.
+    closeExpectsRelease = term != null && term.isValid() && sim.leaseNames(term) && !paused
+        && !sim.network().disturbs(index) && !troubled();
+    closeDisturbed = false;
+    released = false;
+    runner.closeAsync();
   }
 
-  void finish(FinishHow how) {
-    closing = true;
-    if (finish == FinishHow.NONE) {
-      finish = how;
+  private boolean troubled() {
+    for (int count : troubles) {
+      if (count > 0) {
+        return true;
+      }
     }
-    poke();
+    return false;
   }
 
-  void relinquish(boolean release) {
-    relinquishRelease = release;
-    poke();
-  }
-
-  /** Runs {@code then} once the loop has finished, or after the join timeout of ElectionRunner.close. */
-  void whenLoopDone(Runnable then) {
-    if (loopDone) {
-      then.run();
-      return;
+  /** The runner published STOPPED: check what must hold then, and end the process as its main would. */
+  private void runnerStopped(ElectionState.Stopped state) {
+    stopped = true;
+    if (state.cause() == ElectionState.StopCause.CLOSED && !closing) {
+      sim.invariants().wrongCause(identity + " STOPPED as CLOSED but was never closed");
+    } else if (state.cause() != ElectionState.StopCause.CLOSED && state.cause() != ElectionState.StopCause.LOST) {
+      sim.invariants().wrongCause(identity + " STOPPED with " + state.cause() + ": " + state.failure());
+    } else if (state.cause() == ElectionState.StopCause.LOST && !closing && spec.lossPolicy() == LossPolicy.Kind.EXIT) {
+      sim.invariants().wrongCause(identity + " STOPPED as LOST under EXIT without exiting");
     }
-    onLoopDone = then;
-    sim.at(sim.now() + 5 * requestTimeoutNanos + 1_000_000_000L, this, () -> {
-      if (onLoopDone == then) {
-        onLoopDone = null;
-        then.run();
+    for (Service service : services) {
+      if (service.started && !service.stopCalled) {
+        sim.invariants().runningAfterStop(identity + "'s service " + service.index + " was never stopped, yet "
+            + "its runner reported STOPPED (" + state.cause() + ")");
+      }
+    }
+    boolean expectsRelease = closing && closeExpectsRelease && !closeDisturbed;
+    int p = process;
+    // Checked once the callbacks queued before STOPPED ran: awaitStopped() returns, no timer is left.
+    sim.at(sim.now() + 1, () -> {
+      if (!alive || process != p) {
+        return;
+      }
+      try {
+        if (!runner.awaitStopped(Duration.ZERO)) {
+          sim.invariants().awaitStoppedHangs(identity + "'s awaitStopped() does not return after STOPPED");
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      if (pendingTimers != 0) {
+        sim.invariants().timersLeft(identity + " left " + pendingTimers + " timer(s) on its loop after STOPPED");
+      }
+      if (expectsRelease && servicesStoppedCleanly() && !released) {
+        sim.invariants().lostRelease(identity + " closed as leader, undisturbed, but did not release");
+      }
+      // The process goes on for a while before it exits (other shutdown hooks, a context closing): a stop()
+      // that hung keeps its work running meanwhile, as it would in a real process.
+      long linger = sim.random().nextLong(2 * stopTimeoutNanos + 1);
+      sim.at(sim.now() + linger, () -> {
+        if (alive && process == p) {
+          die(closing ? restartAfterCloseNanos : sim.restartDelay());
+        }
+      });
+    });
+  }
+
+  private boolean servicesStoppedCleanly() {
+    for (Service service : services) {
+      if (service.hung || service.stopThrew) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // ---- the write gate --------------------------------------------------------------------------------------
+
+  private void work(LeadershipTerm term, int p) {
+    sim.at(sim.now() + retryNanos / 2, this, () -> {
+      if (process == p && startedTerm == term && servicesRunning()) {
+        gateWrite(term);
+        work(term, p);
       }
     });
   }
 
-  // ---- requests -------------------------------------------------------------------------------------------
-
-  private void send(Action action, long answerByNanos) {
-    long id = sim.nextRequestId();
-    inflight = id;
-    countRequest(action.getClass().getSimpleName() + (protocol.role() == LeaseProtocol.Role.LEADING ? "(L)" : ""));
-    // As LeaseElector and LeaseRequests: wait until the answer-by time, but never longer than requestTimeout.
-    long mono = monoNow();
-    long wait = Math.max(1, Math.min(answerByNanos - mono, requestTimeoutNanos));
-    long timeoutAt = Math.max(sim.now() + 1, clock.trueTimeOf(mono + wait, sim.now()));
-    sim.at(timeoutAt, this, () -> complete(id, new Answer.Failed(FailureKind.OTHER, "timeout")));
-    sim.request(this, action, answer -> complete(id, answer));
-  }
-
-  private void complete(long id, Answer answer) {
-    if (inflight != id) {
+  /** A write through the real gate's check: refused once the term is not valid on this process's clock. */
+  private void gateWrite(LeadershipTerm term) {
+    try {
+      new WriteGateInterceptor(term, variant.runnerFlaw).before(null, SimHttp.write(), null);
+    } catch (TermEndedException refused) {
+      sim.invariants().gateClosed();
       return;
     }
-    inflight = 0;
-    drive(in(protocol.answer(now(), answer)));
+    sim.dataWrite(this, term);
   }
+
+  // ---- load ------------------------------------------------------------------------------------------------
 
   /**
    * Counts a Lease call (request or watch) in a sliding window on this process's clock: one retry period, or the
    * shortest lease duration among the replicas if that is shorter (under mixed timings a follower reads when the
    * holder's lease runs out, which may be more often than its own retry period).
    */
-  void countRequest(String what) {
+  private void countRequest(String what) {
     long m = monoNow();
     sends.addLast(m);
     sent.addLast(what + "@" + sim.now() / 1_000_000);
@@ -387,35 +411,320 @@ final class SimReplica implements SimWatch.Wire {
     sim.invariants().requestsInWindow(sends.size(), sent);
   }
 
-  // ---- the watch ------------------------------------------------------------------------------------------
-
-  @Override
-  public void open(int generation) {
-    countRequest("Watch");
-    sim.openWatch(this, generation);
-  }
-
-  @Override
-  public void cancel() {
-    sim.cancelWatch(this);
-  }
+  // ---- watches, as the simulator calls back ----------------------------------------------------------------
 
   void watchOpened(int generation) {
-    watch.opened(generation);
-    poke();
+    transport.watchEvent(generation, events -> events.opened());
   }
 
   void watchFailedToStart(int generation) {
-    watch.failedToStart(generation);
+    transport.watchEvent(generation, events -> events.closed());
   }
 
   void watchEvent(int generation, LeaseRecord record) {
-    watch.changed(generation, record, monoNow());
-    poke();
+    transport.watchEvent(generation, events -> events.changed(record));
   }
 
   void watchClosed(int generation) {
-    watch.closed(generation);
-    poke();
+    transport.watchEvent(generation, events -> events.closed());
+  }
+
+  // ---- the seams -------------------------------------------------------------------------------------------
+
+  /** The runner's loop: each task an event of this process, each timer on the process's own clock. */
+  private final class Loop implements RunnerLoop {
+    private final int p;
+
+    Loop(int p) {
+      this.p = p;
+    }
+
+    @Override
+    public void execute(Runnable task) {
+      if (process == p) {
+        sim.at(handBackTime(), SimReplica.this, task);
+      }
+    }
+
+    @Override
+    public Timer schedule(long delayNanos, Runnable task) {
+      boolean[] state = new boolean[2]; // cancelled, done
+      if (process != p) {
+        return () -> { };
+      }
+      pendingTimers++;
+      long mono = monoNow();
+      long at = Math.max(handBackTime(), clock.trueTimeOf(mono + Math.max(0, delayNanos), sim.now()));
+      sim.at(at, SimReplica.this, () -> {
+        if (state[0] || state[1]) {
+          return;
+        }
+        state[1] = true;
+        pendingTimers--;
+        task.run();
+      });
+      return () -> {
+        if (!state[0] && !state[1] && process == p) {
+          state[0] = true;
+          pendingTimers--;
+        }
+      };
+    }
+
+    @Override
+    public boolean inLoop() {
+      return true;
+    }
+  }
+
+  /**
+   * User code: each run of a lane an event of this process, never before the lane's previous run has taken the
+   * time its callbacks took (a lane is one thread: a hung stop() holds everything after it on that lane).
+   */
+  private final class UserCode implements Executor {
+    private final int p;
+    private final Map<Object, Long> laneFreeAt = new HashMap<>();
+
+    UserCode(int p) {
+      this.p = p;
+    }
+
+    @Override
+    public void execute(Runnable run) {
+      if (process != p) {
+        return;
+      }
+      Object lane = run instanceof CallbackLane.Run laneRun ? laneRun.lane() : run;
+      long at = Math.max(handBackTime(), laneFreeAt.getOrDefault(lane, 0L));
+      laneFreeAt.put(lane, at);
+      sim.at(at, SimReplica.this, () -> {
+        long outerSpent = spent;
+        boolean outer = inCallback;
+        spent = 0;
+        inCallback = true;
+        try {
+          run.run();
+        } finally {
+          laneFreeAt.put(lane, sim.now() + spent);
+          spent = outerSpent;
+          inCallback = outer;
+        }
+      });
+    }
+  }
+
+  /** The Lease calls over the simulated network; watches opened at the simulated server. */
+  private final class Transport implements LeaseTransport {
+    private final int p;
+    private final Map<Integer, WatchEvents> watches = new HashMap<>();
+    private int watchGeneration;
+    private boolean closed;
+
+    Transport(int p) {
+      this.p = p;
+    }
+
+    @Override
+    public Call read(Answered done) {
+      return send(new LeaseStep.Read(0), done);
+    }
+
+    @Override
+    public Call create(LeaseRecord record, Answered done) {
+      return send(new LeaseStep.Create(record, 0), done);
+    }
+
+    @Override
+    public Call update(LeaseRecord record, Answered done) {
+      return send(new LeaseStep.Update(record, 0), done);
+    }
+
+    private Call send(Action action, Answered done) {
+      if (closed || process != p) {
+        if (process == p) {
+          sim.invariants().requestAfterStop(identity + " sent " + action.getClass().getSimpleName()
+              + " after its transport was closed");
+        }
+        return () -> { };
+      }
+      boolean leading = runner != null && runner.state().kind() == ElectionState.Kind.LEADING;
+      countRequest(action.getClass().getSimpleName() + (leading ? "(L)" : ""));
+      boolean[] cancelled = {false};
+      sim.request(SimReplica.this, action, answer -> {
+        if (!cancelled[0]) {
+          done.answered(answer, failure(answer));
+        }
+      });
+      return () -> cancelled[0] = true;
+    }
+
+    private Throwable failure(Answer answer) {
+      if (!(answer instanceof Answer.Failed failed)) {
+        return null;
+      }
+      int code = failed.kind() == LeaseStep.FailureKind.CONFLICT ? LeaseCallFailed.CONFLICT
+          : failed.kind() == LeaseStep.FailureKind.NOT_FOUND ? LeaseCallFailed.NOT_FOUND : 503;
+      return new LeaseCallFailed(failed.failure(), null, code);
+    }
+
+    @Override
+    public Call watch(WatchEvents events) {
+      if (closed || process != p) {
+        return () -> { };
+      }
+      int generation = ++watchGeneration;
+      watches.put(generation, events);
+      countRequest("Watch");
+      sim.openWatch(SimReplica.this, generation);
+      return () -> {
+        if (watches.remove(generation) != null) {
+          sim.cancelWatch(SimReplica.this);
+        }
+      };
+    }
+
+    void watchEvent(int generation, Consumer<WatchEvents> deliver) {
+      WatchEvents events = watches.get(generation);
+      if (events != null) {
+        deliver.accept(events);
+      }
+    }
+
+    /** The access reviews, as one round trip; granted (the simulation's replicas may use the Lease). */
+    @Override
+    public Call preflight(Consumer<Optional<LeaseAccessDeniedException>> done, Consumer<Throwable> failed) {
+      boolean[] cancelled = {false};
+      sim.request(SimReplica.this, new LeaseStep.Read(0), answer -> {
+        if (!cancelled[0]) {
+          done.accept(Optional.empty());
+        }
+      });
+      // A review that gets no answer fails after the client's timeout: the verdict is UNKNOWN, and it contends.
+      sim.at(sim.now() + 2 * requestTimeoutNanos, SimReplica.this, () -> {
+        if (!cancelled[0]) {
+          cancelled[0] = true;
+          done.accept(Optional.empty());
+        }
+      });
+      return () -> cancelled[0] = true;
+    }
+
+    @Override
+    public void close() {
+      closed = true;
+      if (!watches.isEmpty()) {
+        watches.clear();
+        sim.cancelWatch(SimReplica.this);
+      }
+    }
+  }
+
+  /** What the replica hears from its runner, for the invariants. */
+  private final class Watcher implements ElectionListener {
+    @Override
+    public void stateChanged(ElectionState previous, ElectionState current) {
+      if (current instanceof ElectionState.Leading leading) {
+        lastTerm = leading.term();
+        sim.elected(SimReplica.this, leading.term());
+      } else if (current instanceof ElectionState.Stopped stoppedState) {
+        runnerStopped(stoppedState);
+      }
+    }
+  }
+
+  /** A service of the simulated replica: misbehaves as the schedule says, and says how long its stop took. */
+  private final class Service implements LeaderService {
+    final int index;
+    boolean started;
+    boolean stopCalled;
+    boolean hung;
+    boolean stopThrew;
+    private long stopReturnsAt = Long.MAX_VALUE;
+
+    Service(int index) {
+      this.index = index;
+    }
+
+    boolean running() {
+      return started && sim.now() < stopReturnsAt;
+    }
+
+    private boolean trouble(Trouble trouble) {
+      return troubles[trouble.ordinal()] > 0;
+    }
+
+    private void callbackEntered() {
+      if (closeArmed) {
+        closeArmed = false;
+        close(closeArmedRestartNanos);
+      }
+    }
+
+    @Override
+    public void start(LeadershipTerm term) throws Exception {
+      callbackEntered();
+      // A start that throws started nothing: the sequence stops only the services that started.
+      if (trouble(Trouble.START_THROWS_EXCEPTION)) {
+        throw new Exception("simulated start failure");
+      }
+      if (trouble(Trouble.START_THROWS_ERROR)) {
+        throw new AssertionError("simulated Error from start");
+      }
+      if (running()) {
+        sim.invariants().selfOverlap(identity + "'s service " + index + " started again at " + sim.now() / 1_000_000
+            + "ms while its previous run's work still runs");
+      }
+      started = true;
+      stopCalled = false;
+      hung = false;
+      stopThrew = false;
+      stopReturnsAt = Long.MAX_VALUE;
+      runningTerm = term;
+      if (index == services.size() - 1 && term.isValid()) {
+        startedTerm = term;
+        work(term, process);
+      }
+    }
+
+    @Override
+    public void stop() throws Exception {
+      stopCalled = true;
+      callbackEntered();
+      hung = trouble(Trouble.STOP_HANGS);
+      spent += hung ? hungStopNanos() : cleanStopNanos();
+      stopReturnsAt = sim.now() + spent;
+      boolean throwsException = trouble(Trouble.STOP_THROWS_EXCEPTION);
+      boolean throwsError = trouble(Trouble.STOP_THROWS_ERROR);
+      if (throwsException || throwsError) {
+        // A stop that threw may have left its work running (LeaderService.stop): for as long as a hung one.
+        stopThrew = true;
+        stopReturnsAt += hungStopNanos();
+      }
+      if (throwsException) {
+        throw new IllegalStateException("simulated stop failure");
+      }
+      if (throwsError) {
+        throw new StackOverflowError("simulated Error from stop");
+      }
+    }
+
+    private long cleanStopNanos() {
+      return sim.random().nextLong(stopTimeoutNanos / (2L * spec.reconcilers()) + 1);
+    }
+
+    /**
+     * Stops that hang take together (when all hang) past the stop timeout by up to half of it: so a hung service
+     * is gone within 0.75 × (leaseDuration - renewDeadline) of the loss, before a follower may start. Hangs
+     * that outlast the safety margin are what fencing is for; the runner warns of them, and they are left out.
+     */
+    private long hungStopNanos() {
+      long total = stopTimeoutNanos + 1 + sim.random().nextLong(stopTimeoutNanos / 2 + 1);
+      return total / spec.reconcilers() + 1;
+    }
+
+    @Override
+    public String toString() {
+      return identity + "-service-" + index;
+    }
   }
 }

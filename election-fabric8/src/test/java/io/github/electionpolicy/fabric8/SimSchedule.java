@@ -102,6 +102,36 @@ record SimSchedule(long seed, List<ReplicaSpec> replicas, List<Fault> faults, lo
   /** For a while, every call of that kind to this replica's reconcilers misbehaves. */
   record ReconcilerTrouble(int replica, long at, long forMillis, Trouble trouble) implements Fault {}
 
+  /** What follows a {@link LeaderTrouble}'s misbehaviour, on the same replica. */
+  enum Then { CLOSE, CLOSE_FROM_CALLBACK, PARTITION }
+
+  /**
+   * Aimed at whoever leads at {@code at} (nothing if none does): its services misbehave for a while, and a
+   * quarter into that it is closed, closed from its next callback, or partitioned from the server: the runner's
+   * own boundaries (a close or a loss meeting a stop that hangs or throws) that a random schedule rarely hits.
+   */
+  record LeaderTrouble(long at, long forMillis, Trouble trouble, Then then) implements Fault {}
+
+  /**
+   * A graceful hand-over met by a second close: the leader is closed, and {@code gapMillis} after the server
+   * applied its release one of the followers, which may be taking the Lease just then.
+   */
+  record HandOverClose(long at, long gapMillis, int follower) implements Fault {}
+
+  /**
+   * Every replica but the leader gets slow answers (up to {@code latencyMillis} a leg), and the leader is cut off
+   * from the server {@code gapMillis} later: the followers take over on what slow reads told them, while the
+   * leader's services run until its term ends.
+   */
+  record SlowFollowersThenLeaderCrash(long at, long latencyMillis, long gapMillis) implements Fault {}
+
+  /**
+   * A take-over that fails: for {@code forMillis} every follower's services throw from start() and their
+   * answers are slow (up to {@code latencyMillis} a leg), and the leader is closed, so that a follower wins, fails
+   * to start, and gives the term up while its answers dawdle.
+   */
+  record FailingTakeover(long at, long forMillis, long latencyMillis) implements Fault {}
+
   /** Where the quiet tail starts, in milliseconds. */
   long quietFromMillis() {
     return faultPhaseMillis;

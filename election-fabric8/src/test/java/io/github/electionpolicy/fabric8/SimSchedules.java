@@ -4,7 +4,11 @@ import io.github.electionpolicy.fabric8.SimSchedule.Close;
 import io.github.electionpolicy.fabric8.SimSchedule.Crash;
 import io.github.electionpolicy.fabric8.SimSchedule.DeleteLease;
 import io.github.electionpolicy.fabric8.SimSchedule.Direction;
+import io.github.electionpolicy.fabric8.SimSchedule.FailingTakeover;
 import io.github.electionpolicy.fabric8.SimSchedule.Fault;
+import io.github.electionpolicy.fabric8.SimSchedule.HandOverClose;
+import io.github.electionpolicy.fabric8.SimSchedule.LeaderTrouble;
+import io.github.electionpolicy.fabric8.SimSchedule.SlowFollowersThenLeaderCrash;
 import io.github.electionpolicy.fabric8.SimSchedule.Foreign;
 import io.github.electionpolicy.fabric8.SimSchedule.ForeignKind;
 import io.github.electionpolicy.fabric8.SimSchedule.Partition;
@@ -122,6 +126,16 @@ final class SimSchedules {
         Arbitraries.of(Trouble.class)).as(ReconcilerTrouble::new));
     kinds.add(Combinators.combine(replica, at, Arbitraries.longs().between(200, 15_000))
         .as((r, a, w) -> new ReconcilerTrouble(r, a, w, Trouble.START_THROWS_EXCEPTION)));
+    // A leader's services have started: what can still go wrong is how they stop.
+    kinds.add(Combinators.combine(at, Arbitraries.longs().between(400, 8_000),
+        Arbitraries.of(Trouble.STOP_HANGS, Trouble.STOP_THROWS_EXCEPTION, Trouble.STOP_THROWS_ERROR),
+        Arbitraries.of(SimSchedule.Then.class)).as(LeaderTrouble::new));
+    kinds.add(Combinators.combine(at, Arbitraries.longs().between(0, 120), Arbitraries.integers().between(0, 4))
+        .as(HandOverClose::new));
+    kinds.add(Combinators.combine(at, Arbitraries.longs().between(100, 3_000), Arbitraries.longs().between(0, 2_000))
+        .as(SlowFollowersThenLeaderCrash::new));
+    kinds.add(Combinators.combine(at, Arbitraries.longs().between(1_000, 10_000), Arbitraries.longs().between(50, 800))
+        .as(FailingTakeover::new));
     return Arbitraries.oneOf(kinds);
   }
 }

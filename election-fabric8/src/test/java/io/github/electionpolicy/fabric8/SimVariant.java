@@ -1,41 +1,41 @@
 package io.github.electionpolicy.fabric8;
 
 /**
- * What the simulation runs: the real protocol and runner rules, or one deliberate defect that the invariants
- * must catch (which shows they can fail at all). Four defects live in {@link LeaseProtocol.Flaw}; two are in the
- * harness's runner.
+ * What the simulation runs: the real protocol and runner, or one deliberate defect that the invariants must
+ * catch (which shows they can fail at all). Four defects live in {@link LeaseProtocol.Flaw}, seven in
+ * {@link RunnerFlaw}: the lifecycle, the elector and its watch, the service sequencing, the term and the write
+ * gate. All of them are in the production classes the simulation drives, never in the simulation's own code.
  */
 enum SimVariant {
-  /** The real protocol and the runner's rules. */
-  REAL(LeaseProtocol.Flaw.NONE),
-  IGNORE_RENEW_DEADLINE(LeaseProtocol.Flaw.IGNORE_RENEW_DEADLINE),
-  EARLY_TAKEOVER(LeaseProtocol.Flaw.EARLY_TAKEOVER),
-  REMOTE_RENEW_TIME(LeaseProtocol.Flaw.REMOTE_RENEW_TIME),
-  NO_TRANSITION_INCREMENT(LeaseProtocol.Flaw.NO_TRANSITION_INCREMENT),
-  /** close() releases the Lease first and stops the reconcilers after. */
-  RELEASE_BEFORE_STOP(LeaseProtocol.Flaw.NONE),
-  /**
-   * After a failed start under RECONTEND the runner contends with a fresh protocol, which forgets the failed
-   * terms and so never backs off: the backoff itself lives in the protocol, and this is how to switch it off
-   * from outside.
-   */
-  NO_BACKOFF_AFTER_FAILED_START(LeaseProtocol.Flaw.NONE),
-  /**
-   * The runner as it was before the simulation found its defect: after a failed start it relinquished without
-   * ending the term, so the term still read valid while the release was in flight, and after the server applied
-   * it another replica could be elected before the answer came back (invariant 2). {@link ServiceSequence} now
-   * ends the term first; {@code SimulationFindingsTest} replays the schedule that showed the gap.
-   */
-  FAILED_START_TERM_LEFT_VALID(LeaseProtocol.Flaw.NONE);
+  /** The real protocol and runner. */
+  REAL(LeaseProtocol.Flaw.NONE, RunnerFlaw.NONE),
+  IGNORE_RENEW_DEADLINE(LeaseProtocol.Flaw.IGNORE_RENEW_DEADLINE, RunnerFlaw.NONE),
+  EARLY_TAKEOVER(LeaseProtocol.Flaw.EARLY_TAKEOVER, RunnerFlaw.NONE),
+  REMOTE_RENEW_TIME(LeaseProtocol.Flaw.REMOTE_RENEW_TIME, RunnerFlaw.NONE),
+  NO_TRANSITION_INCREMENT(LeaseProtocol.Flaw.NO_TRANSITION_INCREMENT, RunnerFlaw.NONE),
+  RELEASE_BEFORE_STOP(LeaseProtocol.Flaw.NONE, RunnerFlaw.RELEASE_BEFORE_STOP),
+  RELEASE_AFTER_HUNG_STOP(LeaseProtocol.Flaw.NONE, RunnerFlaw.RELEASE_AFTER_HUNG_STOP),
+  START_WHILE_CLOSING(LeaseProtocol.Flaw.NONE, RunnerFlaw.START_WHILE_CLOSING),
+  WATCH_EVENT_DATED_AT_OPEN(LeaseProtocol.Flaw.NONE, RunnerFlaw.WATCH_EVENT_DATED_AT_OPEN),
+  FAILED_START_TERM_LEFT_VALID(LeaseProtocol.Flaw.NONE, RunnerFlaw.FAILED_START_TERM_LEFT_VALID),
+  TERM_VALID_UNTIL_ENDED(LeaseProtocol.Flaw.NONE, RunnerFlaw.TERM_VALID_UNTIL_ENDED),
+  GATE_CHECKS_ENDED_ONLY(LeaseProtocol.Flaw.NONE, RunnerFlaw.GATE_CHECKS_ENDED_ONLY);
 
   final LeaseProtocol.Flaw flaw;
+  final RunnerFlaw runnerFlaw;
 
   /** Whether this is one of the deliberately broken variants the invariants must catch. */
   boolean deliberatelyBroken() {
-    return this != REAL && this != FAILED_START_TERM_LEFT_VALID;
+    return this != REAL;
   }
 
-  SimVariant(LeaseProtocol.Flaw flaw) {
+  /** Whether the defect is in the runner rather than in the protocol. */
+  boolean inRunner() {
+    return runnerFlaw != RunnerFlaw.NONE;
+  }
+
+  SimVariant(LeaseProtocol.Flaw flaw, RunnerFlaw runnerFlaw) {
     this.flaw = flaw;
+    this.runnerFlaw = runnerFlaw;
   }
 }

@@ -2,20 +2,18 @@ package io.github.electionpolicy.fabric8;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.electionpolicy.fabric8.SimSchedule.Close;
-import io.github.electionpolicy.fabric8.SimSchedule.Crash;
 import io.github.electionpolicy.fabric8.SimSchedule.Direction;
-import io.github.electionpolicy.fabric8.SimSchedule.Foreign;
-import io.github.electionpolicy.fabric8.SimSchedule.ForeignKind;
-import io.github.electionpolicy.fabric8.SimSchedule.ServerDown;
-import io.github.electionpolicy.fabric8.SimSchedule.WatchKind;
-import io.github.electionpolicy.fabric8.SimSchedule.WatchTrouble;
 import io.github.electionpolicy.fabric8.SimSchedule.Partition;
-import io.github.electionpolicy.fabric8.SimSchedule.ReconcilerTrouble;
 import io.github.electionpolicy.fabric8.SimSchedule.ReplicaSpec;
-import io.github.electionpolicy.fabric8.SimSchedule.Slow;
+import io.github.electionpolicy.fabric8.SimSchedule.Pause;
+import io.github.electionpolicy.fabric8.SimSchedule.Then;
+import io.github.electionpolicy.fabric8.SimSchedule.HandOverClose;
+import io.github.electionpolicy.fabric8.SimSchedule.LeaderTrouble;
+import io.github.electionpolicy.fabric8.SimSchedule.FailingTakeover;
 import io.github.electionpolicy.fabric8.SimSchedule.Trouble;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -27,42 +25,46 @@ class SimulationFindingsTest {
   private static final ReplicaSpec REPLICA =
       new ReplicaSpec(11, 6798, 1409, 225, LossPolicy.Kind.RECONTEND, 1, 0, 0, false);
 
+  private static final ReplicaSpec FAST =
+      new ReplicaSpec(4, 2500, 500, 300, LossPolicy.Kind.RECONTEND, 2, 0, 0, false);
+
+  private static SimSchedule threeReplicas(long seed, SimSchedule.Fault fault) {
+    return new SimSchedule(seed, List.of(FAST, FAST, FAST), List.of(fault), 20_000, 20);
+  }
+
   /**
-   * A defect the simulation found in the runner, now fixed: after a reconciler failed to start, the runner
+   * A defect the simulation found in the old runner, fixed since: after a service failed to start, the runner
    * relinquished the term without ending it, so {@code term.isValid()} stayed true while the release was in
    * flight; once the server had applied the release, another replica could be elected before the answer came
-   * back. Here replica 4's start throws an Error and its answers are slow; with the old rule replica 1 is
-   * elected at 348 ms while replica 4's term still reads valid (seed 44, found by the generated schedules,
-   * replayed literally). {@link ServiceSequence} now ends the term as soon as a start fails.
+   * back. {@link ServiceSequence} ends the term as soon as a start fails; {@link RunnerFlaw#FAILED_START_TERM_LEFT_VALID}
+   * puts the old rule back into the real runner, and a take-over whose starts fail with slow answers shows it.
    */
   @Test
   void aFailedStartsTermEndsBeforeItsReleaseCanFreeTheLease() {
-    SimSchedule schedule = new SimSchedule(44, List.of(
-        new ReplicaSpec(11, 6798, 1409, 225, LossPolicy.Kind.RECONTEND, 3, 27, -196, false),
-        new ReplicaSpec(11, 6798, 1409, 225, LossPolicy.Kind.RECONTEND, 2, -182, 0, true),
-        new ReplicaSpec(11, 6798, 1409, 225, LossPolicy.Kind.RECONTEND, 2, -55, 10479, false),
-        new ReplicaSpec(11, 6798, 1409, 225, LossPolicy.Kind.RECONTEND, 3, -11, 0, true),
-        new ReplicaSpec(11, 6798, 1409, 225, LossPolicy.Kind.RECONTEND, 3, -1, -84008, false)),
-        List.of(new ReconcilerTrouble(4, 0, 11464, Trouble.START_THROWS_ERROR),
-            new Foreign(20, ForeignKind.BUMP_RENEW_TIME, 0),
-            new Crash(2, 125, 276),
-            new Slow(4, 163, 3012, 1473),
-            new Partition(3, 407, 241, Direction.RESPONSES_LOST),
-            new Close(4, 1151, true, 239),
-            new Foreign(2149, ForeignKind.BUMP_RENEW_TIME, 0),
-            new WatchTrouble(2914, 9917, WatchKind.DROP_EVENTS),
-            new ServerDown(7605, 1509),
-            new Partition(3, 8317, 274, Direction.BOTH),
-            new ServerDown(28122, 2508),
-            new ReconcilerTrouble(1, 39154, 208, Trouble.START_THROWS_ERROR)),
-        52074, 50);
+    SimSchedule schedule = threeReplicas(1, new FailingTakeover(5000, 5000, 400));
 
-    Simulator.Result oldRule = Simulator.run(schedule, SimVariant.FAILED_START_TERM_LEFT_VALID);
-    Simulator.Result withTheRule = Simulator.run(schedule, SimVariant.REAL);
+    assertThat(Simulator.run(schedule, SimVariant.FAILED_START_TERM_LEFT_VALID).invariants().violations())
+        .as("%s", schedule).anyMatch(v -> v.startsWith("VALID_AT_OTHERS_ELECTION: replica-0's term"));
+    assertThat(Simulator.run(schedule, SimVariant.REAL).invariants().violations()).isEmpty();
+  }
 
-    assertThat(oldRule.invariants().violations()).as("%s", schedule)
-        .anyMatch(v -> v.startsWith("VALID_AT_OTHERS_ELECTION: replica-4's term"));
-    assertThat(withTheRule.invariants().violations()).isEmpty();
+  /** Each of the runner's broken variants, shown by one literal schedule that the real runner passes. */
+  @Test
+  void eachBrokenRunnerVariantFailsALiteralScheduleTheRealRunnerPasses() {
+    Map<SimVariant, SimSchedule> shown = new EnumMap<>(SimVariant.class);
+    SimSchedule hungClose = threeReplicas(1, new LeaderTrouble(5000, 4000, Trouble.STOP_HANGS, Then.CLOSE));
+    shown.put(SimVariant.RELEASE_BEFORE_STOP, hungClose);
+    shown.put(SimVariant.RELEASE_AFTER_HUNG_STOP, hungClose);
+    shown.put(SimVariant.START_WHILE_CLOSING, threeReplicas(2, new HandOverClose(5000, 10, 0)));
+    shown.put(SimVariant.FAILED_START_TERM_LEFT_VALID, threeReplicas(1, new FailingTakeover(5000, 5000, 400)));
+    shown.put(SimVariant.TERM_VALID_UNTIL_ENDED, threeReplicas(3, new Pause(0, 5000, 6000)));
+    shown.put(SimVariant.GATE_CHECKS_ENDED_ONLY, threeReplicas(3, new Pause(0, 5000, 6000)));
+    for (Map.Entry<SimVariant, SimSchedule> e : shown.entrySet()) {
+      assertThat(Simulator.run(e.getValue(), SimVariant.REAL).invariants().violations())
+          .as("the real runner under %s", e.getValue()).isEmpty();
+      assertThat(Simulator.run(e.getValue(), e.getKey()).invariants().passed())
+          .as("%s under %s", e.getKey(), e.getValue()).isFalse();
+    }
   }
 
   /** A schedule replays identically: every random choice comes from its seed. */

@@ -1,7 +1,7 @@
 package io.github.electionpolicy.fabric8;
 
 /**
- * What all simulated runs of the real protocol add up to, for the one summary line.
+ * What all simulated runs of the real runner add up to, for the one summary line.
  *
  * <p>Thread-safe (synchronized): jqwik runs the properties of a container one after the other, but nothing
  * here should depend on that.
@@ -18,6 +18,7 @@ final class SimulationTotals {
   private long lostReleases;
   private long livenessViolations;
   private long loadViolations;
+  private long lifecycleViolations;
   private int maxRequestsPerRetryPeriod;
   private long exits;
   private long writesAccepted;
@@ -38,6 +39,7 @@ final class SimulationTotals {
     lostReleases += i.lostReleases;
     livenessViolations += i.livenessViolations;
     loadViolations += i.loadViolations;
+    lifecycleViolations += i.lifecycleViolations;
     maxRequestsPerRetryPeriod = Math.max(maxRequestsPerRetryPeriod, i.maxRequestsPerRetryPeriod);
     exits += i.exits;
     writesAccepted += i.writesAccepted;
@@ -45,9 +47,14 @@ final class SimulationTotals {
     gateClosed += i.gateClosed;
   }
 
-  synchronized void brokenVariants(int caught, int of) {
+  private int runnerVariantsCaught;
+  private int runnerVariants;
+
+  synchronized void brokenVariants(int caught, int of, int runnerCaught, int runnerOf) {
     variantsCaught = caught;
     variants = of;
+    runnerVariantsCaught = runnerCaught;
+    runnerVariants = runnerOf;
   }
 
   synchronized long replicaSteps() {
@@ -55,16 +62,21 @@ final class SimulationTotals {
   }
 
   synchronized String line() {
-    return "SIMULATION schedules=" + schedules + " replica_steps=" + replicaSteps + " failovers=" + failovers
+    return "SIMULATION schedules=" + schedules + " replica_events=" + replicaSteps + " failovers=" + failovers
         + " overlaps=" + overlaps + " token_regressions=" + tokenRegressions + " lost_releases=" + lostReleases
-        + " liveness_violations=" + livenessViolations + " max_requests_per_retry_period="
-        + maxRequestsPerRetryPeriod + " broken_variants_caught=" + variantsCaught + "/" + variants;
+        + " liveness_violations=" + livenessViolations + " lifecycle_violations=" + lifecycleViolations
+        + " max_requests_per_retry_period=" + maxRequestsPerRetryPeriod + " broken_variants_caught="
+        + variantsCaught + "/" + variants + " (runner " + runnerVariantsCaught + "/" + runnerVariants + ")"
+        + " runner_line_coverage=" + SimulationCoverage.percent(SimulationCoverage.lines(SimulationCoverage.RUNNER))
+        + " protocol_line_coverage="
+        + SimulationCoverage.percent(SimulationCoverage.lines(SimulationCoverage.PROTOCOL));
   }
 
   synchronized String details() {
     return "simulation details: valid_at_others_election=" + validAtOthersElection + " stale_writes=" + staleWrites
         + " load_violations=" + loadViolations + " (bound " + SimInvariants.LOAD_BOUND + ") exits=" + exits
         + " gated_writes_accepted=" + writesAccepted + " refused_by_server=" + writesRefused
-        + " blocked_by_gate=" + gateClosed;
+        + " blocked_by_gate=" + gateClosed + "; lines covered: "
+        + SimulationCoverage.perClass(SimulationCoverage.RUNNER);
   }
 }

@@ -49,6 +49,7 @@ final class Simulator {
   private final long quietFrom;
   private final long end;
   private long now;
+  private Runnable onNextRelease;
   private long seq;
   private long requestIds;
   private long steps;
@@ -107,6 +108,9 @@ final class Simulator {
       }
     }
     event.action().run();
+    if (replica != null) {
+      steps++;
+    }
     checkOverlap();
     if (!livenessMet && now >= quietFrom) {
       checkLiveness();
@@ -117,7 +121,7 @@ final class Simulator {
     int running = 0;
     StringBuilder who = null;
     for (SimReplica r : replicas) {
-      if (r.alive && !r.paused && r.runner.reconcilersRunning && !excused(r)) {
+      if (r.alive && !r.paused && r.servicesRunning() && !excused(r)) {
         running++;
         who = who == null ? new StringBuilder(r.identity) : who.append(", ").append(r.identity);
       }
@@ -127,7 +131,7 @@ final class Simulator {
 
   /** Paused while its reconcilers ran, or its Lease deleted under its term: see {@link #leaseDeleted}. */
   private boolean excused(SimReplica r) {
-    return r.runner.pauseExcused || r.runner.runningTerm != null && deletedUnder(r.runner.runningTerm);
+    return r.pauseExcused || r.runningTerm != null && deletedUnder(r.runningTerm);
   }
 
   /**
@@ -156,7 +160,7 @@ final class Simulator {
 
   private void checkLiveness() {
     for (SimReplica r : replicas) {
-      if (r.alive && !r.paused && r.runner.startedTerm != null && r.runner.startedTerm.isValid()) {
+      if (r.alive && !r.paused && r.startedTerm != null && r.startedTerm.isValid()) {
         livenessMet = true;
         return;
       }
@@ -167,6 +171,11 @@ final class Simulator {
 
   long now() {
     return now;
+  }
+
+  /** Runs {@code hook} once, when the server next applies a release. */
+  void onNextRelease(Runnable hook) {
+    onNextRelease = hook;
   }
 
   SplittableRandom random() {
@@ -265,6 +274,14 @@ final class Simulator {
         : server.update(((LeaseStep.Update) action).record());
     if (answer instanceof Answer.Written written) {
       LeaseRecord after = written.record();
+      if (after.holder() == null && before != null && before.heldBy(replica.identity)) {
+        replica.released = true;
+        Runnable hook = onNextRelease;
+        onNextRelease = null;
+        if (hook != null) {
+          hook.run();
+        }
+      }
       boolean renewal = before != null && before.heldBy(replica.identity) && before.sameTerm(after);
       if (after.heldBy(replica.identity) && !renewal) {
         terms.put(key(after.holder(), after.acquireTime(), after.transitions()), ++latestTerm);

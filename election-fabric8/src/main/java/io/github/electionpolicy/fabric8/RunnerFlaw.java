@@ -1,0 +1,26 @@
+package io.github.electionpolicy.fabric8;
+
+/**
+ * Deliberate one-line defects of the runner, each the slip a maintainer could make, for the simulation's broken
+ * variants: the simulation must catch every one of them, which shows its invariants can fail on this code.
+ * Production runners always run {@link #NONE}; the builder's setter is package-private. (The protocol's own
+ * defects are {@link LeaseProtocol.Flaw}.)
+ */
+enum RunnerFlaw {
+  /** The real runner. */
+  NONE,
+  /** Lifecycle: a close releases the Lease first and stops the services after (two steps in the wrong order). */
+  RELEASE_BEFORE_STOP,
+  /** Lifecycle: a close whose stop outlived stopTimeout releases the Lease instead of leaving it to expire. */
+  RELEASE_AFTER_HUNG_STOP,
+  /** Lifecycle: a term won while closing starts the services (the closing check dropped). */
+  START_WHILE_CLOSING,
+  /** Elector: a watch event is dated when the watch opened, not when it arrived (a time read at the wrong moment). */
+  WATCH_EVENT_DATED_AT_OPEN,
+  /** Service sequencing: a failed start gives its term up without ending it first. */
+  FAILED_START_TERM_LEFT_VALID,
+  /** Term: validity reads the ended flag only, not the clock (a flag checked instead of the clock). */
+  TERM_VALID_UNTIL_ENDED,
+  /** Write gate: the gate lets a write through unless the term was ended, whatever its deadline says. */
+  GATE_CHECKS_ENDED_ONLY
+}
