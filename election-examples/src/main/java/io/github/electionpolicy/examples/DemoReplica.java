@@ -31,7 +31,7 @@ final class DemoReplica implements AutoCloseable {
   }
 
   /**
-   * Starts a replica: its election thread runs the RBAC preflight, then contends (or, unelected, the reconciler
+   * Starts a replica: once started, it runs the RBAC preflight, then contends (or, unelected, the reconciler
    * starts at once). A denied verb stops the replica; {@link #startupFailure()} then says which.
    *
    * @param settings the Lease settings, without a loss policy: a lost replica stops contending and says so

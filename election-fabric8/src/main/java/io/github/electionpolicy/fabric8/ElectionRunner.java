@@ -46,7 +46,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Start-up: {@link Builder#start()} throws for whatever it can check on the caller's thread (a missing
  * input, no valid namespace) and otherwise returns at once, in state {@link ElectionState.Starting STARTING},
- * without waiting for the API server. The RBAC preflight and the Lease calls run on the election thread. A
+ * without waiting for the API server. The RBAC preflight and the Lease calls run on the shared I/O pool. A
  * preflight that finds a missing verb stops the runner before it contends: it logs an ERROR naming the verbs
  * and the Role to apply, {@link #startupFailure()} returns the {@link LeaseAccessDeniedException}, the state
  * becomes {@code STOPPED} and {@link #awaitStopped()} returns; under the default loss policy
@@ -528,7 +528,7 @@ public final class ElectionRunner implements AutoCloseable {
     }
 
     /**
-     * Turns the RBAC preflight on (the default) or off. It runs on the election thread before the first
+     * Turns the RBAC preflight on (the default) or off. It runs after {@code start()} returned, before the first
      * Lease call; a denial stops the runner, see {@link ElectionRunner#startupFailure()}.
      *
      * @param enabled whether to check with SelfSubjectAccessReviews before contending
@@ -581,7 +581,7 @@ public final class ElectionRunner implements AutoCloseable {
 
     /**
      * Logs the decision and starts: the reconcilers at once when unelected (this call returns once they
-     * started), or the election thread, which runs the RBAC preflight and then contends for the Lease.
+     * started), or the election on the shared loop, which runs the RBAC preflight and then contends for the Lease.
      *
      * <p>When contending it returns promptly, in state {@link ElectionState.Starting STARTING}: it makes no
      * API call on the caller's thread, so it never waits for the API server, even an unreachable one (the

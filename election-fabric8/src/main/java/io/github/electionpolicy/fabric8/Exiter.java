@@ -9,8 +9,8 @@ package io.github.electionpolicy.fabric8;
  * LossPolicy policy = LossPolicy.exit(status -> exitStatus.set(status));
  * }</pre>
  *
- * <p>Implementations must be thread-safe and must not block for long: the runner calls them from its own
- * election thread.
+ * <p>Implementations must be thread-safe and must not block for long: the runner calls them on a callback
+ * thread named for it ({@code election-exit[lease:identity]}), never on its loop.
  */
 @FunctionalInterface
 public interface Exiter {

@@ -6,7 +6,8 @@ import java.util.function.Consumer;
 /**
  * Work that must run on one replica at a time: started when this process leads (or at once when it runs
  * unelected) and stopped when it stops leading or closes. The runner calls both methods on its own
- * reconciler thread, one call at a time, never on the thread that renews the Lease.
+ * services' callback thread ({@code election-services[lease:identity]}), one call at a time, never on the
+ * loop that renews the Lease.
  *
  * <p>A leader service is where a controller starts the work that must not run twice: its reconcilers
  * (informers, work queues), sweepers or retention loops. It is not a per-resource {@code Reconciler} in the

@@ -25,7 +25,7 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>A term is valid from acquisition until the earliest of: leadership was lost, the runner was closed,
  * or the renew deadline passed since the last successful renewal (measured on a monotonic clock, so the
- * term turns invalid on time even if the election thread is stalled). Once invalid it never becomes valid
+ * term turns invalid on time even if the runner's loop is stalled). Once invalid it never becomes valid
  * again. When the process runs unelected, the term is {@linkplain #isElected() not elected} and stays
  * valid until the runner is closed.
  *

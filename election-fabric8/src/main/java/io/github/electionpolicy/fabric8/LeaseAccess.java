@@ -17,7 +17,7 @@ import java.util.Optional;
  * leases in the namespace (by name, except {@code create}, which RBAC cannot restrict by name), then one per
  * advised verb, which is advice only. A review changes nothing on the server.
  *
- * <p>{@link ElectionRunner} runs this review on its election thread before it contends (its RBAC preflight):
+ * <p>{@link ElectionRunner} runs this review after it started, before it contends (its RBAC preflight):
  * {@link Verdict#DENIED} stops the runner before it contends, with a {@link LeaseAccessDeniedException} in
  * {@link ElectionRunner#startupFailure()}; {@link Verdict#UNKNOWN} warns and contends anyway. Operator tools
  * call {@link #review(KubernetesClient, String, String)} to show the same verdict without starting anything:

@@ -5,7 +5,7 @@ import java.util.List;
 /**
  * What the RBAC preflight found when this process may not use the Lease: the message names the missing verbs
  * and shows the Role rules that grant them ({@link LeaseAccess#roleYaml(String, String)}). The preflight runs
- * on the election thread after {@link ElectionRunner.Builder#start()} returned, so this is not thrown to the
+ * after {@link ElectionRunner.Builder#start()} returned, so this is not thrown to the
  * caller: the runner logs it at ERROR, stops before it contends (exiting under the {@code EXIT} loss policy)
  * and returns it from {@link ElectionRunner#startupFailure()}.
  *

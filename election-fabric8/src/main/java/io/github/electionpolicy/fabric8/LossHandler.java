@@ -2,7 +2,8 @@ package io.github.electionpolicy.fabric8;
 
 /**
  * A custom reaction to a lost leadership, for {@link LossPolicy#custom(LossHandler)}. The runner calls it
- * after the reconcilers have stopped, on its election thread, and contends again or stops as it answers.
+ * after the services have stopped, on the services' callback thread ({@code election-services[lease:identity]}),
+ * and contends again or stops as it answers.
  *
  * <pre>{@code
  * LossPolicy policy = LossPolicy.custom(lostTerm -> {

@@ -127,7 +127,9 @@ public sealed interface LossPolicy permits LossPolicy.Exit, LossPolicy.Recontend
   }
 
   /**
-   * Stop the reconcilers, wait until they have stopped, then contend again. Immutable and thread-safe.
+   * Stop the reconcilers, waiting at most {@link LeaseSettings#stopTimeout()}, then contend again; a stop that
+   * threw or outlived that timeout ends contention instead ({@code STOPPED}, cause
+   * {@link ElectionState.StopCause#LOST LOST}). Immutable and thread-safe.
    *
    * <pre>{@code
    * LossPolicy policy = new LossPolicy.Recontend();   // the same as LossPolicy.recontend()

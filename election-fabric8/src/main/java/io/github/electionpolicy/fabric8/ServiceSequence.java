@@ -9,8 +9,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The order in which reconcilers start and stop, and what a failure in either means, with no thread of its
- * own: {@link ServiceControl} runs it on the reconciler thread, and a single-threaded simulation can call
- * it directly.
+ * own: {@link LifecycleDriver} runs it on the runner's services lane ({@link CallbackLane}), and a
+ * single-threaded simulation can call it directly.
  *
  * <ul>
  *   <li>{@link #startAll(LeadershipTerm)} starts each reconciler in order while the term is valid. When one
@@ -25,7 +25,7 @@ import org.slf4j.LoggerFactory;
  *       no further user code beyond the stops.
  * </ul>
  *
- * <p>Not thread-safe: one caller at a time (the reconciler thread).
+ * <p>Not thread-safe: one caller at a time (the services lane).
  */
 final class ServiceSequence {
 

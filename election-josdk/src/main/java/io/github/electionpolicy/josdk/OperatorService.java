@@ -75,7 +75,7 @@ import org.slf4j.LoggerFactory;
  * term and applies the loss policy (see {@link LeaderService}). A {@code VirtualMachineError} is rethrown the same
  * way, and the runner treats it as fatal.
  *
- * <p>Thread-safe: the runner calls {@code start} and {@code stop} one at a time on its reconciler thread, and
+ * <p>Thread-safe: the runner calls {@code start} and {@code stop} one at a time on its services thread, and
  * {@link #operator()} may be read from any thread.
  */
 public final class OperatorService implements LeaderService {
@@ -85,7 +85,7 @@ public final class OperatorService implements LeaderService {
   private final KubernetesClient client;
   private final Consumer<ConfigurationServiceOverrider> configuration;
   private final ReconcilerRegistration registration;
-  // Written by the runner's reconciler thread only; read by operator() from anywhere.
+  // Written by the runner's services thread only (one call at a time); read by operator() from anywhere.
   private volatile RunningOperator running;
 
   private OperatorService(Builder builder) {

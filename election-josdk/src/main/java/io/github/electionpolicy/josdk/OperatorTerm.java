@@ -41,7 +41,7 @@ import org.slf4j.LoggerFactory;
  *       late dependent is refused.
  * </ul>
  *
- * <p>Not thread-safe: used by the runner's reconciler thread, one call at a time.
+ * <p>Not thread-safe: used by the runner's services thread, one call at a time.
  */
 final class OperatorTerm {
 

@@ -6,7 +6,7 @@ import io.javaoperatorsdk.operator.Operator;
 /**
  * Registers the reconcilers of one term with that term's fresh, not yet started {@link Operator}: what a JOSDK
  * operator's {@code main} does between {@code new Operator(...)} and {@code operator.start()}.
- * {@link OperatorService} calls it once per term, on the runner's reconciler thread, with a new {@code Operator}
+ * {@link OperatorService} calls it once per term, on the runner's services thread, with a new {@code Operator}
  * each time, so create the reconcilers here: no reconciler state then crosses from one term to the next.
  *
  * <pre>{@code

@@ -5,11 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.github.electionpolicy.fabric8.ElectionListener;
 import io.github.electionpolicy.fabric8.ElectionRunner;
 import io.github.electionpolicy.fabric8.ElectionState;
+import io.github.electionpolicy.fabric8.FailingElection;
 import io.github.electionpolicy.fabric8.LeaderService;
 import io.github.electionpolicy.testkit.fabric8.LeaseApiExtension;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -98,24 +100,26 @@ class ElectionMetricsAttackTest {
   }
 
   /**
-   * Attack: whatever ends the election thread (an Error on it; here an interrupt, as
-   * ElectionThreadFailureTest does) ends the term at once, but the runner published no change of state until
-   * its reconcilers had stopped: a loss publishes FOLLOWING before stopping them, the death of the loop did
-   * not. Under RECONTEND or a custom policy that wait has no bound, so while a reconciler's stop() takes its
-   * time the runner stays LEADING and {@code leader_election_master_status} stays 1, although nobody renews
-   * the Lease: once it expires the follower takes over, and two replicas report 1
-   * ({@code LeaderElectionTwoLeaders} fires for a replica that leads nothing).
+   * Attack: whatever ends the runner's election (an Error in its election logic; the old runner's equivalent was
+   * an interrupt of its Lease thread) ends the term at once, but the old runner published no change of state until
+   * its services had stopped: a loss publishes FOLLOWING before stopping them, the death of the loop did not.
+   * While a service's stop() takes its time the runner stayed LEADING and {@code leader_election_master_status}
+   * stayed 1, although nobody renews the Lease: once it expires the follower takes over, and two replicas report
+   * 1 ({@code LeaderElectionTwoLeaders} fires for a replica that leads nothing). The runner has no thread of its
+   * own any more, so the failure is an OutOfMemoryError thrown on its loop while it renews
+   * ({@link io.github.electionpolicy.fabric8.FailingElection}).
    */
   @Test
-  void aLeaderWhoseElectionThreadDiedIsNotMasterWhileItsReconcilersStop() throws Exception {
+  void aLeaderWhoseElectionLogicFailedIsNotMasterWhileItsServicesStop() throws Exception {
     CountDownLatch stopMayReturn = new CountDownLatch(1);
+    AtomicBoolean failRenewals = new AtomicBoolean();
     MeterRegistry registry = new SimpleMeterRegistry();
     ElectionMetrics metrics = new ElectionMetrics();
     metrics.bindTo(registry);
-    ElectionRunner a = metrics.start(ElectionRunner.builder()
-        .client(api.replica("a").client())
+    ElectionRunner a = metrics.start(FailingElection.failRenewalsWhen(ElectionRunner.builder(),
+            api.replica("a").client(), api.namespace(), MeteredReplica.fastSettings(api.namespace(), "a"),
+            failRenewals::get)
         .decision(MeteredReplica.CONTEND)
-        .settings(MeteredReplica.fastSettings(api.namespace(), "a"))
         .service(LeaderService.of(term -> { }, () -> {
           try {
             stopMayReturn.await();
@@ -127,13 +131,11 @@ class ElectionMetricsAttackTest {
     try (MeteredReplica b = MeteredReplica.start(api, "b")) {
       assertThat(Await.until(() -> b.runner.state().kind() == ElectionState.Kind.FOLLOWING)).isTrue();
 
-      Thread.getAllStackTraces().keySet().stream()
-          .filter(thread -> thread.getName().equals("election-lease[" + MeteredReplica.LEASE + ":a]"))
-          .forEach(Thread::interrupt);
+      failRenewals.set(true);
 
       assertThat(Await.until(() -> b.masterStatus() == 1)).as("b took over the Lease nobody renews").isTrue();
       assertThat(Await.until(() -> registry.get(ElectionMetrics.MASTER_STATUS).gauge().value() == 0))
-          .as("a leads nothing: its term ended with its election thread").isTrue();
+          .as("a leads nothing: its term ended when its election failed").isTrue();
     } finally {
       stopMayReturn.countDown();
       a.close();

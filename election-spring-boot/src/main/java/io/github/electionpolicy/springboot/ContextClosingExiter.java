@@ -20,8 +20,8 @@ import org.springframework.context.ApplicationContext;
  * generator comes first).
  *
  * <p>Both steps run on a thread of their own ({@code election-exit}, not a daemon, so the JVM cannot end with
- * another status meanwhile): the runner calls an exiter on its election thread, which closing the context
- * stops and waits for. Closing a context that is already closing (a loss during shutdown) waits for that close,
+ * another status meanwhile): the runner calls an exiter on one of its own callback threads, and closing the
+ * context must wait for the runner to stop, which a callback cannot do (its {@code close()} returns at once). Closing a context that is already closing (a loss during shutdown) waits for that close,
  * or returns at once when Spring takes the closing thread for stuck (it interrupts a thread blocked in a close;
  * the runner's {@code close()} ignores the interrupt and finishes); after a SIGTERM, {@link Exiter#system()} then
  * sees the JVM shutting down and does not call {@code System.exit}. Nothing here can deadlock a Spring shutdown. A bean that fails to close (an exception or
