@@ -1,0 +1,120 @@
+package io.github.electionpolicy.fabric8;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Disabled;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** The adversarial review of the runner's rewrite onto RunnerLifecycle / LifecycleDriver (commit 0201dfc). */
+class ConcurrencyAttackTest {
+
+  @RegisterExtension
+  final MockApi api = new MockApi().answeringAccessReviews();
+  private final ServiceLog log = new ServiceLog();
+
+  private static final Duration STOP_TIMEOUT = Duration.ofSeconds(2);
+
+  /**
+   * FINDING 1. A service fails to start; ServiceSequence.startAll then stops the services it already started,
+   * on the services lane, with no deadline (no StopServices command, so no StopDeadline timer). When one of
+   * those stop() calls hangs, ServicesStarted never reaches the lifecycle: it stays LEADING with services
+   * STARTING, the elector keeps renewing the Lease for ever (no Relinquish is ever sent), no other replica can
+   * ever lead, and health stays live (servicesHung is never set). Every other stop has stopTimeout as deadline.
+   */
+  @Test
+  @Disabled("FINDING 1: a stop() that hangs after a failed start has no deadline: the Lease is renewed for ever, live stays true")
+  void aStopThatHangsAfterAFailedStartHasStopTimeoutAsDeadline() throws Exception {
+    CountDownLatch unblock = new CountDownLatch(1);
+    CountDownLatch stopEntered = new CountDownLatch(1);
+    LeaderService hangsInStop = new LeaderService() {
+      @Override
+      public void start(LeadershipTerm term) {}
+
+      @Override
+      public void stop() throws InterruptedException {
+        stopEntered.countDown();
+        unblock.await();
+      }
+    };
+    LeaderService failsToStart = LeaderService.of(term -> {
+      throw new IllegalStateException("simulated: the second service cannot start");
+    }, () -> { });
+    ElectionRunner a = ElectionRunner.builder()
+        .client(api.client())
+        .decision(MockApi.CONTEND)
+        .settings(MockApi.fastSettings("a").stopTimeout(STOP_TIMEOUT).build())
+        .service(hangsInStop)
+        .service(failsToStart)
+        .start();
+    Replica b = null;
+    try {
+      assertThat(stopEntered.await(5, TimeUnit.SECONDS)).as("a led, its second start failed").isTrue();
+      b = Replica.start("b", api.client(), MockApi.fastSettings("b").build(), log);
+
+      // After stopTimeout the runner must give up on the stop: liveness false, the term given up without a
+      // release, and another replica leads once the Lease expired.
+      boolean bLeads = Replica.awaitTrue(b::leads,
+          STOP_TIMEOUT.plus(MockApi.LEASE_DURATION).plus(MockApi.LEASE_DURATION).plusSeconds(1));
+      assertThat(a.isLive()).as("a stop() outlived stopTimeout: not live; state %s", a.state()).isFalse();
+      assertThat(bLeads).as("b leads once a gave the term up; a is %s, Lease %s", a.state(),
+          api.lease().getSpec().getHolderIdentity()).isTrue();
+    } finally {
+      unblock.countDown();
+      a.close();
+      if (b != null) {
+        b.close();
+      }
+    }
+  }
+
+  /**
+   * FINDING 2. An Error thrown by the user-code pool's execute() (an OutOfMemoryError "unable to create native
+   * thread" from ThreadPoolExecutor.addWorker, on the shared loop) while close() stops the services. The
+   * lifecycle already moved to Stopping(CLOSE) with services STOPPING, but the driver's stopServices threw before
+   * it scheduled the StopDeadline timer; CallbackLane.submit handles only RejectedExecutionException, so the
+   * services lane stays "running" with its task queued and no thread, for ever; and ElectionFailed during a
+   * close's stop is a no-op. Result: close() never returns, awaitStopped() never returns, STOPPED is never
+   * reported, the services' stop() is never called.
+   */
+  @Test
+  @Disabled("FINDING 2: an Error from the callback pool's execute() during close wedges the lane and close() never returns")
+  void anErrorFromTheCallbackPoolDuringCloseStillStopsTheRunner() throws Exception {
+    AtomicBoolean failNextExecute = new AtomicBoolean();
+    Executor pool = SharedPools.userCode();
+    Executor exhausted = task -> {
+      if (failNextExecute.compareAndSet(true, false)) {
+        throw new OutOfMemoryError("simulated: unable to create native thread");
+      }
+      pool.execute(task);
+    };
+    ElectionRunner a = ElectionRunner.builder()
+        .client(api.client())
+        .decision(MockApi.CONTEND)
+        .settings(MockApi.fastSettings("a").stopTimeout(STOP_TIMEOUT).build())
+        .service(log.service("a"))
+        .userCode(exhausted)
+        .start();
+    assertThat(log.await("a", ServiceLog.Kind.START, 0, Duration.ofSeconds(5))).isPresent();
+    assertThat(Replica.awaitTrue(() -> a.health().ready(), Duration.ofSeconds(5))).isTrue();
+    failNextExecute.set(true);
+
+    CompletableFuture<Void> closing = CompletableFuture.runAsync(a::close);
+
+    boolean closed = Replica.awaitTrue(closing::isDone, STOP_TIMEOUT.plusSeconds(4));
+    assertThat(closed).as("close() returns (state %s)", a.state()).isTrue();
+    assertThat(a.state().kind()).isEqualTo(ElectionState.Kind.STOPPED);
+    assertThat(a.awaitStopped(Duration.ofSeconds(1))).isTrue();
+  }
+
+  static Optional<String> holder(MockApi api) {
+    return Optional.ofNullable(api.lease()).map(l -> l.getSpec().getHolderIdentity());
+  }
+}
