@@ -2,7 +2,11 @@ package io.github.electionpolicy.fabric8;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.electionpolicy.testkit.fabric8.ReplicaLink;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -146,6 +150,61 @@ class ConcurrencyAttackTest {
       assertThat((java.util.Set<?>) field.get(transport)).as("calls still held in flight").isEmpty();
     } finally {
       io.shutdownNow();
+    }
+  }
+
+  /**
+   * FINDING 4. Every runner of the JVM shares one I/O pool of 8 threads, FIFO, with no per-runner bound. Runners
+   * whose API server hangs (a partition: here other Leases, through a link of their own) each hold threads for
+   * whole request timeouts (a read, a watch that opens, a preflight); a handful of them fill the pool, and a
+   * healthy leader's renewals, on a healthy connection, wait in the queue past their own request timeout: it
+   * loses a Lease it could renew at any moment. One runner's outage ends another's leadership.
+   */
+  @Test
+  @Disabled("FINDING 4: runners cut off from their API server fill the shared I/O pool; a healthy leader elsewhere loses its Lease")
+  void runnersCutOffFromTheirServerDoNotEndAHealthyLeadersTerm() throws Exception {
+    List<ElectionState> healthyStates = new CopyOnWriteArrayList<>();
+    ElectionRunner healthy = ElectionRunner.builder()
+        .client(api.client())
+        .decision(MockApi.CONTEND)
+        .settings(MockApi.fastSettings("healthy").build())
+        .service(log.service("healthy"))
+        .listener(new ElectionListener() {
+          @Override
+          public void stateChanged(ElectionState previous, ElectionState current) {
+            healthyStates.add(current);
+          }
+        })
+        .start();
+    List<ElectionRunner> cutOff = new ArrayList<>();
+    ReplicaLink link = api.proxy();
+    try {
+      assertThat(Replica.awaitTrue(() -> healthy.state().kind() == ElectionState.Kind.LEADING,
+          Duration.ofSeconds(5))).isTrue();
+      LeadershipTerm term = healthy.currentTerm().orElseThrow();
+      Thread.sleep(2_000);
+      assertThat(healthy.currentTerm()).as("control: it keeps its term on its own").contains(term);
+      healthyStates.clear();
+      link.partition();
+      for (int i = 0; i < 8; i++) {
+        cutOff.add(ElectionRunner.builder()
+            .client(api.client(link.url()))
+            .decision(MockApi.CONTEND)
+            .settings(MockApi.fastSettings("cut-off-" + i).leaseName("other-" + i).build())
+            .service(log.service("cut-off-" + i))
+            .start());
+      }
+
+      Thread.sleep(5_000);
+
+      assertThat(healthyStates).as("the healthy leader's state changes").isEmpty();
+      assertThat(term.isValid()).isTrue();
+    } finally {
+      link.heal();
+      for (ElectionRunner runner : cutOff) {
+        runner.close();
+      }
+      healthy.close();
     }
   }
 
