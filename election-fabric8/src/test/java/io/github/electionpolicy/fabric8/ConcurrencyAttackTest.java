@@ -160,7 +160,6 @@ class ConcurrencyAttackTest {
    * leaked Call holds its answer callback (the elector, the loop), for as long as the runner lives.
    */
   @Test
-  @Disabled("FINDING 3: Fabric8LeaseTransport.inFlight keeps every request cancelled while queued on the I/O pool")
   void aRequestCancelledWhileQueuedLeavesNothingInFlight() throws Exception {
     java.util.concurrent.ExecutorService io = java.util.concurrent.Executors.newSingleThreadExecutor();
     CountDownLatch busy = new CountDownLatch(1);
