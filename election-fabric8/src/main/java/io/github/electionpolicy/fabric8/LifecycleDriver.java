@@ -342,14 +342,16 @@ final class LifecycleDriver {
   }
 
   private void stopServices(int number) {
-    servicesLane.submit(() -> {
-      ServiceSequence.StopOutcome outcome = sequence.stopAll();
-      onLoop(() -> feed(new RunnerLifecycle.ServicesStopped(outcome.clean(), outcome.fatal())));
-    });
+    // The deadline first: if handing the stop over fails (an Error from the callback pool), the lifecycle, which
+    // already counts the stop as in flight, still hears StopDeadline and the runner still stops.
     if (stopTimer != null) {
       stopTimer.cancel();
     }
     stopTimer = onLoopAfter(Durations.cappedNanos(stopTimeout), () -> feed(new RunnerLifecycle.StopDeadline(number)));
+    servicesLane.submit(() -> {
+      ServiceSequence.StopOutcome outcome = sequence.stopAll();
+      onLoop(() -> feed(new RunnerLifecycle.ServicesStopped(outcome.clean(), outcome.fatal())));
+    });
   }
 
   private void callLossHandler(LeadershipTerm term) {

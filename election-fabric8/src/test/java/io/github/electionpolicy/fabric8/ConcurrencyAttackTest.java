@@ -154,7 +154,6 @@ class ConcurrencyAttackTest {
 
   /** FINDING 2, the lane alone: an Error from execute() must not leave it busy for ever (awaitStopped waits for it). */
   @Test
-  @Disabled("FINDING 2: a CallbackLane whose executor throws an Error stays busy for ever")
   void aLaneWhoseExecutorThrowsAnErrorIsIdleAgain() throws Exception {
     AtomicBoolean fail = new AtomicBoolean(true);
     CallbackLane lane = new CallbackLane(task -> {
