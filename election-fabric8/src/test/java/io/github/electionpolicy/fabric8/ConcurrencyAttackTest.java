@@ -335,6 +335,74 @@ class ConcurrencyAttackTest {
     }
   }
 
+  /**
+   * FINDING 7. close() marks the runner closed (isClosed() true, the term ended) on the caller's thread, but the
+   * lifecycle learns of it only when its CloseRequested task runs on the loop. A failure of the election logic
+   * (or a loss) whose task is already queued on the loop is taken as happening before the close: a follower (no
+   * service to stop) then applies the loss policy at once, and under EXIT the exiter runs although close() was
+   * called first: close() triggered the loss policy. Made deterministic by holding the shared loop while a bad
+   * answer to the follower's read, then the close, are queued.
+   */
+  @Test
+  @Disabled("FINDING 7: a failure queued on the loop before close()'s task makes a closed runner call the exiter")
+  void aFailureQueuedBeforeTheCloseIsTakenNeverExitsAClosedRunner() throws Exception {
+    Replica x = Replica.startLeader("x", api.client(), MockApi.fastSettings("x").build(), log);
+    List<Integer> exits = new CopyOnWriteArrayList<>();
+    java.util.concurrent.atomic.AtomicReference<LeaseTransport.Answered> heldRead =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    AtomicBoolean holdReads = new AtomicBoolean();
+    LeaseSettings settings = MockApi.fastSettings("a").lossPolicy(LossPolicy.exit(exits::add)).build();
+    LeaseTransport holding = new ForwardingTransport(new Fabric8LeaseTransport(api.client(), MockApi.NAMESPACE,
+        settings, SharedPools.io())) {
+      @Override
+      public Call read(Answered done) {
+        if (holdReads.get() && heldRead.compareAndSet(null, done)) {
+          return () -> { };
+        }
+        return super.read(done);
+      }
+    };
+    ElectionRunner a = ElectionRunner.builder()
+        .client(api.client())
+        .transport(holding)
+        .decision(MockApi.CONTEND)
+        .settings(settings)
+        .service(log.service("a"))
+        .start();
+    CountDownLatch loopHeld = new CountDownLatch(1);
+    CountDownLatch releaseLoop = new CountDownLatch(1);
+    try {
+      assertThat(Replica.awaitTrue(() -> a.state().equals(new ElectionState.Following(Optional.of("x"))),
+          Duration.ofSeconds(5))).isTrue();
+      holdReads.set(true);
+      assertThat(Replica.awaitTrue(() -> heldRead.get() != null, Duration.ofSeconds(5))).as("a read held").isTrue();
+      RunnerLoop.shared().execute(() -> {
+        loopHeld.countDown();
+        try {
+          releaseLoop.await();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      });
+      assertThat(loopHeld.await(5, TimeUnit.SECONDS)).isTrue();
+      // A bad answer (a bug of the transport): the protocol throws on it, on the loop, as ELECTION_FAILED.
+      heldRead.get().answered(new LeaseStep.Answer.Written(
+          new LeaseRecord("x", 2, java.time.Instant.now(), java.time.Instant.now(), 0, "99")), null);
+      CompletableFuture<Void> closing = CompletableFuture.runAsync(a::close);
+      assertThat(Replica.awaitTrue(a::isClosed, Duration.ofSeconds(5))).isTrue();
+      Thread.sleep(200); // close() queues its task right after it marks the runner closed
+      releaseLoop.countDown();
+
+      closing.get(10, TimeUnit.SECONDS);
+      assertThat(a.awaitStopped(Duration.ofSeconds(5))).isTrue();
+      assertThat(exits).as("the exiter of a runner close() was called on; state %s", a.state()).isEmpty();
+    } finally {
+      releaseLoop.countDown();
+      a.close();
+      x.close();
+    }
+  }
+
   static Optional<String> holder(MockApi api) {
     return Optional.ofNullable(api.lease()).map(l -> l.getSpec().getHolderIdentity());
   }
