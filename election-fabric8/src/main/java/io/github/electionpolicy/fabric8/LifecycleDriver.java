@@ -66,6 +66,7 @@ final class LifecycleDriver {
   private RunnerLoop.Timer stopTimer;
   private LeaseTransport.Call preflightCall;
   private boolean exited;
+  private boolean closeTaken;
 
   private volatile RunnerView view;
   // Set once the exiter returned: awaitStopped() then also waits for its lane to be done.
@@ -199,6 +200,9 @@ final class LifecycleDriver {
     try {
       Input input;
       while ((input = inputs.poll()) != null) {
+        if (!(input instanceof RunnerLifecycle.Start)) {
+          takeCloseFirst();
+        }
         for (Command command : lifecycle.step(input)) {
           execute(command);
         }
@@ -207,6 +211,20 @@ final class LifecycleDriver {
       draining = false;
     }
     publishView();
+  }
+
+  /**
+   * close() was called before this input arrived, though its own task may still wait behind this one: the
+   * lifecycle hears of the close first, so that no failure or loss queued before that task is taken as one
+   * that came before the close (and applies the loss policy to a closed runner). A close twice is a no-op.
+   */
+  private void takeCloseFirst() {
+    if (closeRequested && !closeTaken) {
+      closeTaken = true;
+      for (Command command : lifecycle.step(new RunnerLifecycle.CloseRequested())) {
+        execute(command);
+      }
+    }
   }
 
   private void failed(Throwable failure) {

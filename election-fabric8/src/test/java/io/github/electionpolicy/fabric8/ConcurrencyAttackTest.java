@@ -344,7 +344,6 @@ class ConcurrencyAttackTest {
    * answer to the follower's read, then the close, are queued.
    */
   @Test
-  @Disabled("FINDING 7: a failure queued on the loop before close()'s task makes a closed runner call the exiter")
   void aFailureQueuedBeforeTheCloseIsTakenNeverExitsAClosedRunner() throws Exception {
     Replica x = Replica.startLeader("x", api.client(), MockApi.fastSettings("x").build(), log);
     List<Integer> exits = new CopyOnWriteArrayList<>();
