@@ -21,7 +21,6 @@ class RunnerLifecycleAttackTest {
    * unelected uses only the identity and the stop timeout of the settings (ElectionRunner.Builder#settings).
    */
   @Test
-  @Disabled("FINDING 6: running unelected, a failure stops the services under a term that stays valid for ever, then exits")
   void unelectedAFailureEndsTheTermBeforeTheStopAndDoesNotExit() {
     RunnerLifecycle lifecycle = RunnerLifecycleTable.reach("unelected");
     List<String> commands = new ArrayList<>();
