@@ -59,7 +59,10 @@ final class CallbackLane {
     }
     try {
       executor.execute(new Run());
-    } catch (RejectedExecutionException e) {
+    } catch (RejectedExecutionException | Error e) {
+      // Rejected, or an Error such as "unable to create native thread": no drain runs, so the lane must not
+      // stay marked running with its task queued for ever (awaitIdle would never return). The queue held only
+      // this task: a lane that was not running had nothing queued.
       synchronized (this) {
         running = false;
         queue.clear();

@@ -106,9 +106,14 @@ final class Fabric8LeaseTransport implements LeaseTransport {
   private <T> Call submit(String what, Callable<T> request, Reading<T> reading, Answered done) {
     AtomicBoolean over = new AtomicBoolean();
     Future<?>[] future = new Future<?>[1];
-    Call call = () -> {
-      if (over.compareAndSet(false, true) && future[0] != null) {
-        future[0].cancel(true);
+    Call call = new Call() {
+      @Override
+      public void cancel() {
+        if (over.compareAndSet(false, true) && future[0] != null) {
+          future[0].cancel(true);
+        }
+        // A task cancelled while it waits in the queue never runs its own removal.
+        inFlight.remove(this);
       }
     };
     if (closed.get()) {
@@ -219,6 +224,8 @@ final class Fabric8LeaseTransport implements LeaseTransport {
             @Override
             public void onClose(WatcherException cause) {
               LOG.debug("Watch of Lease {}/{} closed: {}", namespace, name, cause.getMessage());
+              // Given up by fabric8: nothing is left to close, and the elector opens a new watch (a new call).
+              inFlight.remove(call);
               if (over.compareAndSet(false, true)) {
                 events.closed();
               }
@@ -271,9 +278,13 @@ final class Fabric8LeaseTransport implements LeaseTransport {
   public Call preflight(Consumer<Optional<LeaseAccessDeniedException>> done, Consumer<Throwable> failed) {
     AtomicBoolean over = new AtomicBoolean();
     Future<?>[] future = new Future<?>[1];
-    Call call = () -> {
-      if (over.compareAndSet(false, true) && future[0] != null) {
-        future[0].cancel(true);
+    Call call = new Call() {
+      @Override
+      public void cancel() {
+        if (over.compareAndSet(false, true) && future[0] != null) {
+          future[0].cancel(true);
+        }
+        inFlight.remove(this);
       }
     };
     inFlight.add(call);

@@ -67,6 +67,7 @@ final class LifecycleDriver {
   private RunnerLoop.Timer stopTimer;
   private LeaseTransport.Call preflightCall;
   private boolean exited;
+  private boolean closeTaken;
 
   private volatile RunnerView view;
   // Set once the exiter returned: awaitStopped() then also waits for its lane to be done.
@@ -200,6 +201,9 @@ final class LifecycleDriver {
     try {
       Input input;
       while ((input = inputs.poll()) != null) {
+        if (!(input instanceof RunnerLifecycle.Start)) {
+          takeCloseFirst();
+        }
         for (Command command : lifecycle.step(input)) {
           execute(command);
         }
@@ -208,6 +212,20 @@ final class LifecycleDriver {
       draining = false;
     }
     publishView();
+  }
+
+  /**
+   * close() was called before this input arrived, though its own task may still wait behind this one: the
+   * lifecycle hears of the close first, so that no failure or loss queued before that task is taken as one
+   * that came before the close (and applies the loss policy to a closed runner). A close twice is a no-op.
+   */
+  private void takeCloseFirst() {
+    if (closeRequested && !closeTaken) {
+      closeTaken = true;
+      for (Command command : lifecycle.step(new RunnerLifecycle.CloseRequested())) {
+        execute(command);
+      }
+    }
   }
 
   private void failed(Throwable failure) {
@@ -343,14 +361,16 @@ final class LifecycleDriver {
   }
 
   private void stopServices(int number) {
-    servicesLane.submit(() -> {
-      ServiceSequence.StopOutcome outcome = sequence.stopAll();
-      onLoop(() -> feed(new RunnerLifecycle.ServicesStopped(outcome.clean(), outcome.fatal())));
-    });
+    // The deadline first: if handing the stop over fails (an Error from the callback pool), the lifecycle, which
+    // already counts the stop as in flight, still hears StopDeadline and the runner still stops.
     if (stopTimer != null) {
       stopTimer.cancel();
     }
     stopTimer = onLoopAfter(Durations.cappedNanos(stopTimeout), () -> feed(new RunnerLifecycle.StopDeadline(number)));
+    servicesLane.submit(() -> {
+      ServiceSequence.StopOutcome outcome = sequence.stopAll();
+      onLoop(() -> feed(new RunnerLifecycle.ServicesStopped(outcome.clean(), outcome.fatal())));
+    });
   }
 
   private void callLossHandler(LeadershipTerm term) {

@@ -594,7 +594,8 @@ final class RunnerLifecycle {
       return; // the close's stop is in flight; it finishes with the elector already gone
     }
     emit(new Command.Log(Level.ERROR, "The election for Lease " + config.lease() + " failed; not contending any more: " + cause));
-    if (term != null && term.isElected()) {
+    if (term != null) {
+      // Elected or not: the services stop next, and their term must not outlive the runner.
       emit(new Command.EndTerm(term));
       term = null;
     }
@@ -623,7 +624,8 @@ final class RunnerLifecycle {
   /** Stops for good: through the exiter under {@code EXIT}, else at once (after the elector finished). */
   private void stopOrExit(StopCause cause, Optional<Throwable> failure, String why) {
     // Never once closing: closing is not a loss, and an exit from a shutdown hook's close() would deadlock.
-    if (config.policy() == LossPolicy.Kind.EXIT && !closeRequested) {
+    // Nor running unelected: there is no loss, and the settings' loss policy is not used then.
+    if (config.policy() == LossPolicy.Kind.EXIT && !closeRequested && config.contends()) {
       exit(cause, failure, why);
     } else {
       finish(cause, failure, false);
