@@ -14,6 +14,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -117,6 +118,8 @@ class RbacIT {
         assertThat(e.missingVerbs()).containsExactly(verb);
         assertThat(e).hasMessageContaining("may not " + verb + " leases");
       });
+      assertThat(runner.state()).as("stopped, and why").isEqualTo(new ElectionState.Stopped(
+          ElectionState.StopCause.ACCESS_DENIED, Optional.of(runner.startupFailure().orElseThrow())));
     } finally {
       assertThat(log.entries()).as("nothing ran").isEmpty();
     }
@@ -164,6 +167,8 @@ class RbacIT {
       assertThat(runner.awaitStopped(Duration.ofSeconds(20))).isTrue();
       assertThat(runner.startupFailure()).hasValueSatisfying(
           e -> assertThat(e.missingVerbs()).containsExactlyInAnyOrder("get", "create", "update"));
+      assertThat(runner.state()).isInstanceOfSatisfying(ElectionState.Stopped.class,
+          stopped -> assertThat(stopped.cause()).isEqualTo(ElectionState.StopCause.ACCESS_DENIED));
     }
     assertThat(explain(CLUSTER.nobodyKubeconfig(), "default"))
         .contains("rbac:        DENIED: may not get, create, update leases")

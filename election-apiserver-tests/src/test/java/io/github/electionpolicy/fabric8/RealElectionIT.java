@@ -176,7 +176,8 @@ class RealElectionIT {
           .as("a waited out the intruder's lease, counted from when it saw the intruder's write")
           .isGreaterThanOrEqualTo(MockApi.LEASE_DURATION);
       assertThat(log.overlap()).isEmpty();
-      assertThat(api.leaseWrites(LEASE)).extracting(LeaseWrite::holder).containsSubsequence("a", "intruder", "a");
+      assertThat(RealServerRecord.upToNow(api, LEASE)).extracting(LeaseWrite::holder)
+          .containsSubsequence("a", "intruder", "a");
     }
   }
 
@@ -231,13 +232,17 @@ class RealElectionIT {
 
   /**
    * Every change of holder in the server's record of Lease writes came after the previous holder's last renewal
-   * had expired: {@code acquireTime(new) >= renewTime(old last) + leaseDuration}.
+   * had expired: {@code acquireTime(new) >= renewTime(old last) + leaseDuration}. The record is read once it holds
+   * the Lease as the server holds it now ({@link RealServerRecord}): a replica's START can come before the
+   * fixture's watch delivered the write that won its term.
    */
-  private void assertTakenOverOnlyAfterExpiry(String oldHolder, String newHolder) {
-    List<LeaseWrite> writes = api.leaseWrites(LEASE);
+  private void assertTakenOverOnlyAfterExpiry(String oldHolder, String newHolder) throws InterruptedException {
+    List<LeaseWrite> writes = RealServerRecord.upToNow(api, LEASE);
+    List<String> holders = RealServerRecord.describe(writes);
     LeaseSpec last = writes.stream().filter(w -> w.holder().equals(oldHolder)).reduce((x, y) -> y)
-        .orElseThrow().spec();
-    LeaseSpec next = writes.stream().filter(w -> w.holder().equals(newHolder)).findFirst().orElseThrow().spec();
+        .orElseThrow(() -> new AssertionError("no write by " + oldHolder + " in the record " + holders)).spec();
+    LeaseSpec next = writes.stream().filter(w -> w.holder().equals(newHolder)).findFirst()
+        .orElseThrow(() -> new AssertionError("no write by " + newHolder + " in the record " + holders)).spec();
     ZonedDateTime expiry = last.getRenewTime().plusSeconds(last.getLeaseDurationSeconds());
     assertThat(next.getAcquireTime())
         .as("%s acquired at %s, %s's lease expired at %s", newHolder, next.getAcquireTime(), oldHolder, expiry)
