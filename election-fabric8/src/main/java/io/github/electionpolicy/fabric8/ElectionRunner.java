@@ -55,7 +55,8 @@ import org.slf4j.LoggerFactory;
  * <p>Inside, one loop owns all of a runner's state ({@code election-loop}, one daemon thread shared by every
  * runner of the JVM); services, listeners, the loss handler and the exiter run on a shared pool of callback
  * threads (named {@code election-services[lease:identity]} and so on while they run a runner's code), services
- * one call at a time and never on the loop; Lease calls run on a shared pool of at most eight I/O threads.
+ * one call at a time and never on the loop; Lease calls run on a shared I/O pool that keeps eight threads and
+ * grows only while more calls than that hang at once.
  * A thousand runners in one JVM add a handful of threads, not thousands.
  *
  * <p>Thread-safe.

@@ -30,9 +30,10 @@ import org.slf4j.LoggerFactory;
 final class Fabric8LeaseTransport implements LeaseTransport {
 
   private static final Logger LOG = LoggerFactory.getLogger(Fabric8LeaseTransport.class);
+  private static final int REVIEW_TIMEOUT_MILLIS = 10_000;
 
-  private final KubernetesClient userClient;
   private final KubernetesClient client;
+  private final KubernetesClient reviewClient;
   private final String namespace;
   private final String name;
   private final LeaseSettings settings;
@@ -42,7 +43,6 @@ final class Fabric8LeaseTransport implements LeaseTransport {
   private volatile Lease lastSeen;
 
   Fabric8LeaseTransport(KubernetesClient userClient, String namespace, LeaseSettings settings, ExecutorService io) {
-    this.userClient = userClient;
     int timeoutMillis = (int) Math.min(Integer.MAX_VALUE, settings.requestTimeout().toMillis());
     // A derived client shares the user's HTTP client and request settings (impersonation included, so the
     // Lease calls run as the same user as the preflight's reviews) but not its retry and timeout settings:
@@ -54,6 +54,15 @@ final class Fabric8LeaseTransport implements LeaseTransport {
             .withRequestRetryBackoffLimit(0)
             .withWatchReconnectInterval(Math.max(100, timeoutMillis / 4))
             .withWatchReconnectLimit(-1)
+            .build())
+        .adapt(KubernetesClient.class);
+    // The preflight's reviews: a one-off at start, off the renew path, that may take the time a cold client needs
+    // to connect; each bounded (10 s) and never retried, so a server that does not answer holds an I/O thread
+    // that long only.
+    this.reviewClient = userClient
+        .newClient((userRequests == null ? new RequestConfigBuilder() : new RequestConfigBuilder(userRequests))
+            .withRequestTimeout(REVIEW_TIMEOUT_MILLIS)
+            .withRequestRetryBackoffLimit(0)
             .build())
         .adapt(KubernetesClient.class);
     this.namespace = namespace;
@@ -289,27 +298,32 @@ final class Fabric8LeaseTransport implements LeaseTransport {
     };
     inFlight.add(call);
     try {
-      future[0] = io.submit(() -> {
-        Optional<LeaseAccessDeniedException> denied;
-        try {
-          denied = RbacPreflight.check(userClient, namespace, settings, () -> over.get() || closed.get());
-        } catch (RuntimeException | Error e) {
-          inFlight.remove(call);
-          if (over.compareAndSet(false, true)) {
-            failed.accept(e);
-          }
-          return;
-        }
-        inFlight.remove(call);
-        if (over.compareAndSet(false, true)) {
-          done.accept(denied);
-        }
-      });
+      future[0] = io.submit(() -> runPreflight(call, over, done, failed));
     } catch (RejectedExecutionException e) {
-      inFlight.remove(call);
-      done.accept(Optional.empty());
+      // Every I/O thread is busy: the preflight is never skipped, it runs on a thread of its own (a one-off).
+      Thread own = new Thread(() -> runPreflight(call, over, done, failed), "election-preflight");
+      own.setDaemon(true);
+      own.start();
     }
     return call;
+  }
+
+  private void runPreflight(Call call, AtomicBoolean over, Consumer<Optional<LeaseAccessDeniedException>> done,
+      Consumer<Throwable> failed) {
+    Optional<LeaseAccessDeniedException> denied;
+    try {
+      denied = RbacPreflight.check(reviewClient, namespace, settings, () -> over.get() || closed.get());
+    } catch (RuntimeException | Error e) {
+      inFlight.remove(call);
+      if (over.compareAndSet(false, true)) {
+        failed.accept(e);
+      }
+      return;
+    }
+    inFlight.remove(call);
+    if (over.compareAndSet(false, true)) {
+      done.accept(denied);
+    }
   }
 
   @Override

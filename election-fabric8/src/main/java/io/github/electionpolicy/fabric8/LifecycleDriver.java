@@ -355,8 +355,7 @@ final class LifecycleDriver {
     servicesLane.submit(() -> {
       ServiceSequence.StartOutcome outcome = sequence.startAll(term);
       Optional<Throwable> failure = outcome.startFailure().map(ServiceSequence.Failure::cause);
-      onLoop(() -> feed(new RunnerLifecycle.ServicesStarted(outcome.kind(), outcome.stop().clean(),
-          outcome.fatal(), failure)));
+      onLoop(() -> feed(new RunnerLifecycle.ServicesStarted(outcome.kind(), outcome.fatal(), failure)));
     });
   }
 

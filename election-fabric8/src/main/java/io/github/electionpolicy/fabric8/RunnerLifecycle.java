@@ -59,7 +59,7 @@ final class RunnerLifecycle {
 
   /** Why the services are being stopped. */
   enum StopReason {
-    CLOSE, LOSS, ELECTION_FAILED
+    CLOSE, LOSS, ELECTION_FAILED, START_FAILED
   }
 
   // ---- phases ----------------------------------------------------------------------------------------------
@@ -124,10 +124,11 @@ final class RunnerLifecycle {
   record CloseRequested() implements Input {}
 
   /**
-   * A start of the services returned: {@code kind} as {@link ServiceSequence} reports it, whether the stops that
-   * followed a failure or an ended term were clean, and whether a {@link VirtualMachineError} was thrown.
+   * A start of the services returned: {@code kind} as {@link ServiceSequence} reports it, whether a
+   * {@link VirtualMachineError} was thrown, and what the failing start threw. The services it started still run
+   * after a failure or an ended term: the lifecycle stops them, with its deadline.
    */
-  record ServicesStarted(ServiceSequence.StartKind kind, boolean stopsClean, boolean fatal, Optional<Throwable> failure)
+  record ServicesStarted(ServiceSequence.StartKind kind, boolean fatal, Optional<Throwable> failure)
       implements Input {}
 
   /** A stop of the services returned; {@code clean} when no {@code stop()} threw. */
@@ -214,6 +215,8 @@ final class RunnerLifecycle {
   private LeadershipTerm lastLostTerm;
   // Whether a service's stop failed after the loss the handler is asked about: then it may not contend again.
   private boolean lossUnclean;
+  // A leader's start failed: once the services it started have stopped, the term is given up.
+  private boolean relinquishAfterStop;
   private ElectionState published = new ElectionState.Starting();
   private List<Command> out;
 
@@ -339,13 +342,18 @@ final class RunnerLifecycle {
         emit(new Command.Publish(new ElectionState.Following(Optional.empty())));
       }
       term = null;
+      relinquishAfterStop = false;
       if (services == Services.STARTING || services == Services.RUNNING) {
         stopServices();
         phase = new Phase.Stopping(StopReason.LOSS, Optional.empty());
-      } else {
-        // A start failed and stopped what it had started: react to the loss at once.
+      } else if (services == Services.STOPPING) {
+        // The stop after a failed start is in flight: its outcome decides.
         phase = new Phase.Stopping(StopReason.LOSS, Optional.empty());
-        afterLossStops(!unreportedUnclean, false);
+      } else {
+        // A failed start's services have stopped (or outlived their deadline): react to the loss at once.
+        phase = new Phase.Stopping(StopReason.LOSS, Optional.empty());
+        boolean hung = services == Services.HUNG;
+        afterLossStops(!unreportedUnclean && !hung, hung);
         unreportedUnclean = false;
       }
       return;
@@ -410,8 +418,12 @@ final class RunnerLifecycle {
 
   /** On close: stop the services if any run, then finish; or finish at once. */
   private void closeServicesThen() {
+    relinquishAfterStop = false;
     if (services == Services.STARTING || services == Services.RUNNING) {
       stopServices();
+      phase = new Phase.Stopping(StopReason.CLOSE, Optional.empty());
+    } else if (services == Services.STOPPING) {
+      // A stop is in flight (after a failed start): the Lease waits for its outcome, under its deadline.
       phase = new Phase.Stopping(StopReason.CLOSE, Optional.empty());
     } else {
       boolean clean = !unreportedUnclean && services != Services.HUNG;
@@ -422,11 +434,10 @@ final class RunnerLifecycle {
 
   private void servicesStarted(ServicesStarted started) {
     fatal |= started.fatal();
-    boolean stopsUnclean = !started.stopsClean();
     if (services == Services.STOPPING || services == Services.HUNG) {
-      // A stop is queued behind this start: it counts what this start's own stops did.
-      unreportedUnclean |= stopsUnclean;
-      if (phase instanceof Phase.Unelected || !config.contends()) {
+      // A stop is queued behind this start: it stops whatever the start left running.
+      if (!config.contends() && !(phase instanceof Phase.Stopping stopping
+          && stopping.reason() == StopReason.START_FAILED)) {
         emit(new Command.StartCompleted(started.failure()));
       }
       return;
@@ -441,27 +452,20 @@ final class RunnerLifecycle {
           emit(new Command.StartCompleted(Optional.empty()));
         }
       }
-      case TERM_ENDED -> {
-        // The term lapsed while starting; the elector reports the loss next.
-        services = Services.IDLE;
-        unreportedUnclean |= stopsUnclean;
-      }
+      case TERM_ENDED ->
+        // The term ended while starting (it lapsed, or a close ended it): what started runs until the loss or the
+        // close that ended the term stops it.
+        services = Services.RUNNING;
       case FAILED -> {
-        services = Services.IDLE;
         if (!config.contends()) {
-          emit(new Command.StartCompleted(started.failure()));
-          stopped(StopCause.START_FAILED, started.failure());
+          // start() throws once what did start has stopped (or the stop outlived its deadline).
+          stopServices();
+          phase = new Phase.Stopping(StopReason.START_FAILED, started.failure());
           return;
         }
-        unreportedUnclean |= stopsUnclean;
-        boolean release = started.stopsClean() && !fatal;
-        if (!release) {
-          emit(new Command.Log(Level.ERROR, "After the failed start, " + (fatal
-              ? "a VirtualMachineError was thrown" : "a service failed to stop")
-              + ": giving up the term without releasing the Lease; another replica takes over once it expires"));
-        }
-        if (phase instanceof Phase.Leading leading) {
-          emit(new Command.Relinquish(leading.term(), release));
+        if (phase instanceof Phase.Leading) {
+          stopServices();
+          relinquishAfterStop = true;
         }
       }
     }
@@ -490,6 +494,20 @@ final class RunnerLifecycle {
     }
     boolean clean = stopClean && !unreportedUnclean && !timedOut;
     unreportedUnclean = false;
+    if (phase instanceof Phase.Leading leading && relinquishAfterStop) {
+      relinquishAfterStop = false;
+      boolean release = clean && !fatal;
+      if (!release) {
+        emit(new Command.Log(Level.ERROR, "After the failed start, " + (fatal ? "a VirtualMachineError was thrown"
+            : timedOut ? "a service did not stop within " + config.stopTimeout() : "a service failed to stop")
+            + ": giving up the term without releasing Lease " + config.lease()
+            + "; another replica takes over once it expires"));
+      }
+      // What the loss reaction then hears: a stop that threw or hung after the failed start is unclean.
+      unreportedUnclean = !clean;
+      emit(new Command.Relinquish(leading.term(), release));
+      return;
+    }
     if (!(phase instanceof Phase.Stopping stopping)) {
       return;
     }
@@ -506,6 +524,13 @@ final class RunnerLifecycle {
             || timedOut && config.flaw() == RunnerFlaw.RELEASE_AFTER_HUNG_STOP);
       }
       case LOSS -> afterLossStops(clean, timedOut);
+      case START_FAILED -> {
+        if (!clean) {
+          emit(new Command.Log(Level.ERROR, what + " after a service failed to start (" + config.lease() + ")"));
+        }
+        emit(new Command.StartCompleted(stopping.failure()));
+        stopped(StopCause.START_FAILED, stopping.failure());
+      }
       case ELECTION_FAILED -> {
         if (!clean) {
           emit(new Command.Log(Level.ERROR, what + " after the election for Lease " + config.lease() + " failed"));

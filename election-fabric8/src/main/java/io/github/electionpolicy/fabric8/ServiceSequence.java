@@ -13,9 +13,10 @@ import org.slf4j.LoggerFactory;
  * single-threaded simulation can call it directly.
  *
  * <ul>
- *   <li>{@link #startAll(LeadershipTerm)} starts each reconciler in order while the term is valid. When one
- *       fails (throws anything), the term is ended and the ones started are stopped in reverse order; when the
- *       term ends while starting, the ones started are stopped too.
+ *   <li>{@link #startAll(LeadershipTerm)} starts each service in order while the term is valid. When one
+ *       fails (throws anything), the term is ended and no further service starts; when the term ends while
+ *       starting, no further service starts either. Either way the ones started still run: the runner's next
+ *       call is {@link #stopAll()}, under its stop timeout, so that a stop that hangs there has a deadline too.
  *   <li>{@link #stopAll()} stops every running reconciler in reverse order, whatever each one throws, and
  *       reports which failed. A reconciler is stopped at most once per start: one whose {@code stop()}
  *       re-enters (say, by closing the runner) finds nothing left to stop.
@@ -141,18 +142,20 @@ final class ServiceSequence {
         running.add(reconciler);
       } catch (Throwable e) {
         LOG.error("LeaderService {} failed to start; stopping the others and giving up the term", reconciler, e);
-        // The term is given up: work already started sees it end before its stop() is called.
+        // The term is given up: work already started sees it end before its stop() is called. The stop is the
+        // runner's next call (with its deadline), not this one's.
         if (flaw != RunnerFlaw.FAILED_START_TERM_LEFT_VALID) {
           term.end();
         }
         int started = running.size();
-        return new StartOutcome(StartKind.FAILED, started, Optional.of(new Failure(reconciler, e)), stopAll());
+        return new StartOutcome(StartKind.FAILED, started, Optional.of(new Failure(reconciler, e)),
+            StopOutcome.NOTHING_RUNNING);
       }
     }
     int started = running.size();
     if (!term.isValid()) {
-      // Nothing started under an ended term may keep running.
-      return new StartOutcome(StartKind.TERM_ENDED, started, Optional.empty(), stopAll());
+      // Nothing started under an ended term may keep running: the runner stops them next, with its deadline.
+      return new StartOutcome(StartKind.TERM_ENDED, started, Optional.empty(), StopOutcome.NOTHING_RUNNING);
     }
     LOG.info("Started {} reconciler(s) for {}", started, term);
     return new StartOutcome(StartKind.STARTED, started, Optional.empty(), StopOutcome.NOTHING_RUNNING);

@@ -102,7 +102,7 @@ class RunnerLifecycleStepTest {
     assertThat(lifecycle.step(new RunnerLifecycle.CloseRequested()).stream().map(RunnerLifecycleTable::render))
         .containsExactly("end term t4", "close elector", "stop services #1");
     // The start the close came from returns (its term ended, so what it started was stopped), then the stop.
-    assertThat(lifecycle.step(new RunnerLifecycle.ServicesStarted(ServiceSequence.StartKind.TERM_ENDED, true, false,
+    assertThat(lifecycle.step(new RunnerLifecycle.ServicesStarted(ServiceSequence.StartKind.TERM_ENDED, false,
         java.util.Optional.empty()))).isEmpty();
     assertThat(lifecycle.step(new RunnerLifecycle.ServicesStopped(true, false)).stream()
         .map(RunnerLifecycleTable::render)).containsExactly("finish elector: release");

@@ -39,16 +39,14 @@ final class RunnerLifecycleTable {
     INPUTS.put("lost", () -> new RunnerLifecycle.Lost(TERM));
     INPUTS.put("elector finished", RunnerLifecycle.ElectorFinished::new);
     INPUTS.put("close", RunnerLifecycle.CloseRequested::new);
-    INPUTS.put("started", () -> new RunnerLifecycle.ServicesStarted(ServiceSequence.StartKind.STARTED, true, false,
+    INPUTS.put("started", () -> new RunnerLifecycle.ServicesStarted(ServiceSequence.StartKind.STARTED, false,
         Optional.empty()));
     INPUTS.put("start term ended", () -> new RunnerLifecycle.ServicesStarted(ServiceSequence.StartKind.TERM_ENDED,
-        true, false, Optional.empty()));
-    INPUTS.put("start failed", () -> new RunnerLifecycle.ServicesStarted(ServiceSequence.StartKind.FAILED, true,
-        false, Optional.of(BUG)));
-    INPUTS.put("start failed, stop threw", () -> new RunnerLifecycle.ServicesStarted(
-        ServiceSequence.StartKind.FAILED, false, false, Optional.of(BUG)));
+        false, Optional.empty()));
+    INPUTS.put("start failed", () -> new RunnerLifecycle.ServicesStarted(ServiceSequence.StartKind.FAILED, false,
+        Optional.of(BUG)));
     INPUTS.put("start threw VME", () -> new RunnerLifecycle.ServicesStarted(ServiceSequence.StartKind.FAILED, true,
-        true, Optional.of(new OutOfMemoryError())));
+        Optional.of(new OutOfMemoryError())));
     INPUTS.put("stopped", () -> new RunnerLifecycle.ServicesStopped(true, false));
     INPUTS.put("stop threw", () -> new RunnerLifecycle.ServicesStopped(false, false));
     INPUTS.put("stop threw VME", () -> new RunnerLifecycle.ServicesStopped(false, true));
@@ -77,6 +75,9 @@ final class RunnerLifecycleTable {
     setup("leading, EXIT", LossPolicy.Kind.EXIT, "start", "preflight ok", "elected", "started");
     setup("leading, CUSTOM", LossPolicy.Kind.CUSTOM, "start", "preflight ok", "elected", "started");
     setup("leading, start failed", LossPolicy.Kind.RECONTEND, "start", "preflight ok", "elected", "start failed");
+    setup("leading, start failed, stopped", LossPolicy.Kind.RECONTEND, "start", "preflight ok", "elected",
+        "start failed", "stopped");
+    setup("unelected, start failed", false, LossPolicy.Kind.EXIT, "start", "start failed");
     setup("stopping: close", LossPolicy.Kind.RECONTEND, "start", "preflight ok", "elected", "started", "close");
     setup("stopping: loss", LossPolicy.Kind.RECONTEND, "start", "preflight ok", "elected", "started", "lost");
     setup("stopping: loss, EXIT", LossPolicy.Kind.EXIT, "start", "preflight ok", "elected", "started", "lost");

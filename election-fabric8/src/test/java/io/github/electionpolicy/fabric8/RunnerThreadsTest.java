@@ -120,10 +120,16 @@ class RunnerThreadsTest {
       }
       assertThat(Replica.awaitTrue(() -> replicas.stream().filter(Replica::leads).count() == 1,
           Duration.ofSeconds(10))).isTrue();
-      long library = Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive)
-          .map(Thread::getName).filter(name -> name.startsWith("election-")).count();
-      // One loop, at most eight I/O threads, and the callback threads that happen to be alive.
-      assertThat(library).as("library threads for 30 runners").isLessThanOrEqualTo(16);
+      List<String> library = Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive)
+          .map(Thread::getName).filter(name -> name.startsWith("election-")).collect(Collectors.toList());
+      // One loop for all; I/O threads only as many as calls were in flight at once in the start-up burst (30
+      // preflights), never more than the pool's bound; callback threads as many as callbacks ran at once.
+      assertThat(library).as("the loop").filteredOn(name -> name.equals("election-loop")).hasSize(1);
+      assertThat(library).as("I/O threads").filteredOn(name -> name.startsWith("election-io-"))
+          .hasSizeLessThanOrEqualTo(SharedPools.IO_MAX_THREADS);
+      // A runner has no thread of its own: a pool thread carries a runner's name only while it runs its code.
+      assertThat(library).as("threads named for a runner, left idle").noneMatch(name -> name.startsWith("election-")
+          && name.endsWith("]") && !name.startsWith("election-services[") && !name.startsWith("election-listeners["));
     } finally {
       for (Replica replica : replicas) {
         replica.close();

@@ -137,7 +137,10 @@ class StartupTest {
       assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(10))).isTrue();
       assertThat(a.runner.isReady()).isTrue();
       assertThat(Replica.awaitTrue(() -> !changes.isEmpty(), Duration.ofSeconds(2))).isTrue();
-      assertThat(changes).first().isEqualTo("STARTING->LEADING");
+      // The first change leaves STARTING: to LEADING, or to FOLLOWING (no leader) first when a take sent across the
+      // heal failed without naming a holder (LeaseElector.Events#following).
+      assertThat(changes.get(0)).startsWith("STARTING->");
+      assertThat(changes).anyMatch(change -> change.endsWith("->LEADING"));
     }
   }
 }
