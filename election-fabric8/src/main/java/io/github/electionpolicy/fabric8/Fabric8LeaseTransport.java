@@ -273,7 +273,7 @@ final class Fabric8LeaseTransport implements LeaseTransport {
       future[0] = io.submit(() -> {
         Optional<LeaseAccessDeniedException> denied;
         try {
-          denied = RbacPreflight.check(userClient, namespace, settings, () -> over.get() || closed.get());
+          denied = RbacPreflight.check(userClient, namespace, settings, () -> over.get() || closed.get(), io);
         } catch (RuntimeException | Error e) {
           inFlight.remove(call);
           if (over.compareAndSet(false, true)) {
