@@ -25,7 +25,8 @@ public record ThreadCensus(Map<String, Integer> groups) {
   public static ThreadCensus now() {
     Map<String, Integer> groups = new TreeMap<>();
     for (Thread t : Thread.getAllStackTraces().keySet()) {
-      if (t.isAlive()) {
+      // The JVM starts the attach listener when jstack attaches: the observer's thread, not the run's.
+      if (t.isAlive() && !t.getName().equals("Attach Listener")) {
         groups.merge(fold(t.getName()), 1, Integer::sum);
       }
     }

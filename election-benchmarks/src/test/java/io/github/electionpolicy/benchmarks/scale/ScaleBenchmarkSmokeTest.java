@@ -52,6 +52,22 @@ class ScaleBenchmarkSmokeTest {
   }
 
   @Test
+  void everyScaleCommandOnThePerformancePageParses() throws Exception {
+    String page = java.nio.file.Files.readString(java.nio.file.Path.of(System.getProperty("basedir", "."))
+        .resolve("../docs/performance.md").normalize());
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("-Dscale\\.args=\"([^\"]*)\"").matcher(page);
+    int commands = 0;
+    while (m.find()) {
+      String[] args = java.util.Arrays.stream(m.group(1).trim().split("\\s+"))
+          .filter(a -> !a.startsWith("kubeconfig="))   // the cluster it names is not running here
+          .toArray(String[]::new);
+      assertThat(ScaleSettings.parse(args)).as(m.group(1)).isNotNull();
+      commands++;
+    }
+    assertThat(commands).isPositive();
+  }
+
+  @Test
   void refusesBadSettingsNamingTheSetting() {
     assertThatThrownBy(() -> ScaleSettings.parse("elections=0")).hasMessageStartingWith("elections=0 is not valid");
     assertThatThrownBy(() -> ScaleSettings.parse("contenders=mine")).hasMessageStartingWith("contenders=mine");
