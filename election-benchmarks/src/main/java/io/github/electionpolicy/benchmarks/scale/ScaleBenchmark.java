@@ -71,7 +71,6 @@ public final class ScaleBenchmark {
           for (String contender : settings.contenders()) {
             ScaleResult result = runOne(server, contender, timings, n, settings, "r" + sequence++, out);
             results.add(result);
-            out.println(progress(result));
           }
         }
       }
@@ -136,10 +135,15 @@ public final class ScaleBenchmark {
             .orElseThrow();
         toLead.add((first - replicas[0].startedAt()) / 1e9);
       }
-      return new ScaleResult(contender, timings, elections, elections * replicasPerLease, before, leading, peakAll,
-          peakLibrary, atPeak, (heapAfter - heapBefore) / (double) elections, Distribution.of(toLead),
-          startAllSeconds);
+      ScaleResult result = new ScaleResult(contender, timings, elections, elections * replicasPerLease, before,
+          leading, peakAll, peakLibrary, atPeak, (heapAfter - heapBefore) / (double) elections,
+          Distribution.of(toLead), startAllSeconds);
+      // Printed before the replicas close: closing a thousand of them one after another can take minutes.
+      out.println(progress(result));
+      out.print(table(List.of(result)));
+      return result;
     } finally {
+      long closing = System.nanoTime();
       for (ScaleContender[] replicas : leases) {
         for (ScaleContender replica : replicas) {
           try {
@@ -150,6 +154,8 @@ public final class ScaleBenchmark {
         }
       }
       client.close();
+      out.printf(Locale.ROOT, "closed %d replicas one after another in %.1f s%n",
+          leases.size() * replicasPerLease, (System.nanoTime() - closing) / 1e9);
     }
   }
 
