@@ -312,7 +312,7 @@ final class Fabric8LeaseTransport implements LeaseTransport {
       Consumer<Throwable> failed) {
     Optional<LeaseAccessDeniedException> denied;
     try {
-      denied = RbacPreflight.check(reviewClient, namespace, settings, () -> over.get() || closed.get());
+      denied = RbacPreflight.check(reviewClient, namespace, settings, () -> over.get() || closed.get(), io);
     } catch (RuntimeException | Error e) {
       inFlight.remove(call);
       if (over.compareAndSet(false, true)) {

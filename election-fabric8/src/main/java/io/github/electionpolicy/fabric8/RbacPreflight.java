@@ -3,6 +3,7 @@ package io.github.electionpolicy.fabric8;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
+import java.util.concurrent.Executor;
 import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -10,7 +11,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The start-up check of {@link ElectionRunner}: a {@link LeaseAccess} review before contending, so a
  * missing Role fails at start with the fix instead of as a stream of 403s. It runs on a Lease I/O thread,
- * before the Lease loop, so {@code start()} never waits for the API server; the runner acts on a denial.
+ * before the Lease loop, so {@code start()} never waits for the API server; the runner acts on a denial. Its
+ * reviews are independent, so they are sent at once on the same I/O pool (see {@link LeaseAccess#review(String,
+ * String, LeaseAccess.Reviewer, java.util.concurrent.Executor)}): the preflight costs about one round trip.
  */
 final class RbacPreflight {
 
@@ -23,7 +26,7 @@ final class RbacPreflight {
    * {@code closing} turns true it sends no further review and reports nothing.
    */
   static Optional<LeaseAccessDeniedException> check(KubernetesClient userClient, String namespace,
-      LeaseSettings settings, BooleanSupplier closing) {
+      LeaseSettings settings, BooleanSupplier closing, Executor io) {
     String leaseName = settings.leaseName();
     LeaseAccess access = LeaseAccess.review(namespace, leaseName, review -> {
       if (closing.getAsBoolean()) {
@@ -32,7 +35,7 @@ final class RbacPreflight {
       var answer = userClient.authorization().v1().selfSubjectAccessReview().create(review);
       return answer == null || answer.getStatus() == null
           ? Optional.empty() : Optional.ofNullable(answer.getStatus().getAllowed());
-    });
+    }, io);
     if (closing.getAsBoolean()) {
       // The runner is not going to contend: there is nothing to warn of.
       return Optional.empty();

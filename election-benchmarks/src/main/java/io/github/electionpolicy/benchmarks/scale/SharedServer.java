@@ -1,0 +1,65 @@
+package io.github.electionpolicy.benchmarks.scale;
+
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.ConfigBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.http.Interceptor;
+import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
+import io.github.electionpolicy.testkit.fabric8.ApiServerTarget;
+import io.github.electionpolicy.testkit.fabric8.LeaseApi;
+import java.nio.file.Path;
+import java.util.Optional;
+
+/**
+ * The API server of a scale run: the test fixture's embedded Lease API (fabric8's mock server in CRUD mode,
+ * answering access reviews), or a real one named by a kubeconfig, in a namespace of the run's own; and the
+ * clients the runs share. Unlike the failover benchmark's servers, clients reach the server directly, through
+ * no proxy: the run measures the threads of one client as a controller would have it. Not thread-safe.
+ */
+final class SharedServer implements AutoCloseable {
+
+  private final LeaseApi api;
+  private final Optional<Path> kubeconfig;
+
+  SharedServer(Optional<Path> kubeconfig) {
+    this.kubeconfig = kubeconfig;
+    this.api = LeaseApi.builder()
+        .namespace("scale")
+        .target(kubeconfig.map(ApiServerTarget::kubeconfig).orElseGet(ApiServerTarget::embedded))
+        .start();
+  }
+
+  String namespace() {
+    return api.namespace();
+  }
+
+  String describe() {
+    return (kubeconfig.isPresent() ? "real API server (kubeconfig=" + kubeconfig.get() + ")"
+        : "embedded mock API server (fabric8 CRUD mode, access reviews answered)") + " at " + api.url()
+        + ", namespace " + api.namespace() + "; one shared client (JDK HTTP client, fabric8 defaults), no proxy";
+  }
+
+  /**
+   * A new client, JDK HTTP client and fabric8's default request settings, defaulting to the run's namespace.
+   *
+   * @param interceptor sees every request and response, or null
+   * @return the client; the caller closes it
+   */
+  KubernetesClient newClient(Interceptor interceptor) {
+    Config base = kubeconfig.map(path -> Config.fromKubeconfig(path.toFile()))
+        .orElseGet(() -> new ConfigBuilder(Config.empty()).withMasterUrl(api.url()).build());
+    KubernetesClientBuilder builder = new KubernetesClientBuilder()
+        .withConfig(new ConfigBuilder(base).withNamespace(api.namespace()).build())
+        .withHttpClientFactory(new JdkHttpClientFactory());
+    if (interceptor != null) {
+      builder.withHttpClientBuilderConsumer(b -> b.addOrReplaceInterceptor("probe", interceptor));
+    }
+    return builder.build();
+  }
+
+  @Override
+  public void close() {
+    api.close();
+  }
+}
