@@ -139,8 +139,10 @@ final class SimFaults {
         return;
       }
       sim.invariants().excuseLoad(1);
-      // The churn ends with the backoff that follows each failed term: up to the longest lease after the window.
-      window(sim, f.forMillis() + 2 * sim.maxLeaseMillis(), () -> sim.invariants().excuseLoad(-1));
+      // The churn ends with the backoff that follows each failed term: within two of the longest leases after the
+      // trouble ends (at the quiet tail at the latest), so the excuse may reach into the tail.
+      long troubleEnds = Math.min(sim.now() + f.forMillis() * MS, sim.quietFromNanos());
+      sim.at(troubleEnds + 2 * sim.maxLeaseMillis() * MS, () -> sim.invariants().excuseLoad(-1));
       for (SimReplica other : sim.replicas()) {
         if (other != r) {
           other.troubles[SimSchedule.Trouble.START_THROWS_EXCEPTION.ordinal()]++;

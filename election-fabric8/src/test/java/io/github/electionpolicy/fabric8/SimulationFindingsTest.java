@@ -67,6 +67,21 @@ class SimulationFindingsTest {
     }
   }
 
+  /**
+   * Found by the generated schedules: a failing take-over just before the quiet tail; its churn of failed terms
+   * reached into the tail, where the load excuse had already ended. The excuse now lasts as long as the churn can.
+   */
+  @Test
+  void aFailingTakeOverAtTheEndOfTheFaultsIsExcusedUntilItsChurnEnds() {
+    ReplicaSpec quick = new ReplicaSpec(1, 700, 116, 200, LossPolicy.Kind.RECONTEND, 1, 0, 0, false);
+    ReplicaSpec slow = new ReplicaSpec(5, 4500, 750, 200, LossPolicy.Kind.RECONTEND, 1, 0, 0, false);
+    SimSchedule schedule = new SimSchedule(0, List.of(quick, quick, quick, slow, quick),
+        List.of(new SimSchedule.ServerDown(0, 200), new SimSchedule.Close(1, 987, false, 8),
+            new FailingTakeover(29135, 1000, 50)), 30016, 50);
+
+    assertThat(Simulator.run(schedule, SimVariant.REAL).invariants().violations()).isEmpty();
+  }
+
   /** A schedule replays identically: every random choice comes from its seed. */
   @Test
   void aScheduleReplaysIdentically() {
