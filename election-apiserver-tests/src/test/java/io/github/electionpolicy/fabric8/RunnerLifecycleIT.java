@@ -133,11 +133,8 @@ class RunnerLifecycleIT {
    * own. A probe beside this test: four runners cut off at start still held four threads in the preflight 6 s
    * later (the healthy one kept leading on the other four); eight leaders cut off while they led kept six to eight
    * threads busy in reads, each bounded by the request timeout and interrupted, and the healthy one kept leading.
+   * Fixed since: the shared I/O pool grows while calls hang, and the preflight's reviews are bounded (10 s).
    */
-  @org.junit.jupiter.api.Disabled("FINDING: runners cut off from their API server (hung requests) take all "
-      + "SharedPools.IO_THREADS threads of the shared I/O pool in RbacPreflight.check (user client, no runner "
-      + "deadline), and a healthy leader of the same JVM loses its Lease: its renewals queue behind them and time "
-      + "out against a server that answers")
   @Test
   void runnersCutOffFromTheirServerDoNotStopAHealthyRunnerOfTheSameJvmFromRenewing() throws Exception {
     List<ElectionState> healthyStates = new CopyOnWriteArrayList<>();
