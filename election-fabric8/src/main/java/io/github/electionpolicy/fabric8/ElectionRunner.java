@@ -406,13 +406,6 @@ public final class ElectionRunner implements AutoCloseable {
     driver.requestClose();
   }
 
-  /** Test hook: whether the follower's watch is open or opening. */
-  boolean watchingForTest() {
-    boolean[] watching = new boolean[1];
-    driver.onLoopAndWait(() -> watching[0] = driver.electorWatching());
-    return watching[0];
-  }
-
   /**
    * Builds and starts an {@link ElectionRunner}. Not thread-safe: use one builder from one thread.
    *

@@ -491,11 +491,6 @@ final class LeaseElector {
     }
   }
 
-  /** Whether a watch is open or opening: for tests that check none is left behind. */
-  boolean watching() {
-    return watch != null;
-  }
-
   private Moment now() {
     return new Moment(ticker.read(), clock.instant());
   }

@@ -481,14 +481,6 @@ final class LifecycleDriver {
     }
   }
 
-  boolean electorWatching() {
-    return elector != null && elector.watching();
-  }
-
-  RunnerLifecycle lifecycle() {
-    return lifecycle;
-  }
-
   /** Connects the elector to the lifecycle; on the loop. */
   private final class ElectorEvents implements LeaseElector.Events {
     @Override

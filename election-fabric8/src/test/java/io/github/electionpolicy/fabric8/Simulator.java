@@ -220,10 +220,6 @@ final class Simulator {
     queue.add(new Event(Math.max(time, now), seq++, replica, replica.process, action));
   }
 
-  void countStep() {
-    steps++;
-  }
-
   long nextRequestId() {
     return ++requestIds;
   }
