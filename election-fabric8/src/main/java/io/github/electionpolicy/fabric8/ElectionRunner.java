@@ -104,7 +104,7 @@ public final class ElectionRunner implements AutoCloseable {
     String lease = namespace == null ? identity : namespace + "/" + settings.leaseName();
     this.driver = new LifecycleDriver(new LifecycleDriver.Parts(identity, lease, settings,
         Optional.ofNullable(unelectedTerm), b.reconcilers, b.listeners, b.loop, b.userCode, transport,
-        b.rbacPreflight, ticker, b.clock, threadTag, b.flaw, b.runnerFlaw));
+        b.rbacPreflight, ticker, b.clock, threadTag, b.flaw, b.runnerFlaw, b.logs));
     this.healthInputs = new HealthRule.Inputs(decision.contends(), b.readiness,
         settings == null ? 0 : settings.healthBudget().toNanos(), startNanos);
   }
@@ -284,7 +284,8 @@ public final class ElectionRunner implements AutoCloseable {
 
   /**
    * Waits until the runner has stopped (closed, or stopped on its own: see {@link ElectionState.StopCause}) and
-   * every callback queued before (the listeners hearing {@code STOPPED}) has run. Called from one of the
+   * every callback queued before (the listeners hearing {@code STOPPED}) has run, and the log lines until then
+   * are written (an appender that is stuck is waited for at most {@link LeaseSettings#stopTimeout()}). Called from one of the
    * runner's own callbacks (a service, listener, loss handler or exiter) it returns at once (the timed form
    * then returns whether the runner already stopped): the runner may stop only once that callback has
    * returned. The one callback it never waits for is a service's {@code stop()} that outlived
@@ -346,7 +347,9 @@ public final class ElectionRunner implements AutoCloseable {
    * left to expire (and an ERROR is logged), so another replica takes over only after one lease duration.
    * Idempotent; never triggers the loss policy, not even when a stop failed: closing is not a loss, and an
    * {@code EXIT} from a shutdown hook would deadlock. Safe to call from a shutdown hook, a listener, a loss
-   * handler, an exiter or a service callback. Returns once the runner reports {@code STOPPED}.
+   * handler, an exiter or a service callback. Returns once the runner reports {@code STOPPED} and its log lines
+   * until then are written (the runner writes them off its loop; an appender that is stuck is waited for at
+   * most the stop timeout).
    *
    * <p>An interrupt does not cut it short: called on a thread whose interrupt flag is set (as shutdown hooks
    * and executors may), it still waits for the services and the release, and sets the flag again before
@@ -373,6 +376,14 @@ public final class ElectionRunner implements AutoCloseable {
     while (true) {
       try {
         driver.awaitStoppedReported(Long.MAX_VALUE);
+        break;
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
+    }
+    while (true) {
+      try {
+        driver.awaitLogWritten(Long.MAX_VALUE);
         break;
       } catch (InterruptedException e) {
         interrupted = true;
@@ -432,6 +443,7 @@ public final class ElectionRunner implements AutoCloseable {
     private Clock clock = Clock.systemUTC();
     private RunnerLoop loop = RunnerLoop.shared();
     private java.util.concurrent.Executor userCode = SharedPools.userCode();
+    private java.util.concurrent.Executor logs = SharedPools.userCode();
     private LeaseTransport transport;
     private LeaseProtocol.Flaw flaw = LeaseProtocol.Flaw.NONE;
     private RunnerFlaw runnerFlaw = RunnerFlaw.NONE;
@@ -552,6 +564,12 @@ public final class ElectionRunner implements AutoCloseable {
     /** Where user code runs; the simulation's instead of the shared pool. */
     Builder userCode(java.util.concurrent.Executor userCode) {
       this.userCode = Objects.requireNonNull(userCode, "userCode");
+      return this;
+    }
+
+    /** Where the log lines logged on the loop are written; the simulation writes them inline. */
+    Builder logs(java.util.concurrent.Executor logs) {
+      this.logs = Objects.requireNonNull(logs, "logs");
       return this;
     }
 

@@ -12,7 +12,7 @@ import java.util.Optional;
  * asks for through the {@link LeaseTransport} and times it out at the step's deadline, waits as asked on a
  * timer of the loop, keeps the follower's watch, and hands what the protocol signals to the runner through
  * {@link Events}. Every rule lives in the protocol; this class only does the I/O, the waiting and the log
- * lines ({@link LeaseLog}). It never blocks: each method runs a step and returns.
+ * lines ({@link LeaseLog}, handed to the runner's {@link RunnerLog.Lane}). It never blocks: each method runs a step and returns.
  *
  * <p>Not thread-safe: every method runs on the runner's loop (answers and watch events are taken onto it).
  */
@@ -95,7 +95,7 @@ final class LeaseElector {
   private record WatchEvent(LeaseRecord record, long arrivedNanos) {}
 
   LeaseElector(LeaseTransport transport, String lease, String identity, LeaseSettings settings, Events events,
-      Ticker ticker, Clock clock, LeaseProtocol.Flaw flaw, RunnerFlaw runnerFlaw) {
+      Ticker ticker, Clock clock, LeaseProtocol.Flaw flaw, RunnerFlaw runnerFlaw, RunnerLog.Lane logLane) {
     this.transport = transport;
     this.identity = identity;
     this.events = events;
@@ -104,7 +104,7 @@ final class LeaseElector {
     this.protocol = new LeaseProtocol(identity, settings.leaseDuration().toNanos(), settings.renewDeadline().toNanos(),
         settings.retryPeriod().toNanos(), settings.requestTimeout().toNanos(), ticker.read() ^ identity.hashCode(),
         flaw);
-    this.log = new LeaseLog(lease, identity, settings);
+    this.log = new LeaseLog(new RunnerLog(LeaseElector.class, logLane), lease, identity, settings);
     this.requestTimeoutNanos = settings.requestTimeout().toNanos();
     this.retryPeriodNanos = settings.retryPeriod().toNanos();
     this.leaseDurationNanos = settings.leaseDuration().toNanos();

@@ -1,19 +1,20 @@
 package io.github.electionpolicy.fabric8;
 
 import java.time.Duration;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
-/** The log lines of the Lease loop: one per signal of {@link LeaseProtocol} that deserves one. */
+/**
+ * The log lines of the Lease loop: one per signal of {@link LeaseProtocol} that deserves one, under
+ * {@link LeaseElector}'s logger, written through the runner's {@link RunnerLog} (never on the loop itself).
+ */
 final class LeaseLog {
 
-  private static final Logger LOG = LoggerFactory.getLogger(LeaseElector.class);
-
+  private final RunnerLog log;
   private final String lease;
   private final String identity;
   private final LeaseSettings settings;
 
-  LeaseLog(String lease, String identity, LeaseSettings settings) {
+  LeaseLog(RunnerLog log, String lease, String identity, LeaseSettings settings) {
+    this.log = log;
     this.lease = lease;
     this.identity = identity;
     this.settings = settings;
@@ -21,7 +22,7 @@ final class LeaseLog {
 
   void signal(LeaseStep.Signal signal) {
     if (signal instanceof LeaseStep.Elected elected) {
-      LOG.info("Acquired Lease {} as {} (previous holder: {}, transitions: {})", lease, identity,
+      log.info("Acquired Lease {} as {} (previous holder: {}, transitions: {})", lease, identity,
           elected.previousHolder().orElse("none"), elected.record().transitions());
     } else if (signal instanceof LeaseStep.Lost lost) {
       lost(lost);
@@ -33,26 +34,26 @@ final class LeaseLog {
   private void lost(LeaseStep.Lost lost) {
     switch (lost.cause()) {
       case RENEW_DEADLINE:
-        LOG.warn("Lost Lease {}: not renewed within the renew deadline of {}", lease,
+        log.warn("Lost Lease {}: not renewed within the renew deadline of {}", lease,
             Durations.format(settings.renewDeadline()));
         break;
       case LATE_RENEWAL:
       case TERM_LAPSED:
-        LOG.warn("Lost Lease {}: the renewal succeeded only after the renew deadline of {}", lease,
+        log.warn("Lost Lease {}: the renewal succeeded only after the renew deadline of {}", lease,
             Durations.format(settings.renewDeadline()));
         break;
       case DELETED:
-        LOG.warn("Lost Lease {}: it was deleted", lease);
+        log.warn("Lost Lease {}: it was deleted", lease);
         break;
       case TAKEN:
-        LOG.warn("Lost Lease {}: it is now held by {}", lease, lost.holder().orElse("nobody"));
+        log.warn("Lost Lease {}: it is now held by {}", lease, lost.holder().orElse("nobody"));
         break;
       case SAME_IDENTITY:
-        LOG.error("Lease {} was taken under this process's own identity {} by another term: another process "
+        log.error("Lease {} was taken under this process's own identity {} by another term: another process "
             + "uses the same identity. Identities must be unique among replicas", lease, identity);
         break;
       case START_FAILED:
-        LOG.warn("Gave up Lease {}: a reconciler could not start", lease);
+        log.warn("Gave up Lease {}: a reconciler could not start", lease);
         break;
       default:
         throw new IllegalStateException("unknown loss cause " + lost.cause());
@@ -62,53 +63,53 @@ final class LeaseLog {
   private void fact(LeaseStep.Fact fact) {
     switch (fact.kind()) {
       case UNREACHABLE:
-        LOG.warn("Lease {}: {}; retrying every {}", lease, fact.detail(), Durations.format(settings.retryPeriod()));
+        log.warn("Lease {}: {}; retrying every {}", lease, fact.detail(), Durations.format(settings.retryPeriod()));
         break;
       case STILL_UNREACHABLE:
-        LOG.debug("Lease {}: {}", lease, fact.detail());
+        log.debug("Lease {}: {}", lease, fact.detail());
         break;
       case REACHABLE_AGAIN:
-        LOG.info("Lease {} reachable again", lease);
+        log.info("Lease {} reachable again", lease);
         break;
       case RENEWAL_FAILED:
-        LOG.warn("Lease {}: renewal failed ({}); retrying until the renew deadline of {}", lease, fact.detail(),
+        log.warn("Lease {}: renewal failed ({}); retrying until the renew deadline of {}", lease, fact.detail(),
             Durations.format(settings.renewDeadline()));
         break;
       case SAME_IDENTITY_WAITING:
-        LOG.error("Lease {} is held under this process's own identity {} by a term it did not write: another "
+        log.error("Lease {} is held under this process's own identity {} by a term it did not write: another "
             + "process uses the same identity, or one with it stopped without releasing; waiting until the "
             + "Lease expires. Identities must be unique among replicas", lease, identity);
         break;
       case LONG_LEASE_DURATION:
-        LOG.warn("Lease {} is held with a lease duration over an hour ({} seconds); a follower honours it and "
+        log.warn("Lease {} is held with a lease duration over an hour ({} seconds); a follower honours it and "
             + "waits that long after the holder's last renewal", lease, fact.detail());
         break;
       case TOKEN_EXHAUSTED:
-        LOG.error("Lease {}: leaseTransitions reached {} (Integer.MAX_VALUE), so no new term can get a larger "
+        log.error("Lease {}: leaseTransitions reached {} (Integer.MAX_VALUE), so no new term can get a larger "
             + "fencing token; not taking the Lease. Fix: reset the fencing token in every store that checks it, "
             + "then delete the Lease (or set its leaseTransitions to 0): the replicas count on from there", lease,
             fact.detail());
         break;
       case TOKEN_RESET:
-        LOG.warn("Lease {}: the exhausted fencing token was reset; the next term's leaseTransitions is {}", lease,
+        log.warn("Lease {}: the exhausted fencing token was reset; the next term's leaseTransitions is {}", lease,
             fact.detail());
         break;
       case RELEASED:
-        LOG.info("Released Lease {}", lease);
+        log.info("Released Lease {}", lease);
         break;
       case RELEASE_FAILED:
-        LOG.warn("Could not release Lease {} ({}); another replica takes over once it expires", lease,
+        log.warn("Could not release Lease {} ({}); another replica takes over once it expires", lease,
             fact.detail());
         break;
       case ABANDONED:
-        LOG.warn("Leaving Lease {} to expire without releasing it", lease);
+        log.warn("Leaving Lease {} to expire without releasing it", lease);
         break;
       case BACKING_OFF:
-        LOG.warn("Lease {}: waiting {} before contending again, after a term given up", lease,
+        log.warn("Lease {}: waiting {} before contending again, after a term given up", lease,
             Durations.format(Duration.ofMillis(Long.parseLong(fact.detail()))));
         break;
       case CONTENDING_AGAIN:
-        LOG.info("Contending again for Lease {} as {}", lease, identity);
+        log.info("Contending again for Lease {} as {}", lease, identity);
         break;
       default:
         throw new IllegalStateException("unknown fact " + fact.kind());
@@ -116,6 +117,6 @@ final class LeaseLog {
   }
 
   void loopFailed(Throwable failure) {
-    LOG.error("Lease loop for {} failed; contention ends", lease, failure);
+    log.error("Lease loop for {} failed; contention ends", lease, failure);
   }
 }

@@ -12,16 +12,17 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Owns one runner's state on its {@link RunnerLoop}: feeds {@link RunnerLifecycle} its inputs, one at a time,
  * and carries out the commands it returns: services and the loss handler on one {@link CallbackLane}, listeners
  * on another, the exiter on a third, Lease calls through the {@link LeaseElector} and its
  * {@link LeaseTransport}. Inputs that arrive while commands run wait in a queue, so no step re-enters another.
- * After each batch it publishes one immutable {@link RunnerView} for readers on other threads.
+ * After each batch it publishes one immutable {@link RunnerView} for readers on other threads. It writes no log
+ * line on the loop, which every runner of the JVM shares: its lines and the elector's go through one
+ * {@link RunnerLog.Lane}, written on the callback pool in order.
  *
  * <p>Whatever the election logic throws on the loop (the elector, the lifecycle, a command) ends the runner as
  * {@link StopCause#ELECTION_FAILED}: the term ends, the services stop, and an {@code EXIT} policy exits. An
@@ -32,13 +33,18 @@ import org.slf4j.LoggerFactory;
  */
 final class LifecycleDriver {
 
-  private static final Logger LOG = LoggerFactory.getLogger(ElectionRunner.class);
+  /**
+   * How long the exiter waits for the log lines before it (the loss that exits among them) to be written: the
+   * exit ends the JVM, and with it the daemon threads that write them; an appender stuck longer than this
+   * must not keep a process that decided to exit alive.
+   */
+  static final long EXIT_LOG_WAIT_NANOS = TimeUnit.SECONDS.toNanos(2);
 
   /** What the driver is built from. */
   record Parts(String identity, String lease, LeaseSettings settings, Optional<LeadershipTerm> unelectedTerm,
       List<LeaderService> services, List<ElectionListener> listeners, RunnerLoop loop, Executor userCode,
       Optional<LeaseTransport> transport, boolean preflight, Ticker ticker, Clock clock, String threadTag,
-      LeaseProtocol.Flaw flaw, RunnerFlaw runnerFlaw) {}
+      LeaseProtocol.Flaw flaw, RunnerFlaw runnerFlaw, Executor logs) {}
 
   private final String identity;
   private final String lease;
@@ -55,6 +61,8 @@ final class LifecycleDriver {
   private final CallbackLane servicesLane;
   private final CallbackLane listenersLane;
   private final CallbackLane exitLane;
+  private final RunnerLog.Lane logLane;
+  private final RunnerLog log;
   private final CountDownLatch stopped = new CountDownLatch(1);
   private final CompletableFuture<Optional<Throwable>> startCompleted = new CompletableFuture<>();
 
@@ -85,10 +93,12 @@ final class LifecycleDriver {
     this.loop = parts.loop();
     this.transport = parts.transport();
     boolean contends = transport.isPresent();
+    this.logLane = new RunnerLog.Lane(loop, parts.logs(), parts.threadTag());
+    this.log = new RunnerLog(ElectionRunner.class, logLane);
     this.lifecycle = new RunnerLifecycle(new RunnerLifecycle.Config(contends, parts.preflight(), policy.kind(), lease,
         Durations.format(stopTimeout), parts.runnerFlaw()));
     this.elector = contends ? new LeaseElector(transport.get(), lease, identity, settings, new ElectorEvents(),
-        parts.ticker(), parts.clock(), parts.flaw(), parts.runnerFlaw()) : null;
+        parts.ticker(), parts.clock(), parts.flaw(), parts.runnerFlaw(), logLane) : null;
     this.sequence = new ServiceSequence(parts.services(), parts.runnerFlaw());
     this.servicesLane = new CallbackLane(parts.userCode(), "election-services[" + parts.threadTag() + "]", this);
     this.listenersLane = new CallbackLane(parts.userCode(), "election-listeners[" + parts.threadTag() + "]", this);
@@ -166,7 +176,25 @@ final class LifecycleDriver {
       return false;
     }
     left = forever ? Long.MAX_VALUE : Math.max(0, deadlineNanos - System.nanoTime());
-    return listenersLane.awaitIdle(left);
+    if (!listenersLane.awaitIdle(left)) {
+      return false;
+    }
+    left = forever ? Long.MAX_VALUE : Math.max(0, deadlineNanos - System.nanoTime());
+    return awaitLogWritten(left);
+  }
+
+  /**
+   * Waits until the log lines handed over so far were written, at most {@code timeoutNanos} and never longer
+   * than the stop timeout: an appender that is stuck delays a close or an {@code awaitStopped()} by no more.
+   */
+  boolean awaitLogWritten(long timeoutNanos) throws InterruptedException {
+    long bound = Durations.cappedNanos(stopTimeout);
+    return logLane.awaitWritten(Math.min(timeoutNanos, bound)) || timeoutNanos > bound;
+  }
+
+  /** The runner's log lane; for tests. */
+  RunnerLog.Lane logLane() {
+    return logLane;
   }
 
   // ---- the loop --------------------------------------------------------------------------------------------
@@ -232,7 +260,7 @@ final class LifecycleDriver {
     draining = false;
     inputs.clear();
     if (failing || reportedStopped) {
-      LOG.error("The election logic of {} failed while it stopped", identity, failure);
+      log.error("The election logic of {} failed while it stopped", identity, failure);
       emergencyStop(failure);
       return;
     }
@@ -245,7 +273,7 @@ final class LifecycleDriver {
       drain();
     } catch (Throwable again) {
       again.addSuppressed(failure);
-      LOG.error("The election logic of {} failed again while it handled a failure", identity, again);
+      log.error("The election logic of {} failed again while it handled a failure", identity, again);
       emergencyStop(again);
     } finally {
       failing = false;
@@ -287,7 +315,7 @@ final class LifecycleDriver {
       preflightCall = transport.orElseThrow().preflight(
           denied -> onLoop(() -> feed(new RunnerLifecycle.PreflightDone(denied))),
           failure -> onLoop(() -> {
-            LOG.error("The RBAC preflight for Lease {} failed; not contending", lease, failure);
+            log.error("The RBAC preflight for Lease {} failed; not contending", lease, failure);
             feed(new RunnerLifecycle.ElectionFailed(failure));
           }));
     } else if (command instanceof Command.StartElector) {
@@ -326,7 +354,7 @@ final class LifecycleDriver {
     // start() must find its runner LEADING).
     publishView();
     if (next instanceof ElectionState.Following following && following.leader().isPresent()) {
-      LOG.info("Following leader {}", following.leader().get());
+      log.info("Following leader {}", following.leader().get());
     }
     dispatch(listener -> listener.stateChanged(previous, next));
     if (next instanceof ElectionState.Following following) {
@@ -345,7 +373,7 @@ final class LifecycleDriver {
         } catch (Throwable e) {
           // Listeners only observe: whatever one throws, an Error included (a NoClassDefFoundError from a
           // library missing at run time), the listeners after it still hear the event and the election goes on.
-          LOG.warn("Election listener {} failed", listener, e);
+          log.warn("Election listener {} failed", listener, e);
         }
       }
     });
@@ -379,7 +407,7 @@ final class LifecycleDriver {
       try {
         next = Objects.requireNonNull(handler.onLoss(term), "LossHandler returned null");
       } catch (Throwable e) {
-        LOG.error("Loss handler failed; stopping contention for Lease {}", lease, e);
+        log.error("Loss handler failed; stopping contention for Lease {}", lease, e);
         next = LossHandler.AfterLoss.STOP;
       }
       boolean again = next == LossHandler.AfterLoss.RECONTEND;
@@ -393,15 +421,21 @@ final class LifecycleDriver {
       return;
     }
     exited = true;
-    LOG.error("{} {}; exiting with status {} (loss policy EXIT)", why, lease, LossPolicy.LOSS_EXIT_STATUS);
+    log.error("{} {}; exiting with status {} (loss policy EXIT)", why, lease, LossPolicy.LOSS_EXIT_STATUS);
     Exiter exiter = ((LossPolicy.Exit) policy).exiter();
     // On a lane of its own: System.exit() may never return (it runs the shutdown hook that closes this runner),
     // and nothing waits for this lane.
     exitLane.submit(() -> {
       try {
+        // The line above, and the loss before it, are not lost with the JVM.
+        logLane.awaitWritten(EXIT_LOG_WAIT_NANOS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      try {
         exiter.exit(LossPolicy.LOSS_EXIT_STATUS);
       } catch (Throwable e) {
-        LOG.error("Exiter failed", e);
+        log.error("Exiter failed", e);
       }
       exiterReturned = true;
       onLoop(() -> feed(new RunnerLifecycle.Exited()));
@@ -410,9 +444,9 @@ final class LifecycleDriver {
 
   private void log(Command.Log line) {
     switch (line.level()) {
-      case INFO -> LOG.info("{}", line.message());
-      case WARN -> LOG.warn("{}", line.message());
-      case ERROR -> LOG.error("{}", line.message());
+      case INFO -> log.info("{}", line.message());
+      case WARN -> log.warn("{}", line.message());
+      case ERROR -> log.error("{}", line.message());
     }
   }
 
@@ -437,8 +471,9 @@ final class LifecycleDriver {
     // caller waiting.
     startCompleted.complete(failure);
     publishView();
+    // Before the count-down: whoever close() or awaitStopped() lets go finds the line handed over.
+    log.info("Stopped {} ({})", identity, cause);
     stopped.countDown();
-    LOG.info("Stopped {} ({})", identity, cause);
   }
 
   /** Test hook: ends the runner as a killed process ends, as far as other replicas can tell; on the loop. */

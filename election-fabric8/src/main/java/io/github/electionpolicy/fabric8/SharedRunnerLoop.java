@@ -9,7 +9,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The production {@link RunnerLoop}: one daemon thread for every runner of the JVM. Its tasks are short (a
  * step of a protocol, a handful of commands), so one thread serves a thousand elections; whatever a task
- * throws is logged and never ends the thread (the runners catch their own failures first).
+ * throws is logged (off this thread, as every log line of a runner is: see {@link RunnerLog}) and never ends the
+ * thread (the runners catch their own failures first).
  */
 final class SharedRunnerLoop implements RunnerLoop {
 
@@ -51,9 +52,18 @@ final class SharedRunnerLoop implements RunnerLoop {
       try {
         task.run();
       } catch (Throwable e) {
-        LOG.error("A task of the election loop failed", e);
+        logOffTheLoop(e);
       }
     };
+  }
+
+  /** Written on the callback pool: a slow appender must not hold the loop every runner shares. */
+  private static void logOffTheLoop(Throwable failure) {
+    try {
+      SharedPools.userCode().execute(() -> LOG.error("A task of the election loop failed", failure));
+    } catch (RuntimeException | Error e) {
+      // No thread to write it on: the line is lost, never the loop.
+    }
   }
 
   @Override

@@ -13,7 +13,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -265,9 +264,10 @@ class ConcurrencyAttackTest {
    * appender) while one runner logs stalls every runner of the JVM: here one runner's "Acquired Lease" line
    * takes 3 s to write, and a leader of another Lease, whose API server answers at once, misses its renew
    * deadline and loses its term. With a thread per runner (before 0201dfc) only the runner that logged waited.
+   * Fixed: no line is written on the loop; each runner's lines go through its own serial {@link RunnerLog.Lane} on
+   * the callback pool, so only the chatty runner's lines wait for the slow appender.
    */
   @Test
-  @Disabled("FINDING 5: one runner's log line on a slow appender stalls the shared loop; another runner loses its Lease")
   void aSlowLogLineOfOneRunnerDoesNotEndAnotherRunnersTerm() throws Exception {
     List<ElectionState> healthyStates = new CopyOnWriteArrayList<>();
     ElectionRunner healthy = ElectionRunner.builder()
@@ -285,8 +285,9 @@ class ConcurrencyAttackTest {
     java.io.PrintStream original = System.err;
     ElectionRunner chatty = null;
     try {
+      // A generous bound, not a timing assert: on a loaded machine the first election may take seconds.
       assertThat(Replica.awaitTrue(() -> healthy.state().kind() == ElectionState.Kind.LEADING,
-          Duration.ofSeconds(5))).isTrue();
+          Duration.ofSeconds(20))).isTrue();
       LeadershipTerm term = healthy.currentTerm().orElseThrow();
       Thread.sleep(2_000);
       assertThat(healthy.currentTerm()).as("control: it keeps its term on its own").contains(term);

@@ -384,8 +384,8 @@ class RunnerAttackTest {
   }
 
   /**
-   * The other order of the same race: the loop took the denial in first (it is writing the ERROR line, stalled
-   * here as a blocked stderr pipe would stall it) when another thread calls close(). The exit was decided
+   * The other order of the same race: the loop took the denial in first (its ERROR line is being written, stalled
+   * here as a blocked stderr pipe would stall it, on the runner's log lane) when another thread calls close(). The exit was decided
    * before the close: it happens once, the runner stops as ACCESS_DENIED, and the close() returns.
    */
   @Test
@@ -400,7 +400,7 @@ class RunnerAttackTest {
 
     PrintStream original = System.err;
     StallingErr stalling = new StallingErr(original, "Not contending for Lease", () -> {
-      // On the loop, inside LOG.error: the runner is closed from elsewhere meanwhile.
+      // On the log lane, inside the ERROR line's write: the runner is closed from elsewhere meanwhile.
       if (closeStarted.compareAndSet(false, true)) {
         try {
           runnerKnown.await(5, TimeUnit.SECONDS);

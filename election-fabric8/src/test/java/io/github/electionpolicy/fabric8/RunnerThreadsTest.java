@@ -127,9 +127,11 @@ class RunnerThreadsTest {
       assertThat(library).as("the loop").filteredOn(name -> name.equals("election-loop")).hasSize(1);
       assertThat(library).as("I/O threads").filteredOn(name -> name.startsWith("election-io-"))
           .hasSizeLessThanOrEqualTo(SharedPools.IO_MAX_THREADS);
-      // A runner has no thread of its own: a pool thread carries a runner's name only while it runs its code.
+      // A runner has no thread of its own: a pool thread carries a runner's name only while it runs its code (its
+      // services, its listeners, or the writing of its log lines).
       assertThat(library).as("threads named for a runner, left idle").noneMatch(name -> name.startsWith("election-")
-          && name.endsWith("]") && !name.startsWith("election-services[") && !name.startsWith("election-listeners["));
+          && name.endsWith("]") && !name.startsWith("election-services[") && !name.startsWith("election-listeners[")
+          && !name.startsWith("election-log["));
     } finally {
       for (Replica replica : replicas) {
         replica.close();

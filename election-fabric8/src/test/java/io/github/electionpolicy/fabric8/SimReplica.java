@@ -139,6 +139,9 @@ final class SimReplica {
         .transport(transport)
         .loop(new Loop(process))
         .userCode(new UserCode(process))
+        // Log lines inline, on the simulator's one thread: in simulated time an appender costs nothing and no other
+        // runner waits, and the schedules stay the runner's own.
+        .logs(Runnable::run)
         .ticker(ticker())
         .clock(wallClock())
         .flaw(variant.flaw)

@@ -1,0 +1,230 @@
+package io.github.electionpolicy.fabric8;
+
+import java.util.Map;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
+import org.slf4j.helpers.FormattingTuple;
+import org.slf4j.helpers.MessageFormatter;
+
+/**
+ * The log lines of one runner, under one SLF4J logger, written anywhere but on the {@link RunnerLoop}: the loop
+ * is shared by every runner of the JVM, so an appender that is slow for one runner's lines (a blocked stderr
+ * pipe, a remote appender) would stall the renewals of all the others. A line logged on the loop is formatted
+ * there and handed to the runner's {@link Lane}, which writes it on the callback pool, in order; a line logged
+ * on any other thread (a service callback, the caller of {@code start()}) is written there and then, unless
+ * lines of the runner still wait on the lane, in which case it waits behind them so the runner's lines keep
+ * their order. The text and level of every line are those the caller asked for.
+ *
+ * <p>Thread-safe.
+ */
+final class RunnerLog {
+
+  private final Logger logger;
+  private final Lane lane;
+
+  /** Lines of {@code source}'s logger, through {@code lane}. */
+  RunnerLog(Class<?> source, Lane lane) {
+    this.logger = LoggerFactory.getLogger(source);
+    this.lane = lane;
+  }
+
+  void debug(String format, Object... args) {
+    lane.log(logger, Level.DEBUG, format, args);
+  }
+
+  void info(String format, Object... args) {
+    lane.log(logger, Level.INFO, format, args);
+  }
+
+  void warn(String format, Object... args) {
+    lane.log(logger, Level.WARN, format, args);
+  }
+
+  void error(String format, Object... args) {
+    lane.log(logger, Level.ERROR, format, args);
+  }
+
+  /** The levels the runner logs at (SLF4J 1.7's Logger has no level type). */
+  enum Level {
+    DEBUG, INFO, WARN, ERROR
+  }
+
+  /**
+   * One runner's serial log lane: a {@link CallbackLane} on the shared callback pool, so one runner's lines are
+   * written one at a time and in order, and a runner costs no thread of its own (a pool thread carries the name
+   * {@code election-log[lease:identity]} only while it writes). The lane is bounded: at most {@link #LIMIT}
+   * lines wait at once. Past that (an appender that has fallen that far behind, or blocks for good) a line is
+   * dropped and counted rather than held, so a stuck appender cannot grow the heap without bound; one WARN
+   * line, queued behind the waiting ones, then says how many were dropped.
+   */
+  static final class Lane {
+
+    /** The most lines of one runner that wait to be written at once. */
+    static final int LIMIT = 1_000;
+
+    private static final Logger SUMMARY = LoggerFactory.getLogger(ElectionRunner.class);
+
+    private final RunnerLoop loop;
+    private final CallbackLane lane;
+    private final String tag;
+    private final AtomicInteger waiting = new AtomicInteger();
+    private final AtomicLong dropped = new AtomicLong();
+    private final AtomicLong droppedUnreported = new AtomicLong();
+    private final AtomicBoolean summaryWaiting = new AtomicBoolean();
+
+    /**
+     * @param executor where the lines are written: the shared callback pool; the simulation writes them inline
+     *     ({@code Runnable::run}), in simulated time, where an appender costs nothing and no other runner waits
+     * @param tag names the runner in the lane's thread name and the summary line
+     */
+    Lane(RunnerLoop loop, Executor executor, String tag) {
+      this.loop = loop;
+      this.tag = tag;
+      this.lane = new CallbackLane(executor, "election-log[" + tag + "]", this);
+    }
+
+    /** How many lines were dropped because {@link #LIMIT} lines already waited; for tests and reports. */
+    long dropped() {
+      return dropped.get();
+    }
+
+    /**
+     * Waits until every line handed over before this call was written, at most {@code timeoutNanos}
+     * ({@code Long.MAX_VALUE}: for ever).
+     */
+    boolean awaitWritten(long timeoutNanos) throws InterruptedException {
+      return lane.awaitIdle(timeoutNanos);
+    }
+
+    void log(Logger logger, Level level, String format, Object[] args) {
+      if (!enabled(logger, level)) {
+        return;
+      }
+      if (!loop.inLoop() && !lane.busy()) {
+        // Not on the loop, and nothing of this runner waits to be written: the caller's thread may wait for
+        // its appender, as it would without the library.
+        FormattingTuple line = MessageFormatter.arrayFormat(format, args);
+        write(logger, level, line.getMessage(), line.getThrowable());
+        return;
+      }
+      // Formatted now, so the line says what was true when it was logged, not when the lane got to it; and with
+      // the context (MDC) of the thread that logged it, not of the pool thread that writes it.
+      FormattingTuple line = MessageFormatter.arrayFormat(format, args);
+      Map<String, String> context = MDC.getCopyOfContextMap();
+      hand(() -> writeWith(context, logger, level, line.getMessage(), line.getThrowable()));
+    }
+
+    private void hand(Runnable write) {
+      if (waiting.incrementAndGet() > LIMIT) {
+        waiting.decrementAndGet();
+        drop();
+        return;
+      }
+      try {
+        lane.submit(() -> {
+          waiting.decrementAndGet();
+          write.run();
+        });
+      } catch (RejectedExecutionException | Error e) {
+        // No thread to write it (the pool refused, or could not start one): the line is lost, never the runner's
+        // step that logged it.
+        waiting.decrementAndGet();
+        drop();
+      }
+    }
+
+    private void drop() {
+      dropped.incrementAndGet();
+      droppedUnreported.incrementAndGet();
+      if (!summaryWaiting.compareAndSet(false, true)) {
+        return; // one summary already waits: it counts this line too
+      }
+      try {
+        // Past the limit on purpose (by one line): it is the only line that says others were lost.
+        lane.submit(() -> {
+          summaryWaiting.set(false);
+          long lost = droppedUnreported.getAndSet(0);
+          if (lost > 0) {
+            writeWith(null, SUMMARY, Level.WARN, "Dropped " + lost + " log line(s) of the runner " + tag
+                + ": more than " + LIMIT + " waited for a slow log appender", null);
+          }
+        });
+      } catch (RejectedExecutionException | Error e) {
+        summaryWaiting.set(false);
+      }
+    }
+
+    private static void writeWith(Map<String, String> context, Logger logger, Level level, String message,
+        Throwable failure) {
+      Map<String, String> own = MDC.getCopyOfContextMap();
+      setContext(context);
+      try {
+        write(logger, level, message, failure);
+      } finally {
+        setContext(own);
+      }
+    }
+
+    private static void setContext(Map<String, String> context) {
+      if (context == null || context.isEmpty()) {
+        MDC.clear();
+      } else {
+        MDC.setContextMap(context);
+      }
+    }
+
+    private static boolean enabled(Logger logger, Level level) {
+      switch (level) {
+        case DEBUG:
+          return logger.isDebugEnabled();
+        case INFO:
+          return logger.isInfoEnabled();
+        case WARN:
+          return logger.isWarnEnabled();
+        default:
+          return logger.isErrorEnabled();
+      }
+    }
+
+    /** Writes an already formatted line: the message is passed without arguments, so no brace in it is a placeholder. */
+    private static void write(Logger logger, Level level, String message, Throwable failure) {
+      switch (level) {
+        case DEBUG -> {
+          if (failure == null) {
+            logger.debug(message);
+          } else {
+            logger.debug(message, failure);
+          }
+        }
+        case INFO -> {
+          if (failure == null) {
+            logger.info(message);
+          } else {
+            logger.info(message, failure);
+          }
+        }
+        case WARN -> {
+          if (failure == null) {
+            logger.warn(message);
+          } else {
+            logger.warn(message, failure);
+          }
+        }
+        case ERROR -> {
+          if (failure == null) {
+            logger.error(message);
+          } else {
+            logger.error(message, failure);
+          }
+        }
+        default -> throw new IllegalStateException("unknown level " + level);
+      }
+    }
+  }
+}
