@@ -12,7 +12,8 @@ import java.util.Optional;
  * asks for through the {@link LeaseTransport} and times it out at the step's deadline, waits as asked on a
  * timer of the loop, keeps the follower's watch, and hands what the protocol signals to the runner through
  * {@link Events}. Every rule lives in the protocol; this class only does the I/O, the waiting and the log
- * lines ({@link LeaseLog}, handed to the runner's {@link RunnerLog.Lane}). It never blocks: each method runs a step and returns.
+ * lines ({@link LeaseLog}, handed to the runner's {@link RunnerLog.Lane}). It never blocks: each method runs a step
+ * and returns.
  *
  * <p>Not thread-safe: every method runs on the runner's loop (answers and watch events are taken onto it).
  */

@@ -1,8 +1,6 @@
 package io.github.electionpolicy.fabric8;
 
 import io.github.electionpolicy.fabric8.ElectionState.StopCause;
-import io.github.electionpolicy.fabric8.RunnerLifecycle.Command;
-import io.github.electionpolicy.fabric8.RunnerLifecycle.Input;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -67,7 +65,7 @@ final class LifecycleDriver {
   private final CompletableFuture<Optional<Throwable>> startCompleted = new CompletableFuture<>();
 
   // Confined to the loop.
-  private final ArrayDeque<Input> inputs = new ArrayDeque<>();
+  private final ArrayDeque<RunnerLifecycleInput> inputs = new ArrayDeque<>();
   private boolean draining;
   private boolean failing;
   private boolean reportedStopped;
@@ -95,7 +93,7 @@ final class LifecycleDriver {
     boolean contends = transport.isPresent();
     this.logLane = new RunnerLog.Lane(loop, parts.logs(), parts.threadTag());
     this.log = new RunnerLog(ElectionRunner.class, logLane);
-    this.lifecycle = new RunnerLifecycle(new RunnerLifecycle.Config(contends, parts.preflight(), policy.kind(), lease,
+    this.lifecycle = new RunnerLifecycle(new RunnerLifecycleConfig(contends, parts.preflight(), policy.kind(), lease,
         Durations.format(stopTimeout), parts.runnerFlaw()));
     this.elector = contends ? new LeaseElector(transport.get(), lease, identity, settings, new ElectorEvents(),
         parts.ticker(), parts.clock(), parts.flaw(), parts.runnerFlaw(), logLane) : null;
@@ -116,7 +114,7 @@ final class LifecycleDriver {
 
   /** Starts on the loop; running unelected, the returned future completes once the services started. */
   CompletableFuture<Optional<Throwable>> start() {
-    onLoop(() -> feed(new RunnerLifecycle.Start(unelectedTerm)));
+    onLoop(() -> feed(new RunnerLifecycleInput.Start(unelectedTerm)));
     return startCompleted;
   }
 
@@ -134,7 +132,7 @@ final class LifecycleDriver {
       leading.term().end();
     }
     unelectedTerm.ifPresent(LeadershipTerm::end);
-    onLoop(() -> feed(new RunnerLifecycle.CloseRequested()));
+    onLoop(() -> feed(new RunnerLifecycleInput.CloseRequested()));
   }
 
   boolean closeRequested() {
@@ -217,7 +215,7 @@ final class LifecycleDriver {
     }
   }
 
-  private void feed(Input input) {
+  private void feed(RunnerLifecycleInput input) {
     inputs.add(input);
   }
 
@@ -227,12 +225,12 @@ final class LifecycleDriver {
     }
     draining = true;
     try {
-      Input input;
+      RunnerLifecycleInput input;
       while ((input = inputs.poll()) != null) {
-        if (!(input instanceof RunnerLifecycle.Start)) {
+        if (!(input instanceof RunnerLifecycleInput.Start)) {
           takeCloseFirst();
         }
-        for (Command command : lifecycle.step(input)) {
+        for (RunnerLifecycleCommand command : lifecycle.step(input)) {
           execute(command);
         }
       }
@@ -250,7 +248,7 @@ final class LifecycleDriver {
   private void takeCloseFirst() {
     if (closeRequested && !closeTaken) {
       closeTaken = true;
-      for (Command command : lifecycle.step(new RunnerLifecycle.CloseRequested())) {
+      for (RunnerLifecycleCommand command : lifecycle.step(new RunnerLifecycleInput.CloseRequested())) {
         execute(command);
       }
     }
@@ -269,7 +267,7 @@ final class LifecycleDriver {
       if (elector != null) {
         elector.fail(failure);
       }
-      feed(new RunnerLifecycle.ElectionFailed(failure));
+      feed(new RunnerLifecycleInput.ElectionFailed(failure));
       drain();
     } catch (Throwable again) {
       again.addSuppressed(failure);
@@ -295,49 +293,49 @@ final class LifecycleDriver {
   }
 
   private void publishView() {
-    RunnerLifecycle.Services services = lifecycle.services();
-    view = new RunnerView(state, services == RunnerLifecycle.Services.RUNNING,
-        services == RunnerLifecycle.Services.HUNG,
+    RunnerLifecycleServices services = lifecycle.services();
+    view = new RunnerView(state, services == RunnerLifecycleServices.RUNNING,
+        services == RunnerLifecycleServices.HUNG,
         elector == null ? Optional.empty() : elector.lastSuccessNanos(),
         elector == null ? 0 : elector.contactWindowNanos());
   }
 
-  private void execute(Command command) {
-    if (command instanceof Command.Publish publish) {
+  private void execute(RunnerLifecycleCommand command) {
+    if (command instanceof RunnerLifecycleCommand.Publish publish) {
       publish(publish.state());
-    } else if (command instanceof Command.StartServices start) {
+    } else if (command instanceof RunnerLifecycleCommand.StartServices start) {
       startServices(start.term());
-    } else if (command instanceof Command.StopServices stop) {
+    } else if (command instanceof RunnerLifecycleCommand.StopServices stop) {
       stopServices(stop.stop());
-    } else if (command instanceof Command.EndTerm end) {
+    } else if (command instanceof RunnerLifecycleCommand.EndTerm end) {
       end.term().end();
-    } else if (command instanceof Command.RunPreflight) {
+    } else if (command instanceof RunnerLifecycleCommand.RunPreflight) {
       preflightCall = transport.orElseThrow().preflight(
-          denied -> onLoop(() -> feed(new RunnerLifecycle.PreflightDone(denied))),
+          denied -> onLoop(() -> feed(new RunnerLifecycleInput.PreflightDone(denied))),
           failure -> onLoop(() -> {
             log.error("The RBAC preflight for Lease {} failed; not contending", lease, failure);
-            feed(new RunnerLifecycle.ElectionFailed(failure));
+            feed(new RunnerLifecycleInput.ElectionFailed(failure));
           }));
-    } else if (command instanceof Command.StartElector) {
+    } else if (command instanceof RunnerLifecycleCommand.StartElector) {
       elector.start();
-    } else if (command instanceof Command.CloseElector) {
+    } else if (command instanceof RunnerLifecycleCommand.CloseElector) {
       elector.close();
-    } else if (command instanceof Command.FinishElector finish) {
+    } else if (command instanceof RunnerLifecycleCommand.FinishElector finish) {
       elector.finish(finish.release());
-    } else if (command instanceof Command.Relinquish relinquish) {
+    } else if (command instanceof RunnerLifecycleCommand.Relinquish relinquish) {
       elector.relinquish(relinquish.term(), relinquish.release());
-    } else if (command instanceof Command.ElectorAfterLoss after) {
+    } else if (command instanceof RunnerLifecycleCommand.ElectorAfterLoss after) {
       elector.afterLoss(after.contendAgain());
-    } else if (command instanceof Command.CallLossHandler call) {
+    } else if (command instanceof RunnerLifecycleCommand.CallLossHandler call) {
       callLossHandler(call.term());
-    } else if (command instanceof Command.Exit exit) {
+    } else if (command instanceof RunnerLifecycleCommand.Exit exit) {
       exit(exit.why());
-    } else if (command instanceof Command.StartCompleted completed) {
+    } else if (command instanceof RunnerLifecycleCommand.StartCompleted completed) {
       publishView(); // the caller of start() reads health() as soon as it returns
       startCompleted.complete(completed.failure());
-    } else if (command instanceof Command.Log line) {
+    } else if (command instanceof RunnerLifecycleCommand.Log line) {
       log(line);
-    } else if (command instanceof Command.ReportStopped report) {
+    } else if (command instanceof RunnerLifecycleCommand.ReportStopped report) {
       reportStopped(report.cause(), report.failure());
     } else {
       throw new IllegalStateException("unknown command " + command);
@@ -383,7 +381,7 @@ final class LifecycleDriver {
     servicesLane.submit(() -> {
       ServiceSequence.StartOutcome outcome = sequence.startAll(term);
       Optional<Throwable> failure = outcome.startFailure().map(ServiceSequence.Failure::cause);
-      onLoop(() -> feed(new RunnerLifecycle.ServicesStarted(outcome.kind(), outcome.fatal(), failure)));
+      onLoop(() -> feed(new RunnerLifecycleInput.ServicesStarted(outcome.kind(), outcome.fatal(), failure)));
     });
   }
 
@@ -393,10 +391,11 @@ final class LifecycleDriver {
     if (stopTimer != null) {
       stopTimer.cancel();
     }
-    stopTimer = onLoopAfter(Durations.cappedNanos(stopTimeout), () -> feed(new RunnerLifecycle.StopDeadline(number)));
+    stopTimer = onLoopAfter(Durations.cappedNanos(stopTimeout),
+        () -> feed(new RunnerLifecycleInput.StopDeadline(number)));
     servicesLane.submit(() -> {
       ServiceSequence.StopOutcome outcome = sequence.stopAll();
-      onLoop(() -> feed(new RunnerLifecycle.ServicesStopped(outcome.clean(), outcome.fatal())));
+      onLoop(() -> feed(new RunnerLifecycleInput.ServicesStopped(outcome.clean(), outcome.fatal())));
     });
   }
 
@@ -411,13 +410,13 @@ final class LifecycleDriver {
         next = LossHandler.AfterLoss.STOP;
       }
       boolean again = next == LossHandler.AfterLoss.RECONTEND;
-      onLoop(() -> feed(new RunnerLifecycle.LossHandled(again)));
+      onLoop(() -> feed(new RunnerLifecycleInput.LossHandled(again)));
     });
   }
 
   private void exit(String why) {
     if (exited) {
-      onLoop(() -> feed(new RunnerLifecycle.Exited()));
+      onLoop(() -> feed(new RunnerLifecycleInput.Exited()));
       return;
     }
     exited = true;
@@ -438,11 +437,11 @@ final class LifecycleDriver {
         log.error("Exiter failed", e);
       }
       exiterReturned = true;
-      onLoop(() -> feed(new RunnerLifecycle.Exited()));
+      onLoop(() -> feed(new RunnerLifecycleInput.Exited()));
     });
   }
 
-  private void log(Command.Log line) {
+  private void log(RunnerLifecycleCommand.Log line) {
     switch (line.level()) {
       case INFO -> log.info("{}", line.message());
       case WARN -> log.warn("{}", line.message());
@@ -520,17 +519,17 @@ final class LifecycleDriver {
   private final class ElectorEvents implements LeaseElector.Events {
     @Override
     public void following(Optional<String> holder) {
-      feed(new RunnerLifecycle.Followed(holder));
+      feed(new RunnerLifecycleInput.Followed(holder));
     }
 
     @Override
     public void elected(LeadershipTerm term) {
-      feed(new RunnerLifecycle.Elected(term));
+      feed(new RunnerLifecycleInput.Elected(term));
     }
 
     @Override
     public void lost(LeadershipTerm term) {
-      feed(new RunnerLifecycle.Lost(term));
+      feed(new RunnerLifecycleInput.Lost(term));
     }
 
     @Override
@@ -545,7 +544,7 @@ final class LifecycleDriver {
 
     @Override
     public void finished() {
-      feed(new RunnerLifecycle.ElectorFinished());
+      feed(new RunnerLifecycleInput.ElectorFinished());
     }
 
     @Override

@@ -192,7 +192,7 @@ final class RunnerLog {
       }
     }
 
-    /** Writes an already formatted line: the message is passed without arguments, so no brace in it is a placeholder. */
+    /** Writes a formatted line: passed without arguments, no brace in the message is a placeholder again. */
     private static void write(Logger logger, Level level, String message, Throwable failure) {
       switch (level) {
         case DEBUG -> {

@@ -24,9 +24,9 @@ class RunnerLifecycleAttackTest {
   void unelectedAFailureEndsTheTermBeforeTheStopAndDoesNotExit() {
     RunnerLifecycle lifecycle = RunnerLifecycleTable.reach("unelected");
     List<String> commands = new ArrayList<>();
-    lifecycle.step(new RunnerLifecycle.ElectionFailed(RunnerLifecycleTable.BUG)).stream()
+    lifecycle.step(new RunnerLifecycleInput.ElectionFailed(RunnerLifecycleTable.BUG)).stream()
         .map(RunnerLifecycleTable::render).forEach(commands::add);
-    lifecycle.step(new RunnerLifecycle.ServicesStopped(true, false)).stream()
+    lifecycle.step(new RunnerLifecycleInput.ServicesStopped(true, false)).stream()
         .map(RunnerLifecycleTable::render).forEach(commands::add);
 
     assertThat(commands).as("commands after the failure, then the stop's return")
@@ -34,6 +34,6 @@ class RunnerLifecycleAttackTest {
         .doesNotContain("exit");
     assertThat(commands.indexOf("end term unelected")).as("the term ends before the services stop")
         .isLessThan(commands.indexOf("stop services #1"));
-    assertThat(lifecycle.phase()).isInstanceOf(RunnerLifecycle.Phase.Stopped.class);
+    assertThat(lifecycle.phase()).isInstanceOf(RunnerLifecyclePhase.Stopped.class);
   }
 }

@@ -69,10 +69,10 @@ class RunnerLifecycleStepTest {
   void theVocabularyCoversEveryKindOfInputAndEveryPhase() {
     Set<Class<?>> inputs = RunnerLifecycleTable.INPUTS.values().stream().map(input -> input.get().getClass())
         .collect(Collectors.toSet());
-    assertThat(inputs).containsExactlyInAnyOrder(RunnerLifecycle.Input.class.getPermittedSubclasses());
+    assertThat(inputs).containsExactlyInAnyOrder(RunnerLifecycleInput.class.getPermittedSubclasses());
     Set<Class<?>> phases = RunnerLifecycleTable.SETUPS.keySet().stream()
         .map(setup -> RunnerLifecycleTable.reach(setup).phase().getClass()).collect(Collectors.toSet());
-    assertThat(phases).containsExactlyInAnyOrder(Arrays.stream(RunnerLifecycle.Phase.class.getPermittedSubclasses())
+    assertThat(phases).containsExactlyInAnyOrder(Arrays.stream(RunnerLifecyclePhase.class.getPermittedSubclasses())
         .toArray(Class<?>[]::new));
   }
 
@@ -91,20 +91,20 @@ class RunnerLifecycleStepTest {
     assertThat(RunnerLifecycleTable.outcome("stopping: loss", "stop threw")).doesNotContain("contend again");
     // A custom handler still hears of the loss, but cannot make the runner contend again.
     RunnerLifecycle custom = RunnerLifecycleTable.reach("stopping: loss, CUSTOM");
-    custom.step(new RunnerLifecycle.ServicesStopped(false, false));
-    assertThat(custom.step(new RunnerLifecycle.LossHandled(true)).stream().map(RunnerLifecycleTable::render))
+    custom.step(new RunnerLifecycleInput.ServicesStopped(false, false));
+    assertThat(custom.step(new RunnerLifecycleInput.LossHandled(true)).stream().map(RunnerLifecycleTable::render))
         .containsExactly("log ERROR", "end contention", "finish elector: abandon");
   }
 
   @Test
   void aCloseFromInsideAServiceStartStopsTheServicesOnceTheStartReturnedThenReleases() {
     RunnerLifecycle lifecycle = RunnerLifecycleTable.reach("leading, starting");
-    assertThat(lifecycle.step(new RunnerLifecycle.CloseRequested()).stream().map(RunnerLifecycleTable::render))
+    assertThat(lifecycle.step(new RunnerLifecycleInput.CloseRequested()).stream().map(RunnerLifecycleTable::render))
         .containsExactly("end term t4", "close elector", "stop services #1");
     // The start the close came from returns (its term ended, so what it started was stopped), then the stop.
-    assertThat(lifecycle.step(new RunnerLifecycle.ServicesStarted(ServiceSequence.StartKind.TERM_ENDED, false,
+    assertThat(lifecycle.step(new RunnerLifecycleInput.ServicesStarted(ServiceSequence.StartKind.TERM_ENDED, false,
         java.util.Optional.empty()))).isEmpty();
-    assertThat(lifecycle.step(new RunnerLifecycle.ServicesStopped(true, false)).stream()
+    assertThat(lifecycle.step(new RunnerLifecycleInput.ServicesStopped(true, false)).stream()
         .map(RunnerLifecycleTable::render)).containsExactly("finish elector: release");
   }
 
@@ -113,8 +113,8 @@ class RunnerLifecycleStepTest {
     assertThat(table()).filteredOn(row -> row.input().equals("close")).allSatisfy(
         row -> assertThat(row.outcome()).as(row.phase()).doesNotContain("exit"));
     RunnerLifecycle lifecycle = RunnerLifecycleTable.reach("stopping: failed");
-    lifecycle.step(new RunnerLifecycle.CloseRequested());
-    assertThat(lifecycle.step(new RunnerLifecycle.ServicesStopped(true, false)).stream()
+    lifecycle.step(new RunnerLifecycleInput.CloseRequested());
+    assertThat(lifecycle.step(new RunnerLifecycleInput.ServicesStopped(true, false)).stream()
         .map(RunnerLifecycleTable::render)).containsExactly("report stopped ELECTION_FAILED");
   }
 

@@ -1,8 +1,5 @@
 package io.github.electionpolicy.fabric8;
 
-import io.github.electionpolicy.fabric8.RunnerLifecycle.Command;
-import io.github.electionpolicy.fabric8.RunnerLifecycle.Input;
-import io.github.electionpolicy.fabric8.RunnerLifecycle.Phase;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -28,33 +25,33 @@ final class RunnerLifecycleTable {
   static final Throwable BUG = new IllegalStateException("a bug");
 
   /** The inputs, by name. Fresh terms are not needed: the lifecycle compares none. */
-  static final Map<String, Supplier<Input>> INPUTS = new LinkedHashMap<>();
+  static final Map<String, Supplier<RunnerLifecycleInput>> INPUTS = new LinkedHashMap<>();
 
   static {
-    INPUTS.put("start", () -> new RunnerLifecycle.Start(Optional.empty()));
-    INPUTS.put("preflight ok", () -> new RunnerLifecycle.PreflightDone(Optional.empty()));
-    INPUTS.put("preflight denied", () -> new RunnerLifecycle.PreflightDone(Optional.of(DENIED)));
-    INPUTS.put("followed x", () -> new RunnerLifecycle.Followed(Optional.of("x")));
-    INPUTS.put("elected", () -> new RunnerLifecycle.Elected(NEXT_TERM));
-    INPUTS.put("lost", () -> new RunnerLifecycle.Lost(TERM));
-    INPUTS.put("elector finished", RunnerLifecycle.ElectorFinished::new);
-    INPUTS.put("close", RunnerLifecycle.CloseRequested::new);
-    INPUTS.put("started", () -> new RunnerLifecycle.ServicesStarted(ServiceSequence.StartKind.STARTED, false,
+    INPUTS.put("start", () -> new RunnerLifecycleInput.Start(Optional.empty()));
+    INPUTS.put("preflight ok", () -> new RunnerLifecycleInput.PreflightDone(Optional.empty()));
+    INPUTS.put("preflight denied", () -> new RunnerLifecycleInput.PreflightDone(Optional.of(DENIED)));
+    INPUTS.put("followed x", () -> new RunnerLifecycleInput.Followed(Optional.of("x")));
+    INPUTS.put("elected", () -> new RunnerLifecycleInput.Elected(NEXT_TERM));
+    INPUTS.put("lost", () -> new RunnerLifecycleInput.Lost(TERM));
+    INPUTS.put("elector finished", RunnerLifecycleInput.ElectorFinished::new);
+    INPUTS.put("close", RunnerLifecycleInput.CloseRequested::new);
+    INPUTS.put("started", () -> new RunnerLifecycleInput.ServicesStarted(ServiceSequence.StartKind.STARTED, false,
         Optional.empty()));
-    INPUTS.put("start term ended", () -> new RunnerLifecycle.ServicesStarted(ServiceSequence.StartKind.TERM_ENDED,
+    INPUTS.put("start term ended", () -> new RunnerLifecycleInput.ServicesStarted(ServiceSequence.StartKind.TERM_ENDED,
         false, Optional.empty()));
-    INPUTS.put("start failed", () -> new RunnerLifecycle.ServicesStarted(ServiceSequence.StartKind.FAILED, false,
+    INPUTS.put("start failed", () -> new RunnerLifecycleInput.ServicesStarted(ServiceSequence.StartKind.FAILED, false,
         Optional.of(BUG)));
-    INPUTS.put("start threw VME", () -> new RunnerLifecycle.ServicesStarted(ServiceSequence.StartKind.FAILED, true,
+    INPUTS.put("start threw VME", () -> new RunnerLifecycleInput.ServicesStarted(ServiceSequence.StartKind.FAILED, true,
         Optional.of(new OutOfMemoryError())));
-    INPUTS.put("stopped", () -> new RunnerLifecycle.ServicesStopped(true, false));
-    INPUTS.put("stop threw", () -> new RunnerLifecycle.ServicesStopped(false, false));
-    INPUTS.put("stop threw VME", () -> new RunnerLifecycle.ServicesStopped(false, true));
-    INPUTS.put("deadline", () -> new RunnerLifecycle.StopDeadline(1));
-    INPUTS.put("handled: again", () -> new RunnerLifecycle.LossHandled(true));
-    INPUTS.put("handled: stop", () -> new RunnerLifecycle.LossHandled(false));
-    INPUTS.put("exited", RunnerLifecycle.Exited::new);
-    INPUTS.put("failed", () -> new RunnerLifecycle.ElectionFailed(BUG));
+    INPUTS.put("stopped", () -> new RunnerLifecycleInput.ServicesStopped(true, false));
+    INPUTS.put("stop threw", () -> new RunnerLifecycleInput.ServicesStopped(false, false));
+    INPUTS.put("stop threw VME", () -> new RunnerLifecycleInput.ServicesStopped(false, true));
+    INPUTS.put("deadline", () -> new RunnerLifecycleInput.StopDeadline(1));
+    INPUTS.put("handled: again", () -> new RunnerLifecycleInput.LossHandled(true));
+    INPUTS.put("handled: stop", () -> new RunnerLifecycleInput.LossHandled(false));
+    INPUTS.put("exited", RunnerLifecycleInput.Exited::new);
+    INPUTS.put("failed", () -> new RunnerLifecycleInput.ElectionFailed(BUG));
   }
 
   /** A phase to start a row from: the policy and the inputs that lead there from a new lifecycle. */
@@ -105,21 +102,21 @@ final class RunnerLifecycleTable {
   static RunnerLifecycle reach(String setupName) {
     Setup setup = SETUPS.get(setupName);
     RunnerLifecycle lifecycle = new RunnerLifecycle(
-        new RunnerLifecycle.Config(setup.contends(), true, setup.policy(), LEASE, "10s"));
+        new RunnerLifecycleConfig(setup.contends(), true, setup.policy(), LEASE, "10s"));
     for (String input : setup.inputs()) {
       lifecycle.step(input(setup, input));
     }
     return lifecycle;
   }
 
-  static Input input(Setup setup, String name) {
+  static RunnerLifecycleInput input(Setup setup, String name) {
     if (name.equals("start") && !setup.contends()) {
-      return new RunnerLifecycle.Start(Optional.of(UNELECTED));
+      return new RunnerLifecycleInput.Start(Optional.of(UNELECTED));
     }
     if (name.equals("elected") && setup.inputs().indexOf("elected") < 0) {
-      return new RunnerLifecycle.Elected(TERM); // the setup's own term
+      return new RunnerLifecycleInput.Elected(TERM); // the setup's own term
     }
-    Supplier<Input> input = INPUTS.get(name);
+    Supplier<RunnerLifecycleInput> input = INPUTS.get(name);
     if (input == null) {
       throw new IllegalArgumentException("no input named " + name);
     }
@@ -141,54 +138,54 @@ final class RunnerLifecycleTable {
         + lifecycle.services().name().toLowerCase(java.util.Locale.ROOT);
   }
 
-  static String render(Command command) {
-    if (command instanceof Command.Publish publish) {
+  static String render(RunnerLifecycleCommand command) {
+    if (command instanceof RunnerLifecycleCommand.Publish publish) {
       ElectionState state = publish.state();
       String detail = state instanceof ElectionState.Following f ? " " + f.leader().orElse("none")
           : state instanceof ElectionState.Leading l ? " t" + l.term().leaseTransitions()
           : state instanceof ElectionState.Stopped s ? " " + s.cause() : "";
       return "publish " + state.kind() + detail;
-    } else if (command instanceof Command.StartServices start) {
+    } else if (command instanceof RunnerLifecycleCommand.StartServices start) {
       return "start services" + (start.term().isElected() ? " t" + start.term().leaseTransitions() : " unelected");
-    } else if (command instanceof Command.StopServices stop) {
+    } else if (command instanceof RunnerLifecycleCommand.StopServices stop) {
       return "stop services #" + stop.stop();
-    } else if (command instanceof Command.EndTerm end) {
+    } else if (command instanceof RunnerLifecycleCommand.EndTerm end) {
       return "end term" + (end.term().isElected() ? " t" + end.term().leaseTransitions() : " unelected");
-    } else if (command instanceof Command.RunPreflight) {
+    } else if (command instanceof RunnerLifecycleCommand.RunPreflight) {
       return "preflight";
-    } else if (command instanceof Command.StartElector) {
+    } else if (command instanceof RunnerLifecycleCommand.StartElector) {
       return "start elector";
-    } else if (command instanceof Command.CloseElector) {
+    } else if (command instanceof RunnerLifecycleCommand.CloseElector) {
       return "close elector";
-    } else if (command instanceof Command.FinishElector finish) {
+    } else if (command instanceof RunnerLifecycleCommand.FinishElector finish) {
       return finish.release() ? "finish elector: release" : "finish elector: abandon";
-    } else if (command instanceof Command.Relinquish relinquish) {
+    } else if (command instanceof RunnerLifecycleCommand.Relinquish relinquish) {
       return "relinquish t" + relinquish.term().leaseTransitions() + (relinquish.release() ? ": release"
           : ": abandon");
-    } else if (command instanceof Command.ElectorAfterLoss after) {
+    } else if (command instanceof RunnerLifecycleCommand.ElectorAfterLoss after) {
       return after.contendAgain() ? "contend again" : "end contention";
-    } else if (command instanceof Command.CallLossHandler call) {
+    } else if (command instanceof RunnerLifecycleCommand.CallLossHandler call) {
       return "call loss handler t" + call.term().leaseTransitions();
-    } else if (command instanceof Command.Exit) {
+    } else if (command instanceof RunnerLifecycleCommand.Exit) {
       return "exit";
-    } else if (command instanceof Command.StartCompleted completed) {
+    } else if (command instanceof RunnerLifecycleCommand.StartCompleted completed) {
       return completed.failure().isPresent() ? "start completed: failed" : "start completed";
-    } else if (command instanceof Command.Log log) {
+    } else if (command instanceof RunnerLifecycleCommand.Log log) {
       return "log " + log.level();
-    } else if (command instanceof Command.ReportStopped report) {
+    } else if (command instanceof RunnerLifecycleCommand.ReportStopped report) {
       return "report stopped " + report.cause();
     }
     throw new IllegalArgumentException(command.toString());
   }
 
-  static String render(Phase phase) {
-    if (phase instanceof Phase.Stopping stopping) {
+  static String render(RunnerLifecyclePhase phase) {
+    if (phase instanceof RunnerLifecyclePhase.Stopping stopping) {
       return "Stopping(" + stopping.reason() + ")";
-    } else if (phase instanceof Phase.Exiting exiting) {
+    } else if (phase instanceof RunnerLifecyclePhase.Exiting exiting) {
       return "Exiting(" + exiting.cause() + ")";
-    } else if (phase instanceof Phase.Finishing finishing) {
+    } else if (phase instanceof RunnerLifecyclePhase.Finishing finishing) {
       return "Finishing(" + finishing.cause() + ")";
-    } else if (phase instanceof Phase.Stopped stopped) {
+    } else if (phase instanceof RunnerLifecyclePhase.Stopped stopped) {
       return "Stopped(" + stopped.cause() + ")";
     }
     return phase.getClass().getSimpleName();

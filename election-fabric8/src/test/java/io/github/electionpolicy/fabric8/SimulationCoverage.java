@@ -24,8 +24,10 @@ import org.jacoco.core.data.SessionInfoStore;
 final class SimulationCoverage {
 
   /** The runner: every production class the simulation drives, except the protocol, counted on its own. */
-  static final List<String> RUNNER = List.of("ElectionRunner", "RunnerLifecycle", "LifecycleDriver", "LeaseElector",
-      "CallbackLane", "ServiceSequence", "LeadershipTerm", "WriteGateInterceptor", "HealthRule", "RunnerView");
+  static final List<String> RUNNER = List.of("ElectionRunner", "RunnerLifecycle", "RunnerLifecyclePhase",
+      "RunnerLifecycleInput", "RunnerLifecycleCommand", "RunnerLifecycleConfig", "RunnerLifecycleServices",
+      "RunnerLifecycleLines", "LifecycleDriver", "LeaseElector", "CallbackLane", "ServiceSequence", "LeadershipTerm",
+      "WriteGateInterceptor", "HealthRule", "RunnerView");
 
   static final List<String> PROTOCOL = List.of("LeaseProtocol");
 
