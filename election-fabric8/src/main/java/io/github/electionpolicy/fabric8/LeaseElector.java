@@ -39,9 +39,6 @@ final class LeaseElector {
     /** The loop is over: nothing more will be sent. */
     void finished();
 
-    /** The protocol took a step: what readers of health see may have changed. */
-    void stepped();
-
     /** Runs {@code task} on the loop later, as the runner's own task (its failures are the runner's). */
     void onLoop(Runnable task);
 
@@ -260,7 +257,6 @@ final class LeaseElector {
         events.renewFailed(lastFailure, Duration.ofNanos(failed.sinceLastRenewalNanos()));
       }
     }
-    events.stepped();
   }
 
   /** Sends the request a step asks for, and times it out at its deadline on the loop's clock. */

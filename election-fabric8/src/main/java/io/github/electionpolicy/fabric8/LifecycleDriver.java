@@ -5,18 +5,16 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.List;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
  * Owns one runner's state on its {@link RunnerLoop}: feeds {@link RunnerLifecycle} its inputs, one at a time,
- * and carries out the commands it returns: services and the loss handler on one {@link CallbackLane}, listeners
- * on another, the exiter on a third, Lease calls through the {@link LeaseElector} and its
+ * and carries out the commands it returns: user code (services, the loss handler, listeners, the exiter) off
+ * the loop through {@link RunnerCallbacks}, Lease calls through the {@link LeaseElector} and its
  * {@link LeaseTransport}. Inputs that arrive while commands run wait in a queue, so no step re-enters another.
  * After each batch it publishes one immutable {@link RunnerView} for readers on other threads. It writes no log
  * line on the loop, which every runner of the JVM shares: its lines and the elector's go through one
@@ -31,18 +29,11 @@ import java.util.function.Consumer;
  */
 final class LifecycleDriver {
 
-  /**
-   * How long the exiter waits for the log lines before it (the loss that exits among them) to be written: the
-   * exit ends the JVM, and with it the daemon threads that write them; an appender stuck longer than this
-   * must not keep a process that decided to exit alive.
-   */
-  static final long EXIT_LOG_WAIT_NANOS = TimeUnit.SECONDS.toNanos(2);
-
   /** What the driver is built from. */
   record Parts(String identity, String lease, LeaseSettings settings, Optional<LeadershipTerm> unelectedTerm,
       List<LeaderService> services, List<ElectionListener> listeners, RunnerLoop loop, Executor userCode,
       Optional<LeaseTransport> transport, boolean preflight, Ticker ticker, Clock clock, String threadTag,
-      LeaseProtocol.Flaw flaw, RunnerFlaw runnerFlaw, Executor logs) {}
+      LeaseProtocol.Flaw flaw, RunnerFlaw runnerFlaw) {}
 
   private final String identity;
   private final String lease;
@@ -50,15 +41,11 @@ final class LifecycleDriver {
   private final LossPolicy policy;
   private final Duration stopTimeout;
   private final Optional<LeadershipTerm> unelectedTerm;
-  private final List<ElectionListener> listeners;
   private final RunnerLoop loop;
   private final Optional<LeaseTransport> transport;
   private final RunnerLifecycle lifecycle;
   private final LeaseElector elector;
-  private final ServiceSequence sequence;
-  private final CallbackLane servicesLane;
-  private final CallbackLane listenersLane;
-  private final CallbackLane exitLane;
+  private final RunnerCallbacks callbacks;
   private final RunnerLog.Lane logLane;
   private final RunnerLog log;
   private final CountDownLatch stopped = new CountDownLatch(1);
@@ -76,8 +63,6 @@ final class LifecycleDriver {
   private boolean closeTaken;
 
   private volatile RunnerView view;
-  // Set once the exiter returned: awaitStopped() then also waits for its lane to be done.
-  private volatile boolean exiterReturned;
   private volatile boolean closeRequested;
 
   LifecycleDriver(Parts parts) {
@@ -87,20 +72,18 @@ final class LifecycleDriver {
     this.policy = settings == null ? LossPolicy.exit() : settings.lossPolicy();
     this.stopTimeout = settings == null ? LeaseSettings.DEFAULT_RENEW_DEADLINE : settings.stopTimeout();
     this.unelectedTerm = parts.unelectedTerm();
-    this.listeners = List.copyOf(parts.listeners());
     this.loop = parts.loop();
     this.transport = parts.transport();
     boolean contends = transport.isPresent();
-    this.logLane = new RunnerLog.Lane(loop, parts.logs(), parts.threadTag());
+    this.logLane = new RunnerLog.Lane(loop, loop.logWriter(), parts.threadTag());
     this.log = new RunnerLog(ElectionRunner.class, logLane);
     this.lifecycle = new RunnerLifecycle(new RunnerLifecycleConfig(contends, parts.preflight(), policy.kind(), lease,
         Durations.format(stopTimeout), parts.runnerFlaw()));
     this.elector = contends ? new LeaseElector(transport.get(), lease, identity, settings, new ElectorEvents(),
         parts.ticker(), parts.clock(), parts.flaw(), parts.runnerFlaw(), logLane) : null;
-    this.sequence = new ServiceSequence(parts.services(), parts.runnerFlaw());
-    this.servicesLane = new CallbackLane(parts.userCode(), "election-services[" + parts.threadTag() + "]", this);
-    this.listenersLane = new CallbackLane(parts.userCode(), "election-listeners[" + parts.threadTag() + "]", this);
-    this.exitLane = new CallbackLane(parts.userCode(), "election-exit[" + parts.threadTag() + "]", this);
+    this.callbacks = new RunnerCallbacks(this, parts.userCode(), parts.threadTag(), parts.listeners(),
+        new ServiceSequence(parts.services(), parts.runnerFlaw()), logLane, stopTimeout, lease,
+        input -> onLoop(() -> feed(input)));
     this.state = contends ? new ElectionState.Starting() : new ElectionState.NotContending(identity);
     this.view = new RunnerView(state, false, false, Optional.empty(),
         contends ? settings.renewDeadline().toNanos() : 0);
@@ -158,36 +141,35 @@ final class LifecycleDriver {
   }
 
   /**
-   * Waits until the callbacks queued before {@code STOPPED} ran (the listeners heard it), except a service's
-   * {@code stop()} that outlived the stop timeout: the runner cannot end a stop that does not return.
+   * Waits until the callbacks queued before {@code STOPPED} ran and the log lines were written; see
+   * {@link RunnerCallbacks#awaitCallbacks}.
    */
   boolean awaitCallbacks(long deadlineNanos, boolean forever) throws InterruptedException {
-    // Read once STOPPED was reported, when a hung stop can only return, never start hanging.
-    if (!view.servicesHung()) {
-      long left = forever ? Long.MAX_VALUE : Math.max(0, deadlineNanos - System.nanoTime());
-      if (!servicesLane.awaitIdle(left)) {
-        return false;
-      }
-    }
-    long left = forever ? Long.MAX_VALUE : Math.max(0, deadlineNanos - System.nanoTime());
-    if (exiterReturned && !exitLane.awaitIdle(left)) {
-      return false;
-    }
-    left = forever ? Long.MAX_VALUE : Math.max(0, deadlineNanos - System.nanoTime());
-    if (!listenersLane.awaitIdle(left)) {
-      return false;
-    }
-    left = forever ? Long.MAX_VALUE : Math.max(0, deadlineNanos - System.nanoTime());
-    return awaitLogWritten(left);
+    return callbacks.awaitCallbacks(deadlineNanos, forever, view.servicesHung());
   }
 
   /**
-   * Waits until the log lines handed over so far were written, at most {@code timeoutNanos} and never longer
-   * than the stop timeout: an appender that is stuck delays a close or an {@code awaitStopped()} by no more.
+   * For {@code close()}: waits until {@code STOPPED} was reported and the log lines until then were written,
+   * whatever interrupts come, and keeps them for the caller.
    */
-  boolean awaitLogWritten(long timeoutNanos) throws InterruptedException {
-    long bound = Durations.cappedNanos(stopTimeout);
-    return logLane.awaitWritten(Math.min(timeoutNanos, bound)) || timeoutNanos > bound;
+  void awaitClosedUninterruptibly() {
+    boolean interrupted = false;
+    boolean reported = false;
+    while (true) {
+      try {
+        if (!reported) {
+          awaitStoppedReported(Long.MAX_VALUE);
+          reported = true;
+        }
+        callbacks.awaitLogWritten(Long.MAX_VALUE);
+        break;
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   /** The runner's log lane; for tests. */
@@ -287,7 +269,7 @@ final class LifecycleDriver {
       leading.term().end();
     }
     unelectedTerm.ifPresent(LeadershipTerm::end);
-    servicesLane.submit(sequence::stopAll);
+    callbacks.stopServicesUnreported();
     reportStopped(StopCause.ELECTION_FAILED, Optional.of(failure));
     publishView();
   }
@@ -304,7 +286,7 @@ final class LifecycleDriver {
     if (command instanceof RunnerLifecycleCommand.Publish publish) {
       publish(publish.state());
     } else if (command instanceof RunnerLifecycleCommand.StartServices start) {
-      startServices(start.term());
+      callbacks.startServices(start.term());
     } else if (command instanceof RunnerLifecycleCommand.StopServices stop) {
       stopServices(stop.stop());
     } else if (command instanceof RunnerLifecycleCommand.EndTerm end) {
@@ -327,7 +309,7 @@ final class LifecycleDriver {
     } else if (command instanceof RunnerLifecycleCommand.ElectorAfterLoss after) {
       elector.afterLoss(after.contendAgain());
     } else if (command instanceof RunnerLifecycleCommand.CallLossHandler call) {
-      callLossHandler(call.term());
+      callbacks.callLossHandler(((LossPolicy.Custom) policy).handler(), call.term());
     } else if (command instanceof RunnerLifecycleCommand.Exit exit) {
       exit(exit.why());
     } else if (command instanceof RunnerLifecycleCommand.StartCompleted completed) {
@@ -361,28 +343,7 @@ final class LifecycleDriver {
   }
 
   private void dispatch(Consumer<ElectionListener> call) {
-    if (listeners.isEmpty()) {
-      return;
-    }
-    listenersLane.submit(() -> {
-      for (ElectionListener listener : listeners) {
-        try {
-          call.accept(listener);
-        } catch (Throwable e) {
-          // Listeners only observe: whatever one throws, an Error included (a NoClassDefFoundError from a
-          // library missing at run time), the listeners after it still hear the event and the election goes on.
-          log.warn("Election listener {} failed", listener, e);
-        }
-      }
-    });
-  }
-
-  private void startServices(LeadershipTerm term) {
-    servicesLane.submit(() -> {
-      ServiceSequence.StartOutcome outcome = sequence.startAll(term);
-      Optional<Throwable> failure = outcome.startFailure().map(ServiceSequence.Failure::cause);
-      onLoop(() -> feed(new RunnerLifecycleInput.ServicesStarted(outcome.kind(), outcome.fatal(), failure)));
-    });
+    callbacks.dispatch(call);
   }
 
   private void stopServices(int number) {
@@ -393,25 +354,7 @@ final class LifecycleDriver {
     }
     stopTimer = onLoopAfter(Durations.cappedNanos(stopTimeout),
         () -> feed(new RunnerLifecycleInput.StopDeadline(number)));
-    servicesLane.submit(() -> {
-      ServiceSequence.StopOutcome outcome = sequence.stopAll();
-      onLoop(() -> feed(new RunnerLifecycleInput.ServicesStopped(outcome.clean(), outcome.fatal())));
-    });
-  }
-
-  private void callLossHandler(LeadershipTerm term) {
-    LossHandler handler = ((LossPolicy.Custom) policy).handler();
-    servicesLane.submit(() -> {
-      LossHandler.AfterLoss next;
-      try {
-        next = Objects.requireNonNull(handler.onLoss(term), "LossHandler returned null");
-      } catch (Throwable e) {
-        log.error("Loss handler failed; stopping contention for Lease {}", lease, e);
-        next = LossHandler.AfterLoss.STOP;
-      }
-      boolean again = next == LossHandler.AfterLoss.RECONTEND;
-      onLoop(() -> feed(new RunnerLifecycleInput.LossHandled(again)));
-    });
+    callbacks.stopServices();
   }
 
   private void exit(String why) {
@@ -421,24 +364,7 @@ final class LifecycleDriver {
     }
     exited = true;
     log.error("{} {}; exiting with status {} (loss policy EXIT)", why, lease, LossPolicy.LOSS_EXIT_STATUS);
-    Exiter exiter = ((LossPolicy.Exit) policy).exiter();
-    // On a lane of its own: System.exit() may never return (it runs the shutdown hook that closes this runner),
-    // and nothing waits for this lane.
-    exitLane.submit(() -> {
-      try {
-        // The line above, and the loss before it, are not lost with the JVM.
-        logLane.awaitWritten(EXIT_LOG_WAIT_NANOS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-      try {
-        exiter.exit(LossPolicy.LOSS_EXIT_STATUS);
-      } catch (Throwable e) {
-        log.error("Exiter failed", e);
-      }
-      exiterReturned = true;
-      onLoop(() -> feed(new RunnerLifecycleInput.Exited()));
-    });
+    callbacks.exit(((LossPolicy.Exit) policy).exiter());
   }
 
   private void log(RunnerLifecycleCommand.Log line) {
@@ -546,9 +472,6 @@ final class LifecycleDriver {
     public void finished() {
       feed(new RunnerLifecycleInput.ElectorFinished());
     }
-
-    @Override
-    public void stepped() {}
 
     @Override
     public void onLoop(Runnable task) {

@@ -79,8 +79,7 @@ final class RunnerLog {
     private final AtomicBoolean summaryWaiting = new AtomicBoolean();
 
     /**
-     * @param executor where the lines are written: the shared callback pool; the simulation writes them inline
-     *     ({@code Runnable::run}), in simulated time, where an appender costs nothing and no other runner waits
+     * @param executor where the lines are written: {@link RunnerLoop#logWriter()}
      * @param tag names the runner in the lane's thread name and the summary line
      */
     Lane(RunnerLoop loop, Executor executor, String tag) {

@@ -25,6 +25,15 @@ interface RunnerLoop {
   /** Whether the caller runs on this loop. */
   boolean inLoop();
 
+  /**
+   * Where a runner on this loop writes the log lines logged on it ({@link RunnerLog}): the shared callback pool,
+   * since a slow appender must not hold a loop that other runners' deadlines wait on. The simulation's loop
+   * writes them inline: in simulated time an appender costs nothing and no other runner waits.
+   */
+  default java.util.concurrent.Executor logWriter() {
+    return SharedPools.userCode();
+  }
+
   /** The loop that every runner of this JVM shares: one daemon thread, {@code election-loop}. */
   static RunnerLoop shared() {
     return SharedRunnerLoop.INSTANCE;

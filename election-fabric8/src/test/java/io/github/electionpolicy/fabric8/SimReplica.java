@@ -139,9 +139,6 @@ final class SimReplica {
         .transport(transport)
         .loop(new Loop(process))
         .userCode(new UserCode(process))
-        // Log lines inline, on the simulator's one thread: in simulated time an appender costs nothing and no other
-        // runner waits, and the schedules stay the runner's own.
-        .logs(Runnable::run)
         .ticker(ticker())
         .clock(wallClock())
         .flaw(variant.flaw)
@@ -477,6 +474,12 @@ final class SimReplica {
     @Override
     public boolean inLoop() {
       return true;
+    }
+
+    /** Log lines inline, on the simulator's one thread: the schedules stay the runner's own. */
+    @Override
+    public Executor logWriter() {
+      return Runnable::run;
     }
   }
 
