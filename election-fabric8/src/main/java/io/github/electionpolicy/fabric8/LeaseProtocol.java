@@ -35,7 +35,7 @@ import java.util.SplittableRandom;
  *   <li>Every new term increments leaseTransitions, past the highest count this process has ever seen, so
  *       the fencing token never decreases and is never negative. At {@link Integer#MAX_VALUE} no new term
  *       is taken ({@link FactKind#TOKEN_EXHAUSTED}): an operator must reset the token.
- *   <li>After a term given up because a reconciler could not start, the next attempt waits one retry period,
+ *   <li>After a term given up because a service could not start, the next attempt waits one retry period,
  *       doubling with each such term in a row up to the lease duration.
  *   <li>Release writes an empty holder and leaseDurationSeconds = 1, and only while the term is still valid.
  * </ul>
@@ -221,7 +221,7 @@ final class LeaseProtocol {
     return step(next(now));
   }
 
-  /** The runner's reconcilers stopped: a leader releases ({@code release}) or leaves the Lease to expire. */
+  /** The runner's services stopped: a leader releases ({@code release}) or leaves the Lease to expire. */
   LeaseStep finish(Moment now, boolean release) {
     requireIdle();
     closing = true;
@@ -232,7 +232,7 @@ final class LeaseProtocol {
   }
 
   /**
-   * A reconciler could not start: give the term up as lost, releasing the Lease first when every reconciler
+   * A service could not start: give the term up as lost, releasing the Lease first when every service
    * stopped cleanly ({@code release}), else leaving it to expire.
    */
   LeaseStep relinquish(Moment now, boolean release) {
@@ -498,7 +498,7 @@ final class LeaseProtocol {
       if (relinquishRelease && t - deadline < 0) {
         return release(now);
       }
-      // Left to expire because a reconciler may still run: this process must wait it out like any other
+      // Left to expire because a service may still run: this process must wait it out like any other
       // holder's term, instead of taking its own last term back at once.
       lastWritten = null;
       lastAttempted = null;
@@ -542,7 +542,7 @@ final class LeaseProtocol {
       lastWritten = mine;
       observe(mine, t);
       if (t - (lastRenewSentNanos + renewDeadlineNanos) >= 0 && flaw != Flaw.IGNORE_RENEW_DEADLINE) {
-        // The term lapsed before the answer came: its reconcilers may have seen it invalid, so it must not
+        // The term lapsed before the answer came: its services may have seen it invalid, so it must not
         // become valid again.
         return lost(LossCause.LATE_RENEWAL, Optional.of(identity));
       }

@@ -39,7 +39,7 @@ record LeaseStep(Action action, List<Signal> signals) {
   record Await(long untilNanos) implements Action {}
 
   /**
-   * Leadership was lost ({@link Signal.Lost}): stop the reconcilers, apply the loss policy, then call
+   * Leadership was lost ({@link Signal.Lost}): stop the services, apply the loss policy, then call
    * {@link LeaseProtocol#afterLoss}. Nothing is sent until then.
    */
   record HandleLoss() implements Action {}
@@ -86,7 +86,7 @@ record LeaseStep(Action action, List<Signal> signals) {
     TAKEN,
     /** Another process using this identity took the Lease with a term of its own. */
     SAME_IDENTITY,
-    /** A reconciler could not start, so the term was given up. */
+    /** A service could not start, so the term was given up. */
     START_FAILED
   }
 
@@ -112,7 +112,7 @@ record LeaseStep(Action action, List<Signal> signals) {
     RELEASED,
     /** The release failed (detail: the failure); the Lease expires instead. */
     RELEASE_FAILED,
-    /** The Lease is left to expire (the reconcilers did not all stop cleanly, or the runner abandons it). */
+    /** The Lease is left to expire (the services did not all stop cleanly, or the runner abandons it). */
     ABANDONED,
     /** The next attempt waits after a term given up (detail: the wait in milliseconds). */
     BACKING_OFF,
@@ -123,7 +123,7 @@ record LeaseStep(Action action, List<Signal> signals) {
   /** What happened while handling an input. */
   sealed interface Signal {}
 
-  /** This process won a new term; its reconcilers may run until {@code validUntilNanos} unless renewed. */
+  /** This process won a new term; its services may run until {@code validUntilNanos} unless renewed. */
   record Elected(LeaseRecord record, long validUntilNanos, Optional<String> previousHolder) implements Signal {}
 
   /**

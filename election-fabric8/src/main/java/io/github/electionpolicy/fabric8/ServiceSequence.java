@@ -8,7 +8,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The order in which reconcilers start and stop, and what a failure in either means, with no thread of its
+ * The order in which services start and stop, and what a failure in either means, with no thread of its
  * own: {@link LifecycleDriver} runs it on the runner's services lane ({@link CallbackLane}), and a
  * single-threaded simulation can call it directly.
  *
@@ -17,10 +17,10 @@ import org.slf4j.LoggerFactory;
  *       fails (throws anything), the term is ended and no further service starts; when the term ends while
  *       starting, no further service starts either. Either way the ones started still run: the runner's next
  *       call is {@link #stopAll()}, under its stop timeout, so that a stop that hangs there has a deadline too.
- *   <li>{@link #stopAll()} stops every running reconciler in reverse order, whatever each one throws, and
- *       reports which failed. A reconciler is stopped at most once per start: one whose {@code stop()}
+ *   <li>{@link #stopAll()} stops every running service in reverse order, whatever each one throws, and
+ *       reports which failed. A service is stopped at most once per start: one whose {@code stop()}
  *       re-enters (say, by closing the runner) finds nothing left to stop.
- *   <li>Anything a reconciler throws counts as that reconciler failing, {@link Error}s included: the safety
+ *   <li>Anything a service throws counts as that service failing, {@link Error}s included: the safety
  *       actions (stop the others, keep the Lease when a stop failed) must happen whatever was thrown. A
  *       {@link VirtualMachineError} is {@linkplain Outcome#fatal() fatal}: the runner keeps the Lease and runs
  *       no further user code beyond the stops.
@@ -34,15 +34,15 @@ final class ServiceSequence {
 
   /** How a {@link #startAll(LeadershipTerm)} ended. */
   enum StartKind {
-    /** Every reconciler started and the term is still valid. */
+    /** Every service started and the term is still valid. */
     STARTED,
     /** The term ended before or while starting; those started were stopped again. */
     TERM_ENDED,
-    /** A reconciler's {@code start} threw; the term was ended and those started were stopped again. */
+    /** A service's {@code start} threw; the term was ended and those started were stopped again. */
     FAILED
   }
 
-  /** A reconciler and what it threw. */
+  /** A service and what it threw. */
   record Failure(LeaderService service, Throwable cause) {
     Failure {
       Objects.requireNonNull(service, "service");
@@ -61,10 +61,10 @@ final class ServiceSequence {
   }
 
   /**
-   * The outcome of {@link #stopAll()}: how many reconcilers were stopped and which of them threw.
+   * The outcome of {@link #stopAll()}: how many services were stopped and which of them threw.
    *
    * @param stopped how many {@code stop()} calls were made
-   * @param failures the reconcilers whose {@code stop()} threw, in the order they were stopped
+   * @param failures the services whose {@code stop()} threw, in the order they were stopped
    */
   record StopOutcome(int stopped, List<Failure> failures) implements Outcome {
     static final StopOutcome NOTHING_RUNNING = new StopOutcome(0, List.of());
@@ -83,7 +83,7 @@ final class ServiceSequence {
    * The outcome of {@link #startAll(LeadershipTerm)}.
    *
    * @param kind how the start ended
-   * @param started how many reconcilers returned from {@code start} normally
+   * @param started how many services returned from {@code start} normally
    * @param startFailure what the failing {@code start} threw; present only for {@link StartKind#FAILED}
    * @param stop the stops that followed a failure or the end of the term; nothing stopped when started
    */
@@ -105,50 +105,50 @@ final class ServiceSequence {
     }
   }
 
-  private final List<LeaderService> reconcilers;
+  private final List<LeaderService> services;
   private final List<LeaderService> running = new ArrayList<>();
 
   private final RunnerFlaw flaw;
 
-  ServiceSequence(List<LeaderService> reconcilers) {
-    this(reconcilers, RunnerFlaw.NONE);
+  ServiceSequence(List<LeaderService> services) {
+    this(services, RunnerFlaw.NONE);
   }
 
-  ServiceSequence(List<LeaderService> reconcilers, RunnerFlaw flaw) {
-    this.reconcilers = List.copyOf(reconcilers);
+  ServiceSequence(List<LeaderService> services, RunnerFlaw flaw) {
+    this.services = List.copyOf(services);
     this.flaw = flaw;
   }
 
-  /** Whether any reconciler runs: started and not stopped since. */
+  /** Whether any service runs: started and not stopped since. */
   boolean anyRunning() {
     return !running.isEmpty();
   }
 
   /**
-   * Starts every reconciler in order for {@code term}; see the class comment for failures and ended terms.
+   * Starts every service in order for {@code term}; see the class comment for failures and ended terms.
    *
    * @param term the term to start under; ended here if a start fails
    * @return the outcome
    */
   StartOutcome startAll(LeadershipTerm term) {
-    for (LeaderService reconciler : reconcilers) {
+    for (LeaderService service : services) {
       if (!term.isValid()) {
-        // The term ended while starting (e.g. a reconciler closed the runner, or the Lease was lost): the
-        // reconcilers after it must not start under a term another replica may already have followed.
+        // The term ended while starting (e.g. a service closed the runner, or the Lease was lost): the
+        // services after it must not start under a term another replica may already have followed.
         break;
       }
       try {
-        reconciler.start(term);
-        running.add(reconciler);
+        service.start(term);
+        running.add(service);
       } catch (Throwable e) {
-        LOG.error("LeaderService {} failed to start; stopping the others and giving up the term", reconciler, e);
+        LOG.error("LeaderService {} failed to start; stopping the others and giving up the term", service, e);
         // The term is given up: work already started sees it end before its stop() is called. The stop is the
         // runner's next call (with its deadline), not this one's.
         if (flaw != RunnerFlaw.FAILED_START_TERM_LEFT_VALID) {
           term.end();
         }
         int started = running.size();
-        return new StartOutcome(StartKind.FAILED, started, Optional.of(new Failure(reconciler, e)),
+        return new StartOutcome(StartKind.FAILED, started, Optional.of(new Failure(service, e)),
             StopOutcome.NOTHING_RUNNING);
       }
     }
@@ -162,7 +162,7 @@ final class ServiceSequence {
   }
 
   /**
-   * Stops every running reconciler in reverse order, calling each one's {@code stop()} whatever the others
+   * Stops every running service in reverse order, calling each one's {@code stop()} whatever the others
    * threw.
    *
    * @return how many were stopped and which threw
@@ -172,17 +172,17 @@ final class ServiceSequence {
       return StopOutcome.NOTHING_RUNNING;
     }
     // A snapshot, cleared before the first stop(): a stop() that re-enters (say, by closing the runner)
-    // finds nothing left to stop instead of stopping a reconciler twice.
+    // finds nothing left to stop instead of stopping a service twice.
     List<LeaderService> stopping = List.copyOf(running);
     running.clear();
     List<Failure> failures = new ArrayList<>();
     for (int i = stopping.size() - 1; i >= 0; i--) {
-      LeaderService reconciler = stopping.get(i);
+      LeaderService service = stopping.get(i);
       try {
-        reconciler.stop();
+        service.stop();
       } catch (Throwable e) {
-        LOG.error("LeaderService {} failed to stop cleanly; the Lease will not be released", reconciler, e);
-        failures.add(new Failure(reconciler, e));
+        LOG.error("LeaderService {} failed to stop cleanly; the Lease will not be released", service, e);
+        failures.add(new Failure(service, e));
       }
     }
     LOG.info("Stopped {} reconciler(s){}", stopping.size(),

@@ -109,7 +109,7 @@ final class SettingsChecks {
 
   /**
    * {@code leaseDuration - renewDeadline}: the time a leader that lost at its deadline has to stop its
-   * reconcilers before a follower may take over.
+   * services before a follower may take over.
    */
   static Duration safetyMargin(Duration leaseDuration, Duration renewDeadline) {
     try {
