@@ -16,7 +16,7 @@ import java.util.concurrent.Executor;
  * {@link ElectionDecision.Outcome#RUN_UNELECTED RUN_UNELECTED} it starts the reconcilers at once and makes no
  * Kubernetes API call at all; when it is {@link ElectionDecision.Outcome#CONTEND CONTEND} it contends for a
  * {@code coordination.k8s.io/v1} Lease and runs the reconcilers only while it leads. Either way it logs the
- * decision first, through {@link DecisionLog}.
+ * decision first, through {@link io.github.electionpolicy.DecisionLog}.
  *
  * <pre>{@code
  * public static void main(String[] args) throws InterruptedException {
