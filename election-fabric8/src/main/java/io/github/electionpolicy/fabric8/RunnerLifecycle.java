@@ -358,6 +358,11 @@ final class RunnerLifecycle {
       }
       return;
     }
+    if (phase instanceof Phase.Stopping stopping && stopping.reason() == StopReason.CLOSE) {
+      // Closing, its services still stopping: the FinishElector that follows their stops answers the loss, and
+      // releases the Lease if they stopped cleanly and the loss left the Lease as this replica last wrote it.
+      return;
+    }
     // A loss while closing (or after the runner gave up): it ends the loop; closing is not a loss.
     emit(new Command.ElectorAfterLoss(false));
   }

@@ -95,4 +95,20 @@ class SimulationFindingsTest {
     assertThat(second.invariants().failovers).isEqualTo(first.invariants().failovers);
     assertThat(second.invariants().writesAccepted).isEqualTo(first.invariants().writesAccepted);
   }
+
+  /**
+   * Found by a CI run's generated schedules: a foreign write made the leader's renewal conflict; its re-read and
+   * renewal were slow enough that the renewal landed after the renew deadline, just as the leader was closed. The
+   * late renewal ended the term while the close stopped its services, and the runner finished without releasing
+   * the Lease it had just written, so the follower waited the Lease out. Now the close releases that write.
+   */
+  @Test
+  void aCloseThatMeetsALateRenewalStillReleasesTheLease() {
+    ReplicaSpec spec = new ReplicaSpec(1, 662, 487, 200, LossPolicy.Kind.RECONTEND, 1, 0, 0, false);
+    SimSchedule schedule = new SimSchedule(0, List.of(spec, spec), List.of(new SimSchedule.Slow(1, 0, 200, 414),
+        new SimSchedule.Foreign(455, SimSchedule.ForeignKind.BUMP_RENEW_TIME, 0),
+        new SimSchedule.Close(0, 986, false, 0)), 30_000, 50);
+
+    assertThat(Simulator.run(schedule, SimVariant.REAL).invariants().violations()).as("%s", schedule).isEmpty();
+  }
 }
