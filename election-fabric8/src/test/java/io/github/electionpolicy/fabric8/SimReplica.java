@@ -483,6 +483,14 @@ final class SimReplica {
     released = false;
     if (inCallback) {
       runner.close(); // from inside a callback it returns at once; the runner finishes once the callback returned
+      try {
+        runner.awaitStopped(); // returns at once inside a callback, as does the timed form
+        if (runner.awaitStopped(Duration.ZERO) != (runner.state().kind() == ElectionState.Kind.STOPPED)) {
+          sim.invariants().awaitStoppedHangs(identity + "'s awaitStopped(0) in a callback disagrees with its state");
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
     } else {
       runner.closeAsync(); // close() from another thread: the simulation's one thread cannot wait for it
     }
@@ -520,6 +528,19 @@ final class SimReplica {
       try {
         if (!runner.awaitStopped(Duration.ZERO)) {
           sim.invariants().awaitStoppedHangs(identity + "'s awaitStopped() does not return after STOPPED");
+        } else {
+          // Every lane is idle now, so the blocking forms return at once too: awaitStopped(), and close() from
+          // another thread (a shutdown hook), even with that thread's interrupt flag set; the cause stays.
+          runner.awaitStopped();
+          boolean interrupt = choices.nextBoolean();
+          if (interrupt) {
+            Thread.currentThread().interrupt();
+          }
+          runner.close();
+          if (Thread.interrupted() != interrupt || !runner.isClosed() || !runner.state().equals(state)) {
+            sim.invariants().awaitStoppedHangs(identity + "'s close() after STOPPED changed " + state + " into "
+                + runner.state() + " or lost the caller's interrupt");
+          }
         }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();

@@ -117,6 +117,24 @@ class SimulationFindingsTest {
     assertThat(Simulator.run(schedule, SimVariant.REAL).invariants().violations()).isEmpty();
   }
 
+  /**
+   * FOUND by the generated schedules, NOT FIXED: a close at the moment the callback pool rejects a hand-over. The
+   * runner reports STOPPED as CLOSED while its services were never stopped (the rejected hand-over was the stop;
+   * the lifecycle counted it as in flight, and the failure while closing ends the runner), and another replica
+   * starts its own once the Lease expires: an overlap. The same fault can leave the listeners without STOPPED.
+   * Enable once {@link LifecycleDriver} retries or falls back when the pool rejects a stop.
+   */
+  @org.junit.jupiter.api.Disabled("finding: a rejected stop hand-over during close() leaves the services running")
+  @Test
+  void aCloseMetByARejectedStopHandOverStillStopsTheServices() {
+    ReplicaSpec quick = new ReplicaSpec(1, 700, 116, 200, LossPolicy.Kind.RECONTEND, 1, 0, 0, false);
+    SimSchedule schedule = new SimSchedule(0, List.of(quick, quick), List.of(
+        new SimSchedule.Close(0, 330, false, 0), new LoopFault(0, 330, LoopFaultKind.CALLBACK_POOL_REJECTS, 1)),
+        30_000, 1);
+
+    assertThat(Simulator.run(schedule, SimVariant.REAL).invariants().violations()).isEmpty();
+  }
+
   /** A schedule replays identically: every random choice comes from its seed. */
   @Test
   void aScheduleReplaysIdentically() {
