@@ -32,6 +32,9 @@ import org.slf4j.LoggerFactory;
  */
 final class LifecycleDriver {
 
+  private static final long HAND_OVER_RETRY_FIRST_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(10);
+  private static final long HAND_OVER_RETRY_MAX_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(1);
+
   private static final Logger LOG = LoggerFactory.getLogger(ElectionRunner.class);
 
   /** What the driver is built from. */
@@ -62,6 +65,9 @@ final class LifecycleDriver {
   // Confined to the loop.
   private final ArrayDeque<Input> inputs = new ArrayDeque<>();
   private boolean draining;
+  // Lanes whose hand-over the pool refused and the loop retries (see handOver); on the loop only.
+  private final java.util.Set<CallbackLane> handOversRetrying =
+      java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
   private boolean failing;
   private boolean reportedStopped;
   private ElectionState state;
@@ -263,9 +269,37 @@ final class LifecycleDriver {
       leading.term().end();
     }
     unelectedTerm.ifPresent(LeadershipTerm::end);
-    servicesLane.submit(sequence::stopAll);
+    handOver(servicesLane, sequence::stopAll);
     reportStopped(StopCause.ELECTION_FAILED, Optional.of(failure));
     publishView();
+  }
+
+  /**
+   * Hands {@code task} to {@code lane}. If the pool refuses (no thread can be started), the lane keeps the task
+   * queued in order, and the loop hands it over again, sooner first, then every second, until it runs: a refused
+   * stop is never dropped, so a close or a loss stops the services as soon as a thread can be had, and until then
+   * the stop counts as one that has not returned (its deadline applies, the Lease is not released).
+   */
+  private void handOver(CallbackLane lane, Runnable task) {
+    if (!lane.submit(task)) {
+      retryHandOver(lane, HAND_OVER_RETRY_FIRST_NANOS);
+    }
+  }
+
+  private void retryHandOver(CallbackLane lane, long delayNanos) {
+    if (!handOversRetrying.add(lane)) {
+      return; // a retry is scheduled already
+    }
+    if (delayNanos == HAND_OVER_RETRY_FIRST_NANOS) {
+      LOG.warn("Could not hand the callbacks of {} to a thread ({}); retrying until one can be had", identity,
+          String.valueOf(lane.lastRefusal()));
+    }
+    onLoopAfter(delayNanos, () -> {
+      handOversRetrying.remove(lane);
+      if (!lane.retry()) {
+        retryHandOver(lane, Math.min(2 * delayNanos, HAND_OVER_RETRY_MAX_NANOS));
+      }
+    });
   }
 
   private void publishView() {
@@ -341,10 +375,10 @@ final class LifecycleDriver {
       return;
     }
     if (flaw == RunnerFlaw.LISTENER_FAILURE_ENDS_DISPATCH) {
-      listenersLane.submit(() -> listeners.forEach(call));
+      handOver(listenersLane, () -> listeners.forEach(call));
       return;
     }
-    listenersLane.submit(() -> {
+    handOver(listenersLane, () -> {
       for (ElectionListener listener : listeners) {
         try {
           call.accept(listener);
@@ -358,7 +392,7 @@ final class LifecycleDriver {
   }
 
   private void startServices(LeadershipTerm term) {
-    servicesLane.submit(() -> {
+    handOver(servicesLane, () -> {
       ServiceSequence.StartOutcome outcome = sequence.startAll(term);
       Optional<Throwable> failure = outcome.startFailure().map(ServiceSequence.Failure::cause);
       onLoop(() -> feed(new RunnerLifecycle.ServicesStarted(outcome.kind(), outcome.fatal(), failure)));
@@ -366,13 +400,13 @@ final class LifecycleDriver {
   }
 
   private void stopServices(int number) {
-    // The deadline first: if handing the stop over fails (an Error from the callback pool), the lifecycle, which
-    // already counts the stop as in flight, still hears StopDeadline and the runner still stops.
+    // The deadline first: if the pool refuses the stop (see handOver), the lifecycle, which already counts the
+    // stop as in flight, still hears StopDeadline while the hand-over is retried.
     if (stopTimer != null) {
       stopTimer.cancel();
     }
     stopTimer = onLoopAfter(Durations.cappedNanos(stopTimeout), () -> feed(new RunnerLifecycle.StopDeadline(number)));
-    servicesLane.submit(() -> {
+    handOver(servicesLane, () -> {
       ServiceSequence.StopOutcome outcome = sequence.stopAll();
       onLoop(() -> feed(new RunnerLifecycle.ServicesStopped(outcome.clean(), outcome.fatal())));
     });
@@ -380,7 +414,7 @@ final class LifecycleDriver {
 
   private void callLossHandler(LeadershipTerm term) {
     LossHandler handler = ((LossPolicy.Custom) policy).handler();
-    servicesLane.submit(() -> {
+    handOver(servicesLane, () -> {
       LossHandler.AfterLoss next;
       try {
         next = Objects.requireNonNull(handler.onLoss(term), "LossHandler returned null");
@@ -404,7 +438,7 @@ final class LifecycleDriver {
     Exiter exiter = ((LossPolicy.Exit) policy).exiter();
     // On a lane of its own: System.exit() may never return (it runs the shutdown hook that closes this runner),
     // and nothing waits for this lane.
-    exitLane.submit(() -> {
+    handOver(exitLane, () -> {
       try {
         exiter.exit(LossPolicy.LOSS_EXIT_STATUS);
       } catch (Throwable e) {

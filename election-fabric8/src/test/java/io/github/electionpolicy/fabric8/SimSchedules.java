@@ -146,9 +146,7 @@ final class SimSchedules {
         .as(SlowFollowersThenLeaderCrash::new));
     kinds.add(Combinators.combine(at, Arbitraries.longs().between(1_000, 10_000), Arbitraries.longs().between(50, 800))
         .as(FailingTakeover::new));
-    // CALLBACK_POOL_REJECTS is left out until the runner handles it: see SimulationFindingsTest's disabled findings.
-    kinds.add(Combinators.combine(replica, at, Arbitraries.of(SimSchedule.LoopFaultKind.TRANSPORT_THROWS_ERROR,
-            SimSchedule.LoopFaultKind.TRANSPORT_THROWS_EXCEPTION),
+    kinds.add(Combinators.combine(replica, at, Arbitraries.of(SimSchedule.LoopFaultKind.class),
         Arbitraries.integers().between(1, 2)).as(SimSchedule.LoopFault::new));
     return Arbitraries.oneOf(kinds);
   }
