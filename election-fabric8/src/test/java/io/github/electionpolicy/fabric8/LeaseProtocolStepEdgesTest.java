@@ -126,6 +126,13 @@ class LeaseProtocolStepEdgesTest {
     }
 
     @Test
+    void aPollWaitsARetryPeriodAndItsJitterFromTheAnswerNotFromTheRequest() {
+      protocol.start(at(0));
+
+      assertThat(awaitMillis(protocol.answer(at(500), found(held("other", 15, 3, "10"))))).isBetween(2_500L, 2_900L);
+    }
+
+    @Test
     void aFailedReadPollsAgainAfterARetryPeriodAndItsJitterEvenWithTheWatchOpen() {
       protocol.start(at(0));
       protocol.answer(at(0), found(held("other", 15, 3, "10")));
@@ -315,6 +322,21 @@ class LeaseProtocolStepEdgesTest {
     }
 
     @Test
+    void eventsTakenInOutOfOrderNeverDateAChangeBackwards() {
+      watching();
+      LeaseRecord renewed = new LeaseRecord("other", 15, WALL.minusSeconds(3600), WALL, 3, "12");
+      protocol.watchEvent(at(5_000), 5_000 * MS,
+          new LeaseRecord("other", 15, WALL.minusSeconds(3600), WALL.plusSeconds(5), 3, "11"));
+      protocol.watchEvent(at(5_001), 4_000 * MS, renewed);
+
+      protocol.wake(at(15_000));
+      LeaseStep step = protocol.answer(at(15_000), found(renewed));
+
+      // The change is dated at the latest arrival seen (5 s), not at the older event's 4 s.
+      assertThat(step.action()).isEqualTo(new LeaseStep.Await(20_000 * MS));
+    }
+
+    @Test
     void aClosedWatchGoesBackToPollingWithARead() {
       watching();
 
@@ -346,11 +368,12 @@ class LeaseProtocolStepEdgesTest {
     @Test
     void aFailedRenewalSaysHowLongSinceTheLastRenewalAndKeepsTrying() {
       leaderAtZero();
-      protocol.wake(at(2_000));
+      protocol.answer(at(2_000), written(protocol.wake(at(2_000)), "12"));
+      protocol.wake(at(4_000));
 
-      LeaseStep step = protocol.answer(at(2_100), failed(FailureKind.OTHER));
+      LeaseStep step = protocol.answer(at(4_100), failed(FailureKind.OTHER));
 
-      assertThat(step).isEqualTo(new LeaseStep(new LeaseStep.Await(4_000 * MS), List.of(
+      assertThat(step).isEqualTo(new LeaseStep(new LeaseStep.Await(6_000 * MS), List.of(
           new LeaseStep.RenewFailed("OTHER in a test", 2_100 * MS),
           new LeaseStep.Fact(FactKind.RENEWAL_FAILED, "OTHER in a test"))));
     }
@@ -407,12 +430,13 @@ class LeaseProtocolStepEdgesTest {
     @Test
     void aFailedRereadAfterAConflictKeepsTryingUntilTheDeadline() {
       leaderAtZero();
-      protocol.wake(at(2_000));
-      protocol.answer(at(2_050), failed(FailureKind.CONFLICT));
+      protocol.answer(at(2_000), written(protocol.wake(at(2_000)), "12"));
+      protocol.wake(at(4_000));
+      protocol.answer(at(4_050), failed(FailureKind.CONFLICT));
 
-      LeaseStep step = protocol.answer(at(2_100), failed(FailureKind.OTHER));
+      LeaseStep step = protocol.answer(at(4_100), failed(FailureKind.OTHER));
 
-      assertThat(step).isEqualTo(new LeaseStep(new LeaseStep.Await(4_000 * MS),
+      assertThat(step).isEqualTo(new LeaseStep(new LeaseStep.Await(6_000 * MS),
           List.of(new LeaseStep.RenewFailed("OTHER in a test", 2_100 * MS))));
     }
 
@@ -598,6 +622,20 @@ class LeaseProtocolStepEdgesTest {
 
       assertThat(before.action()).isEqualTo(new LeaseStep.Await((T0 + 25_000) * MS));
       assertThat(due.action()).isInstanceOf(LeaseStep.Update.class);
+    }
+
+    @Test
+    void aFailedReadAfterALossIsRetriedAtTheNextPoll() {
+      protocol.start(at(T0));
+      protocol.answer(at(T0), written(protocol.answer(at(T0), found(FREE)), "11"));
+      protocol.watchOpened(at(T0 + 100));
+      protocol.wake(at(T0 + 2_000));
+      protocol.answer(at(T0 + 2_050), failed(FailureKind.CONFLICT));
+      protocol.answer(at(T0 + 2_100), found(held("intruder", 15, 8, "20")));
+      protocol.afterLoss(at(T0 + 2_100), true);
+      long wake = awaitMillis(protocol.answer(at(T0 + 2_100), failed(FailureKind.OTHER)));
+
+      assertThat(protocol.wake(at(wake)).action()).isEqualTo(new LeaseStep.Read((wake + 5_000) * MS));
     }
 
     @Test

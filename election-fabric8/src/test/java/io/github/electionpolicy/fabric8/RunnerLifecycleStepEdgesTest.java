@@ -3,6 +3,7 @@ package io.github.electionpolicy.fabric8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -62,6 +63,15 @@ class RunnerLifecycleStepEdgesTest {
   }
 
   @Test
+  void aStartThatReturnsAfterItsClosesStopOutlivedTheDeadlineStillCompletesStart() {
+    RunnerLifecycle lifecycle = RunnerLifecycleTable.reach("unelected starting, closing");
+    lifecycle.step(new RunnerLifecycle.StopDeadline(1));
+
+    assertThat(lifecycle.step(new RunnerLifecycle.ServicesStarted(ServiceSequence.StartKind.STARTED, false,
+        Optional.empty()))).containsExactly(new RunnerLifecycle.Command.StartCompleted(Optional.empty()));
+  }
+
+  @Test
   void withoutAPreflightAStartContendsAtOnce() {
     RunnerLifecycle lifecycle = new RunnerLifecycle(
         new RunnerLifecycle.Config(true, false, LossPolicy.Kind.RECONTEND, "ns/lease", "10s"));
@@ -99,22 +109,20 @@ class RunnerLifecycleStepEdgesTest {
 
   // ---- the broken variants -----------------------------------------------------------------------------------
 
-  /** The rows of the whole table that {@code flaw} changes, with their outcome under the flaw. */
-  static List<String> rowsChangedBy(RunnerFlaw flaw) {
+  /** The rows of the table (as the file has them) that {@code flaw} changes, with their outcome under the flaw. */
+  static List<String> rowsChangedBy(RunnerFlaw flaw) throws IOException {
     List<String> changed = new ArrayList<>();
-    for (String setup : RunnerLifecycleTable.SETUPS.keySet()) {
-      for (String input : RunnerLifecycleTable.INPUTS.keySet()) {
-        String flawed = RunnerLifecycleTable.outcome(setup, input, flaw);
-        if (!flawed.equals(RunnerLifecycleTable.outcome(setup, input))) {
-          changed.add(setup + " | " + input + " | " + flawed);
-        }
+    for (RunnerLifecycleStepTest.Row row : RunnerLifecycleStepTest.table()) {
+      String flawed = RunnerLifecycleTable.outcome(row.phase(), row.input(), flaw);
+      if (!flawed.equals(row.outcome())) {
+        changed.add(row.phase() + " | " + row.input() + " | " + flawed);
       }
     }
     return changed;
   }
 
   @Test
-  void releaseBeforeStopReleasesBeforeTheServicesStopOnEveryClose() {
+  void releaseBeforeStopReleasesBeforeTheServicesStopOnEveryClose() throws IOException {
     List<String> changed = rowsChangedBy(RunnerFlaw.RELEASE_BEFORE_STOP);
 
     assertThat(changed).contains("leading | close | end term t4; close elector; finish elector: release; stop"
@@ -124,13 +132,13 @@ class RunnerLifecycleStepEdgesTest {
   }
 
   @Test
-  void releaseAfterHungStopReleasesWhenACloseOutlivedItsDeadline() {
+  void releaseAfterHungStopReleasesWhenACloseOutlivedItsDeadline() throws IOException {
     assertThat(rowsChangedBy(RunnerFlaw.RELEASE_AFTER_HUNG_STOP)).isNotEmpty().allSatisfy(row -> assertThat(row)
         .contains("| deadline |").contains("finish elector: release"));
   }
 
   @Test
-  void startWhileClosingStartsTheServicesOfATermWonWhileFinishing() {
+  void startWhileClosingStartsTheServicesOfATermWonWhileFinishing() throws IOException {
     assertThat(rowsChangedBy(RunnerFlaw.START_WHILE_CLOSING)).containsExactly(
         "finishing: closed | elected | publish LEADING t4; start services t4 => Leading, starting",
         "finishing: hung | elected | publish LEADING t4; start services t4 => Leading, starting");
