@@ -57,6 +57,7 @@ final class LifecycleDriver {
   private final CallbackLane exitLane;
   private final CountDownLatch stopped = new CountDownLatch(1);
   private final CompletableFuture<Optional<Throwable>> startCompleted = new CompletableFuture<>();
+  private final RunnerFlaw flaw;
 
   // Confined to the loop.
   private final ArrayDeque<Input> inputs = new ArrayDeque<>();
@@ -81,6 +82,7 @@ final class LifecycleDriver {
     this.policy = settings == null ? LossPolicy.exit() : settings.lossPolicy();
     this.stopTimeout = settings == null ? LeaseSettings.DEFAULT_RENEW_DEADLINE : settings.stopTimeout();
     this.unelectedTerm = parts.unelectedTerm();
+    this.flaw = parts.runnerFlaw();
     this.listeners = List.copyOf(parts.listeners());
     this.loop = parts.loop();
     this.transport = parts.transport();
@@ -269,7 +271,7 @@ final class LifecycleDriver {
   private void publishView() {
     RunnerLifecycle.Services services = lifecycle.services();
     view = new RunnerView(state, services == RunnerLifecycle.Services.RUNNING,
-        services == RunnerLifecycle.Services.HUNG,
+        services == RunnerLifecycle.Services.HUNG && flaw != RunnerFlaw.HUNG_STOP_LOOKS_LIVE,
         elector == null ? Optional.empty() : elector.lastSuccessNanos(),
         elector == null ? 0 : elector.contactWindowNanos());
   }
@@ -338,6 +340,10 @@ final class LifecycleDriver {
     if (listeners.isEmpty()) {
       return;
     }
+    if (flaw == RunnerFlaw.LISTENER_FAILURE_ENDS_DISPATCH) {
+      listenersLane.submit(() -> listeners.forEach(call));
+      return;
+    }
     listenersLane.submit(() -> {
       for (ElectionListener listener : listeners) {
         try {
@@ -380,7 +386,8 @@ final class LifecycleDriver {
         next = Objects.requireNonNull(handler.onLoss(term), "LossHandler returned null");
       } catch (Throwable e) {
         LOG.error("Loss handler failed; stopping contention for Lease {}", lease, e);
-        next = LossHandler.AfterLoss.STOP;
+        next = flaw == RunnerFlaw.HANDLER_FAILURE_RECONTENDS ? LossHandler.AfterLoss.RECONTEND
+            : LossHandler.AfterLoss.STOP;
       }
       boolean again = next == LossHandler.AfterLoss.RECONTEND;
       onLoop(() -> feed(new RunnerLifecycle.LossHandled(again)));
