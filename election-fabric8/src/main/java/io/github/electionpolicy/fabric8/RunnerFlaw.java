@@ -22,5 +22,14 @@ enum RunnerFlaw {
   /** Term: validity reads the ended flag only, not the clock (a flag checked instead of the clock). */
   TERM_VALID_UNTIL_ENDED,
   /** Write gate: the gate lets a write through unless the term was ended, whatever its deadline says. */
-  GATE_CHECKS_ENDED_ONLY
+  GATE_CHECKS_ENDED_ONLY,
+  /**
+   * Public surface: {@code close()} checks the closed flag, hands the close to the loop, and only then sets the
+   * flag (a check-then-act split in two). The loop may stop the runner before the flag is set: a reader then sees
+   * {@code STOPPED} with cause {@code CLOSED} while {@code isClosed()} is false, and a listener hearing
+   * {@code STOPPED} takes a close for a stop on its own. Caught by the controlled-concurrency exploration
+   * ({@code RunnerBoundaryExplorationTest}), not by the simulation: it is a race between threads, and the
+   * simulation has one.
+   */
+  CLOSED_FLAG_SET_AFTER_HANDOFF
 }
