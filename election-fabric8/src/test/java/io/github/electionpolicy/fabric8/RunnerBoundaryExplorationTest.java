@@ -61,10 +61,19 @@ class RunnerBoundaryExplorationTest {
    */
   private static final RunnerFlaw FLAW = RunnerFlaw.valueOf(System.getProperty("exploration.runnerFlaw", "NONE"));
 
+  /**
+   * start() on the test's thread while two threads close, one awaits the stop and one reads health and state: the
+   * close meets the runner anywhere from STARTING to LEADING with its service running.
+   */
+  @FrayTest(iterations = ITERATIONS, resetClassLoaderPerIteration = false)
+  void startRacesTwoClosersAnAwaiterAndAReader() throws InterruptedException {
+    raceClosers(FLAW).throwIfViolated();
+  }
+
   /** start() on the test's thread while two threads close, one awaits the stop and one reads health and state. */
   static Run raceClosers(RunnerFlaw flaw) throws InterruptedException {
     try (Run run = new Run(flaw, LossPolicy.recontend())) {
-      ElectionRunner runner = run.start();
+      run.start();
       run.threads.caller("closer-1", run::closeAndCheck);
       run.threads.caller("closer-2", run::closeAndCheck);
       run.threads.caller("awaiter", run::awaitAndCheck);
@@ -104,7 +113,7 @@ class RunnerBoundaryExplorationTest {
   void closeFromAServiceStopWhileTheLossPathRuns() throws InterruptedException {
     try (Run run = new Run(FLAW, LossPolicy.recontend())) {
       run.closeInStop = true;
-      ElectionRunner runner = run.start();
+      run.start();
       run.started.await();
       run.threads.caller("closer", run::closeAndCheck);
       run.threads.caller("awaiter", run::awaitAndCheck);
