@@ -33,6 +33,7 @@ final class ExploredThreads implements AutoCloseable {
     return loop;
   }
 
+  /** The loop, to move time on with {@link Loop#advance}. */
   Loop timers() {
     return loop;
   }
