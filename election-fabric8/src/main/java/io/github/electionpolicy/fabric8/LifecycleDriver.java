@@ -12,6 +12,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -79,7 +80,8 @@ final class LifecycleDriver {
   private volatile RunnerView view;
   // Set once the exiter returned: awaitStopped() then also waits for its lane to be done.
   private volatile boolean exiterReturned;
-  private volatile boolean closeRequested;
+  // Set once, by the first close() of any thread: one compare-and-set, so that two closers cannot both take it.
+  private final AtomicBoolean closeRequested = new AtomicBoolean();
 
   LifecycleDriver(Parts parts) {
     this.identity = parts.identity();
@@ -123,10 +125,21 @@ final class LifecycleDriver {
    * started after the caller's own callback sees it ended; the rest happens on the loop.
    */
   void requestClose() {
-    if (closeRequested) {
+    if (flaw == RunnerFlaw.CLOSED_FLAG_SET_AFTER_HANDOFF) {
+      // The deliberate race: checked, handed to the loop, and only then set.
+      if (closeRequested.get()) {
+        return;
+      }
+      handOffClose();
+      closeRequested.set(true);
       return;
     }
-    closeRequested = true;
+    if (closeRequested.compareAndSet(false, true)) {
+      handOffClose();
+    }
+  }
+
+  private void handOffClose() {
     ElectionState current = view.state();
     if (current instanceof ElectionState.Leading leading) {
       leading.term().end();
@@ -136,7 +149,7 @@ final class LifecycleDriver {
   }
 
   boolean closeRequested() {
-    return closeRequested;
+    return closeRequested.get();
   }
 
   boolean hasStopped() {
@@ -228,7 +241,7 @@ final class LifecycleDriver {
    * that came before the close (and applies the loss policy to a closed runner). A close twice is a no-op.
    */
   private void takeCloseFirst() {
-    if (closeRequested && !closeTaken) {
+    if (closeRequested.get() && !closeTaken) {
       closeTaken = true;
       for (Command command : lifecycle.step(new RunnerLifecycle.CloseRequested())) {
         execute(command);

@@ -36,5 +36,14 @@ enum RunnerFlaw {
   /** Driver: the snapshot readers see does not say that a stop outlived its timeout (a flag not copied). */
   HUNG_STOP_LOOKS_LIVE,
   /** Driver: a listener that throws keeps the listeners after it from hearing the event (try outside the loop). */
-  LISTENER_FAILURE_ENDS_DISPATCH
+  LISTENER_FAILURE_ENDS_DISPATCH,
+  /**
+   * Public surface: {@code close()} checks the closed flag, hands the close to the loop, and only then sets the
+   * flag (a check-then-act split in two). The loop may stop the runner before the flag is set: a reader then sees
+   * {@code STOPPED} with cause {@code CLOSED} while {@code isClosed()} is false, and a listener hearing
+   * {@code STOPPED} takes a close for a stop on its own. Caught by the controlled-concurrency exploration
+   * ({@code RunnerBoundaryExplorationTest}), not by the simulation: it is a race between threads, and the
+   * simulation has one.
+   */
+  CLOSED_FLAG_SET_AFTER_HANDOFF
 }
