@@ -9,6 +9,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
 /**
@@ -50,6 +51,7 @@ final class LifecycleDriver {
   private final RunnerLog log;
   private final CountDownLatch stopped = new CountDownLatch(1);
   private final CompletableFuture<Optional<Throwable>> startCompleted = new CompletableFuture<>();
+  private final RunnerFlaw flaw;
 
   // Confined to the loop.
   private final ArrayDeque<RunnerLifecycleInput> inputs = new ArrayDeque<>();
@@ -63,7 +65,8 @@ final class LifecycleDriver {
   private boolean closeTaken;
 
   private volatile RunnerView view;
-  private volatile boolean closeRequested;
+  // Set once, by the first close() of any thread: one compare-and-set, so that two closers cannot both take it.
+  private final AtomicBoolean closeRequested = new AtomicBoolean();
 
   LifecycleDriver(Parts parts) {
     this.identity = parts.identity();
@@ -72,6 +75,7 @@ final class LifecycleDriver {
     this.policy = settings == null ? LossPolicy.exit() : settings.lossPolicy();
     this.stopTimeout = settings == null ? LeaseSettings.DEFAULT_RENEW_DEADLINE : settings.stopTimeout();
     this.unelectedTerm = parts.unelectedTerm();
+    this.flaw = parts.runnerFlaw();
     this.loop = parts.loop();
     this.transport = parts.transport();
     boolean contends = transport.isPresent();
@@ -83,7 +87,7 @@ final class LifecycleDriver {
         parts.ticker(), parts.clock(), parts.flaw(), parts.runnerFlaw(), logLane) : null;
     this.callbacks = new RunnerCallbacks(this, parts.userCode(), parts.threadTag(), parts.listeners(),
         new ServiceSequence(parts.services(), parts.runnerFlaw()), logLane, stopTimeout, lease,
-        input -> onLoop(() -> feed(input)));
+        input -> onLoop(() -> feed(input)), parts.runnerFlaw(), this::onLoopAfter);
     this.state = contends ? new ElectionState.Starting() : new ElectionState.NotContending(identity);
     this.view = new RunnerView(state, false, false, Optional.empty(),
         contends ? settings.renewDeadline().toNanos() : 0);
@@ -106,10 +110,21 @@ final class LifecycleDriver {
    * started after the caller's own callback sees it ended; the rest happens on the loop.
    */
   void requestClose() {
-    if (closeRequested) {
+    if (flaw == RunnerFlaw.CLOSED_FLAG_SET_AFTER_HANDOFF) {
+      // The deliberate race: checked, handed to the loop, and only then set.
+      if (closeRequested.get()) {
+        return;
+      }
+      handOffClose();
+      closeRequested.set(true);
       return;
     }
-    closeRequested = true;
+    if (closeRequested.compareAndSet(false, true)) {
+      handOffClose();
+    }
+  }
+
+  private void handOffClose() {
     ElectionState current = view.state();
     if (current instanceof ElectionState.Leading leading) {
       leading.term().end();
@@ -119,7 +134,7 @@ final class LifecycleDriver {
   }
 
   boolean closeRequested() {
-    return closeRequested;
+    return closeRequested.get();
   }
 
   boolean hasStopped() {
@@ -228,7 +243,7 @@ final class LifecycleDriver {
    * that came before the close (and applies the loss policy to a closed runner). A close twice is a no-op.
    */
   private void takeCloseFirst() {
-    if (closeRequested && !closeTaken) {
+    if (closeRequested.get() && !closeTaken) {
       closeTaken = true;
       for (RunnerLifecycleCommand command : lifecycle.step(new RunnerLifecycleInput.CloseRequested())) {
         execute(command);
@@ -277,7 +292,7 @@ final class LifecycleDriver {
   private void publishView() {
     RunnerLifecycleServices services = lifecycle.services();
     view = new RunnerView(state, services == RunnerLifecycleServices.RUNNING,
-        services == RunnerLifecycleServices.HUNG,
+        services == RunnerLifecycleServices.HUNG && flaw != RunnerFlaw.HUNG_STOP_LOOKS_LIVE,
         elector == null ? Optional.empty() : elector.lastSuccessNanos(),
         elector == null ? 0 : elector.contactWindowNanos());
   }
@@ -347,8 +362,8 @@ final class LifecycleDriver {
   }
 
   private void stopServices(int number) {
-    // The deadline first: if handing the stop over fails (an Error from the callback pool), the lifecycle, which
-    // already counts the stop as in flight, still hears StopDeadline and the runner still stops.
+    // The deadline first: if the pool refuses the stop (see handOver), the lifecycle, which already counts the
+    // stop as in flight, still hears StopDeadline while the hand-over is retried.
     if (stopTimer != null) {
       stopTimer.cancel();
     }

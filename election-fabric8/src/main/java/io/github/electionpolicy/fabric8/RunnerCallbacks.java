@@ -26,6 +26,14 @@ final class RunnerCallbacks {
    */
   static final long EXIT_LOG_WAIT_NANOS = TimeUnit.SECONDS.toNanos(2);
 
+  private static final long HAND_OVER_RETRY_FIRST_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+  private static final long HAND_OVER_RETRY_MAX_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+  /** Runs a task on the runner's loop after a delay (the driver's guarded timer). */
+  interface LoopTimer {
+    void after(long delayNanos, Runnable task);
+  }
+
   private final List<ElectionListener> listeners;
   private final ServiceSequence sequence;
   private final Consumer<RunnerLifecycleInput> report;
@@ -36,16 +44,24 @@ final class RunnerCallbacks {
   private final CallbackLane exitLane;
   private final RunnerLog.Lane logLane;
   private final RunnerLog log;
+  private final RunnerFlaw flaw;
+  private final LoopTimer loopTimer;
   // Set once the exiter returned: awaitStopped() then also waits for its lane to be done.
   private volatile boolean exiterReturned;
+  // Lanes whose hand-over the pool refused and the loop retries (see handOver); on the loop only.
+  private final java.util.Set<CallbackLane> handOversRetrying =
+      java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
 
   /**
    * @param owner the runner the lanes' callbacks belong to, for {@link CallbackLane#currentOwner()}
    * @param report hands an input to the runner's loop, from any thread
+   * @param loopTimer retries a refused hand-over on the loop
    */
   RunnerCallbacks(Object owner, Executor userCode, String threadTag, List<ElectionListener> listeners,
       ServiceSequence sequence, RunnerLog.Lane logLane, Duration stopTimeout, String lease,
-      Consumer<RunnerLifecycleInput> report) {
+      Consumer<RunnerLifecycleInput> report, RunnerFlaw flaw, LoopTimer loopTimer) {
+    this.flaw = flaw;
+    this.loopTimer = loopTimer;
     this.listeners = List.copyOf(listeners);
     this.sequence = sequence;
     this.report = report;
@@ -63,7 +79,11 @@ final class RunnerCallbacks {
     if (listeners.isEmpty()) {
       return;
     }
-    listenersLane.submit(() -> {
+    if (flaw == RunnerFlaw.LISTENER_FAILURE_ENDS_DISPATCH) {
+      handOver(listenersLane, () -> listeners.forEach(call));
+      return;
+    }
+    handOver(listenersLane, () -> {
       for (ElectionListener listener : listeners) {
         try {
           call.accept(listener);
@@ -77,7 +97,7 @@ final class RunnerCallbacks {
   }
 
   void startServices(LeadershipTerm term) {
-    servicesLane.submit(() -> {
+    handOver(servicesLane, () -> {
       ServiceSequence.StartOutcome outcome = sequence.startAll(term);
       Optional<Throwable> failure = outcome.startFailure().map(ServiceSequence.Failure::cause);
       report.accept(new RunnerLifecycleInput.ServicesStarted(outcome.kind(), outcome.fatal(), failure));
@@ -85,7 +105,7 @@ final class RunnerCallbacks {
   }
 
   void stopServices() {
-    servicesLane.submit(() -> {
+    handOver(servicesLane, () -> {
       ServiceSequence.StopOutcome outcome = sequence.stopAll();
       report.accept(new RunnerLifecycleInput.ServicesStopped(outcome.clean(), outcome.fatal()));
     });
@@ -93,17 +113,18 @@ final class RunnerCallbacks {
 
   /** Stops the services without reporting back: the runner's logic cannot go on. */
   void stopServicesUnreported() {
-    servicesLane.submit(sequence::stopAll);
+    handOver(servicesLane, sequence::stopAll);
   }
 
   void callLossHandler(LossHandler handler, LeadershipTerm term) {
-    servicesLane.submit(() -> {
+    handOver(servicesLane, () -> {
       LossHandler.AfterLoss next;
       try {
         next = Objects.requireNonNull(handler.onLoss(term), "LossHandler returned null");
       } catch (Throwable e) {
         log.error("Loss handler failed; stopping contention for Lease {}", lease, e);
-        next = LossHandler.AfterLoss.STOP;
+        next = flaw == RunnerFlaw.HANDLER_FAILURE_RECONTENDS ? LossHandler.AfterLoss.RECONTEND
+            : LossHandler.AfterLoss.STOP;
       }
       report.accept(new RunnerLifecycleInput.LossHandled(next == LossHandler.AfterLoss.RECONTEND));
     });
@@ -114,7 +135,7 @@ final class RunnerCallbacks {
    * this runner), and nothing waits for this lane until the exiter returned.
    */
   void exit(Exiter exiter) {
-    exitLane.submit(() -> {
+    handOver(exitLane, () -> {
       try {
         // The lines before it (the loss, the exit's own ERROR) are not lost with the JVM.
         logLane.awaitWritten(EXIT_LOG_WAIT_NANOS);
@@ -128,6 +149,34 @@ final class RunnerCallbacks {
       }
       exiterReturned = true;
       report.accept(new RunnerLifecycleInput.Exited());
+    });
+  }
+
+  /**
+   * Hands {@code task} to {@code lane}, on the loop. If the pool refuses (no thread can be started), the lane keeps
+   * the task queued in order, and the loop hands it over again, sooner first, then every second, until it runs:
+   * a refused stop is never dropped, so a close or a loss stops the services as soon as a thread can be had, and
+   * until then the stop counts as one that has not returned (its deadline applies, the Lease is not released).
+   */
+  private void handOver(CallbackLane lane, Runnable task) {
+    if (!lane.submit(task)) {
+      retryHandOver(lane, HAND_OVER_RETRY_FIRST_NANOS);
+    }
+  }
+
+  private void retryHandOver(CallbackLane lane, long delayNanos) {
+    if (!handOversRetrying.add(lane)) {
+      return; // a retry is scheduled already
+    }
+    if (delayNanos == HAND_OVER_RETRY_FIRST_NANOS) {
+      log.warn("Could not hand the callbacks of {} to a thread ({}); retrying until one can be had", lease,
+          String.valueOf(lane.lastRefusal()));
+    }
+    loopTimer.after(delayNanos, () -> {
+      handOversRetrying.remove(lane);
+      if (!lane.retry()) {
+        retryHandOver(lane, Math.min(2 * delayNanos, HAND_OVER_RETRY_MAX_NANOS));
+      }
     });
   }
 

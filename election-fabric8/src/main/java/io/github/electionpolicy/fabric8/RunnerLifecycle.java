@@ -65,6 +65,11 @@ final class RunnerLifecycle {
     return services;
   }
 
+  /** Whether a {@link VirtualMachineError} was thrown by a service. */
+  boolean fatal() {
+    return fatal;
+  }
+
   /** Takes in one input; returns the commands it leads to, in order. */
   List<RunnerLifecycleCommand> step(RunnerLifecycleInput input) {
     out = new ArrayList<>();
@@ -125,7 +130,7 @@ final class RunnerLifecycle {
     if (!(phase instanceof Preflight)) {
       return; // closed meanwhile: the answer is moot
     }
-    if (done.denied().isEmpty()) {
+    if (done.denied().isEmpty() || config.flaw() == RunnerFlaw.PREFLIGHT_DENIAL_IGNORED) {
       phase = new Contending();
       emit(new StartElector());
       return;
@@ -169,6 +174,14 @@ final class RunnerLifecycle {
       }
       term = null;
       relinquishAfterStop = false;
+      if (config.flaw() == RunnerFlaw.LOSS_HANDLER_BEFORE_STOP && config.policy() == LossPolicy.Kind.CUSTOM
+          && services.active()) {
+        lossUnclean = false;
+        phase = new HandlingLoss();
+        emit(new CallLossHandler(lastLostTerm));
+        stopServices();
+        return;
+      }
       phase = new Stopping(StopReason.LOSS, Optional.empty());
       if (services.active()) {
         stopServices();
@@ -179,6 +192,11 @@ final class RunnerLifecycle {
         afterLossStops(!unreportedUnclean && !hung, hung);
         unreportedUnclean = false;
       }
+      return;
+    }
+    if (phase instanceof Stopping stopping && stopping.reason() == StopReason.CLOSE) {
+      // Closing, its services still stopping: the FinishElector that follows their stops answers the loss, and
+      // releases the Lease if they stopped cleanly and the loss left the Lease as this replica last wrote it.
       return;
     }
     // A loss while closing (or after the runner gave up): it ends the loop; closing is not a loss.
@@ -280,6 +298,11 @@ final class RunnerLifecycle {
         // close that ended the term stops it.
         services = RunnerLifecycleServices.RUNNING;
       case FAILED -> {
+        if (!config.contends() && config.flaw() == RunnerFlaw.UNELECTED_FAILED_START_LEAVES_SERVICES) {
+          emit(new StartCompleted(started.failure()));
+          stopped(StopCause.START_FAILED, started.failure());
+          return;
+        }
         if (!config.contends()) {
           // start() throws once what did start has stopped (or the stop outlived its deadline).
           stopServices();
@@ -438,7 +461,9 @@ final class RunnerLifecycle {
       emit(new Publish(new ElectionState.Following(Optional.empty())));
     }
     Optional<Throwable> failure = Optional.of(cause);
-    if (services.active()) {
+    if (config.flaw() == RunnerFlaw.FAILURE_LEAVES_SERVICES) {
+      stopOrExit(StopCause.ELECTION_FAILED, failure, "Election failed for Lease");
+    } else if (services.active()) {
       stopServices();
       phase = new Stopping(StopReason.ELECTION_FAILED, failure);
     } else if (services == RunnerLifecycleServices.STOPPING) {

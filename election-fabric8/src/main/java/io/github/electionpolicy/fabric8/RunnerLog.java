@@ -2,7 +2,6 @@ package io.github.electionpolicy.fabric8;
 
 import java.util.Map;
 import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -125,17 +124,15 @@ final class RunnerLog {
         drop();
         return;
       }
-      try {
-        lane.submit(() -> {
-          waiting.decrementAndGet();
-          write.run();
-        });
-      } catch (RejectedExecutionException | Error e) {
-        // No thread to write it (the pool refused, or could not start one): the line is lost, never the runner's
-        // step that logged it.
-        waiting.decrementAndGet();
-        drop();
+      if (lane.refused()) {
+        lane.retry(); // a thread may be had again: the lines kept since are written first, in order
       }
+      // If the pool refuses (no thread can be started), the line stays queued, in order and counted against
+      // LIMIT, and a later line hands the lane over again: never the runner's step that logged it fails.
+      lane.submit(() -> {
+        waiting.decrementAndGet();
+        write.run();
+      });
     }
 
     private void drop() {
@@ -144,19 +141,15 @@ final class RunnerLog {
       if (!summaryWaiting.compareAndSet(false, true)) {
         return; // one summary already waits: it counts this line too
       }
-      try {
-        // Past the limit on purpose (by one line): it is the only line that says others were lost.
-        lane.submit(() -> {
-          summaryWaiting.set(false);
-          long lost = droppedUnreported.getAndSet(0);
-          if (lost > 0) {
-            writeWith(null, SUMMARY, Level.WARN, "Dropped " + lost + " log line(s) of the runner " + tag
-                + ": more than " + LIMIT + " waited for a slow log appender", null);
-          }
-        });
-      } catch (RejectedExecutionException | Error e) {
+      // Past the limit on purpose (by one line): it is the only line that says others were lost.
+      lane.submit(() -> {
         summaryWaiting.set(false);
-      }
+        long lost = droppedUnreported.getAndSet(0);
+        if (lost > 0) {
+          writeWith(null, SUMMARY, Level.WARN, "Dropped " + lost + " log line(s) of the runner " + tag
+              + ": more than " + LIMIT + " waited for a slow log appender", null);
+        }
+      });
     }
 
     private static void writeWith(Map<String, String> context, Logger logger, Level level, String message,

@@ -147,14 +147,27 @@ class RunnerLogTest {
   }
 
   @Test
-  void aPoolThatRefusesTheLineLosesTheLineNeverTheStepThatLoggedIt() {
+  void aPoolThatRefusesKeepsTheLineAndNeverFailsTheStepThatLoggedIt() {
+    java.util.concurrent.atomic.AtomicBoolean refuse = new java.util.concurrent.atomic.AtomicBoolean(true);
     RunnerLog.Lane refused = new RunnerLog.Lane(loop, task -> {
-      throw new RejectedExecutionException("shut down");
+      if (refuse.get()) {
+        throw new RejectedExecutionException("no thread");
+      }
+      task.run();
     }, "lease:a");
     RunnerLog onRefused = new RunnerLog(ElectionRunner.class, refused);
+    try (LogCapture captured = new LogCapture()) {
+      assertThatCode(() -> onRefused.error("Lost Lease {}", "ns/lease")).doesNotThrowAnyException();
+      assertThat(refused.dropped()).as("kept, not dropped").isZero();
+      assertThat(captured.text()).doesNotContain("Lost Lease ns/lease");
 
-    assertThatCode(() -> onRefused.error("Lost Lease {}", "ns/lease")).doesNotThrowAnyException();
-    assertThat(refused.dropped()).isOne();
+      refuse.set(false);
+      onRefused.info("Following leader {}", "b");
+
+      assertThat(captured.text()).contains("Lost Lease ns/lease");
+      assertThat(captured.text().indexOf("Lost Lease ns/lease")).as("in order")
+          .isLessThan(captured.text().indexOf("Following leader b"));
+    }
   }
 
   @Test
