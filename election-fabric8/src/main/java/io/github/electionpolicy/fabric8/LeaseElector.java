@@ -64,6 +64,8 @@ final class LeaseElector {
   private final long leaseDurationNanos;
 
   private final RunnerFlaw flaw;
+  // Null when the settings turn leadership Events off.
+  private final LeadershipEvents leadershipEvents;
   private Mode mode = Mode.NEW;
   private long awaitUntil;
   private RunnerLoop.Timer timer;
@@ -110,6 +112,8 @@ final class LeaseElector {
     this.leaseDurationNanos = settings.leaseDuration().toNanos();
     this.watchNotBefore = ticker.read();
     this.flaw = runnerFlaw;
+    this.leadershipEvents = settings.leadershipEvents()
+        ? new LeadershipEvents(lease, identity, settings, transport) : null;
   }
 
   /** The monotonic time at which the last successful Lease call was sent, if any. */
@@ -232,6 +236,9 @@ final class LeaseElector {
 
   /** Acts on what a step signals: terms for the runner, log lines for the rest. */
   private void take(LeaseStep step) {
+    if (leadershipEvents != null) {
+      leadershipEvents.step(step, clock.instant());
+    }
     for (LeaseStep.Signal signal : step.signals()) {
       log.signal(signal);
       if (signal instanceof LeaseStep.Elected elected) {

@@ -65,6 +65,8 @@ final class SimReplica {
   ElectionRunner runner;
   private Transport transport;
   private final List<Service> services = new ArrayList<>();
+  /** The leadership Events this replica's runners recorded, in order (the simulated server keeps no Events). */
+  final List<LeadershipEvent> leadershipEvents = new ArrayList<>();
   private final ArrayDeque<Long> sends = new ArrayDeque<>();
   private final ArrayDeque<String> sent = new ArrayDeque<>();
   // Simulated time spent so far in the callback that runs now; hand-backs to the loop arrive that much later.
@@ -607,6 +609,15 @@ final class SimReplica {
         }
       });
       return () -> cancelled[0] = true;
+    }
+
+    /** Written at once into the replica's model: Events take no part in the election the simulation checks. */
+    @Override
+    public void recordEvent(LeadershipEvent event, Runnable done) {
+      if (!closed && process == p) {
+        leadershipEvents.add(event);
+      }
+      done.run();
     }
 
     @Override
