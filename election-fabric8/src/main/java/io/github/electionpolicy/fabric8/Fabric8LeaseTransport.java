@@ -335,15 +335,13 @@ final class Fabric8LeaseTransport implements LeaseTransport {
 
   /**
    * Creates the Event on the I/O pool, with the Lease calls' client (its request timeout, no retries); not among
-   * the calls in flight, so a close does not cut it short. A 403 goes to the {@link EventAccess}, which warns
+   * the calls in flight, so a close neither cuts it short nor refuses it. A 403 goes to the {@link EventAccess}, which warns
    * once; any other failure is logged at DEBUG.
    */
   @Override
   public void recordEvent(LeadershipEvent event, Runnable done) {
-    if (closed.get()) {
-      done.run();
-      return;
-    }
+    // Written after a close too: the Event that ends a closing runner's term is due just before its transport
+    // closes, and may wait behind an earlier one still in flight.
     try {
       io.execute(() -> {
         try {

@@ -113,7 +113,7 @@ final class LeaseElector {
     this.watchNotBefore = ticker.read();
     this.flaw = runnerFlaw;
     this.leadershipEvents = settings.leadershipEvents()
-        ? new LeadershipEvents(lease, identity, settings, transport) : null;
+        ? new LeadershipEvents(settings.leaseName(), identity, settings, transport) : null;
   }
 
   /** The monotonic time at which the last successful Lease call was sent, if any. */
