@@ -196,6 +196,26 @@ class LeadershipEventsStepTest {
     assertThat(sent).hasSize(1 + LeadershipEvents.MAX_QUEUED);
   }
 
+  /** docs/events.md's table of loss causes is what the messages say, at the default renew deadline. */
+  @Test
+  void theLossCausesOfTheDocsAreTheMessagesEnds() throws java.io.IOException {
+    String doc = java.nio.file.Files.readString(java.nio.file.Path.of(System.getProperty("basedir", "."))
+        .resolve("../docs/events.md").normalize());
+    String table = doc.substring(doc.indexOf("<!-- loss-causes:start -->"), doc.indexOf("<!-- loss-causes:end -->"));
+    List<String> ends = table.lines().filter(line -> line.startsWith("| ") && line.endsWith("` |"))
+        .map(line -> line.substring(line.lastIndexOf("| `") + 3, line.length() - 3)).toList();
+    List<LossCause> causes = List.of(LossCause.RENEW_DEADLINE, LossCause.LATE_RENEWAL, LossCause.DELETED,
+        LossCause.TAKEN, LossCause.SAME_IDENTITY, LossCause.START_FAILED);
+
+    assertThat(ends).hasSize(causes.size());
+    for (int i = 0; i < causes.size(); i++) {
+      events.due(elected(1, null), T0);
+      LeadershipEvent lost = events.due(step(new LeaseStep.HandleLoss(), new LeaseStep.Lost(causes.get(i),
+          Optional.of("<holder>"))), T0).get(0);
+      assertThat(lost.message()).as("%s", causes.get(i)).endsWith(": " + ends.get(i));
+    }
+  }
+
   /** A transport that takes no call; the tests that send override {@link #recordEvent}. */
   private static class NoTransport implements LeaseTransport {
     @Override
