@@ -89,6 +89,7 @@ class LeadershipEventsIT {
           assertThat(Replica.awaitTrue(() -> c.runner.state().equals(
               new ElectionState.Following(Optional.of("b"))), PATIENCE)).isTrue();
           b.runner.crashForTest();                   // a crash: b writes nothing more; c takes over on expiry
+          log.crashed("b");
           assertThat(Replica.awaitTrue(c::leads, PATIENCE)).isTrue();
           int third = token(c);
           assertThat(Replica.awaitTrue(() -> events(namespace, LEASE).size() >= 4, PATIENCE))
