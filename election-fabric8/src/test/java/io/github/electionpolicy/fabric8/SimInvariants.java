@@ -151,6 +151,11 @@ final class SimInvariants {
     lifecycle("REQUEST_AFTER_STOPPED: " + detail);
   }
 
+  /** Invariant 10: a runner that stopped recorded each of its terms as a whole (became leader ... stopped leading). */
+  void leadershipEvents(String detail) {
+    lifecycle("LEADERSHIP_EVENTS: " + detail);
+  }
+
   private void lifecycle(String line) {
     lifecycleViolations++;
     violation(line);
