@@ -28,6 +28,8 @@ final class CallbackLane {
   private final Object owner;
   private final ArrayDeque<Runnable> queue = new ArrayDeque<>();
   private boolean running;
+  private boolean refused;
+  private Throwable lastRefusal;
 
   /**
    * @param owner what the lane's callbacks belong to (the runner), for {@link #currentOwner()}
@@ -48,28 +50,56 @@ final class CallbackLane {
     return CURRENT.get() == this;
   }
 
-  /** Queues {@code task}; whatever it throws is logged (callers catch what they must act on). */
-  void submit(Runnable task) {
+  /**
+   * Queues {@code task}; whatever it throws is logged (callers catch what they must act on). Returns false when
+   * the executor refused to run the lane (a {@link RejectedExecutionException}, or an {@link Error} such as
+   * "unable to create native thread"): the task stays queued, in order, with whatever is submitted after it,
+   * and runs once {@link #retry()} succeeds. A refused stop must not be dropped: the services would run on.
+   */
+  boolean submit(Runnable task) {
     synchronized (this) {
       queue.add(task);
       if (running) {
-        return;
+        return !refused;
       }
       running = true;
     }
+    return startDrain();
+  }
+
+  /** Hands the queued tasks to the executor again after a refusal; true once they run (or none waited). */
+  boolean retry() {
+    synchronized (this) {
+      if (!refused) {
+        return true;
+      }
+      refused = false;
+    }
+    return startDrain();
+  }
+
+  /** Whether the executor refused to run the lane and tasks wait for {@link #retry()}. */
+  synchronized boolean refused() {
+    return refused;
+  }
+
+  private boolean startDrain() {
     try {
       executor.execute(new Run());
+      return true;
     } catch (RejectedExecutionException | Error e) {
-      // Rejected, or an Error such as "unable to create native thread": no drain runs, so the lane must not
-      // stay marked running with its task queued for ever (awaitIdle would never return). The queue held only
-      // this task: a lane that was not running had nothing queued.
+      // The lane stays busy with its tasks queued: awaitIdle waits for them, as for any task not yet run.
       synchronized (this) {
-        running = false;
-        queue.clear();
-        notifyAll();
+        refused = true;
+        lastRefusal = e;
       }
-      throw e;
+      return false;
     }
+  }
+
+  /** Why the executor last refused the lane, if it did. */
+  synchronized Throwable lastRefusal() {
+    return lastRefusal;
   }
 
   /** One run of the lane on the executor; the simulation's executor asks which lane it belongs to. */

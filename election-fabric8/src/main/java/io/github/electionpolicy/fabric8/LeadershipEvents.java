@@ -14,8 +14,9 @@ import org.slf4j.LoggerFactory;
  * signals are where a term starts, is lost, with its cause, or is released), it keeps only the fencing token of
  * the term this process holds. A term begins with {@code became leader}; it ends with {@code lost leadership}
  * (with the cause) and then {@code stopped leading} when it was lost, or with {@code stopped leading} alone when
- * the runner gave it up (a release, or a close that leaves the Lease to expire). A process that is killed records
- * nothing: the next holder's {@code became leader} follows its own.
+ * the runner gave it up (a release, or a close that leaves the Lease to expire), or when its election logic
+ * failed ({@link #failed}). A process that is killed records nothing: the next holder's {@code became leader}
+ * follows its own.
  *
  * <p>Best effort, and never in the election's way: {@link #step} only queues, on the loop; the transport writes
  * each Event off the loop, bounded by its request timeout and never retried, and the next waits until the one
@@ -95,6 +96,24 @@ final class LeadershipEvents {
           + token + ")" + (ending == null ? "" : ": " + ending), wall));
     }
     return due;
+  }
+
+  /**
+   * The runner's election logic failed: the term it held, if any, is over without a step of the protocol to say
+   * so. Best effort to the end: a transport that throws here is not the failure the runner handles.
+   */
+  void failed(Instant wall) {
+    if (leadingToken == null) {
+      return;
+    }
+    int token = leadingToken;
+    leadingToken = null;
+    try {
+      offer(event(LeadershipEvent.Kind.STOPPED_LEADING, token, identity + " stopped leading (fencing token " + token
+          + "): the election failed", wall));
+    } catch (RuntimeException e) {
+      LOG.debug("Could not record the end of the term of Lease {}: {}", lease, e.toString());
+    }
   }
 
   private String cause(LeaseStep.Lost lost) {

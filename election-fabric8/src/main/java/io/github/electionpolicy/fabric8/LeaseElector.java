@@ -154,6 +154,15 @@ final class LeaseElector {
     if (finishRelease == null) {
       finishRelease = release;
     }
+    if (mode == Mode.LOSS) {
+      // A loss while closing waits for this: it answers the loss (see afterLoss).
+      afterLoss(false);
+      return;
+    }
+    if (mode == Mode.REQUEST) {
+      // Taken into account at the answer: a leader releases next instead of renewing once more.
+      protocol.finishRequested(finishRelease);
+    }
     poke();
   }
 
@@ -170,6 +179,14 @@ final class LeaseElector {
       return;
     }
     mode = Mode.BUSY;
+    if (!contendAgain && finishRelease != null && !finishDelivered) {
+      // Lost while closing, after the services stopped: a loss that left the Lease as this replica wrote it
+      // is released as a close would have released it.
+      finishDelivered = true;
+      closeDelivered = true;
+      advance(protocol.finishAfterLoss(now(), finishRelease));
+      return;
+    }
     advance(protocol.afterLoss(now(), contendAgain));
   }
 
@@ -187,6 +204,9 @@ final class LeaseElector {
       log.loopFailed(failure);
     }
     end();
+    if (leadershipEvents != null) {
+      leadershipEvents.failed(clock.instant());
+    }
     return Optional.ofNullable(led);
   }
 

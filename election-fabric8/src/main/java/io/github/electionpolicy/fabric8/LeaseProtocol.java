@@ -117,6 +117,9 @@ final class LeaseProtocol {
   private boolean relinquishing;
   private boolean relinquishRelease;
   private boolean lostByRelinquish;
+  // The last loss left the Lease as this replica last wrote it: a renewal landed after the renew deadline, or
+  // the term lapsed on its own clock. A close after such a loss may release it (see finishAfterLoss).
+  private boolean lossLeftOwnWrite;
   private int failedTermsInARow;
   private long notBeforeNanos;
   private boolean backingOff;
@@ -232,6 +235,18 @@ final class LeaseProtocol {
   }
 
   /**
+   * The runner asks to finish while a request is in flight: what {@link #finish} would do, taken into account
+   * at the answer, so that a leader whose services have stopped releases at its very next decision (say, after a
+   * conflict's re-read) instead of renewing once more first. Sends nothing by itself.
+   */
+  void finishRequested(boolean release) {
+    closing = true;
+    if (finish == Finish.NONE) {
+      finish = release ? Finish.RELEASE : Finish.ABANDON;
+    }
+  }
+
+  /**
    * A reconciler could not start: give the term up as lost, releasing the Lease first when every reconciler
    * stopped cleanly ({@code release}), else leaving it to expire.
    */
@@ -251,6 +266,30 @@ final class LeaseProtocol {
       return step(next(now));
     }
     return step(lost(LossCause.TERM_LAPSED, Optional.empty()));
+  }
+
+  /**
+   * The runner closes after a loss: it finishes as {@code afterLoss(now, false)} does, except that a loss which
+   * left the Lease as this replica last wrote it (a renewal that landed after the renew deadline, or a term that
+   * lapsed on its own clock) is followed by a release when every service stopped cleanly ({@code release}), so
+   * that the next holder need not wait the Lease out. The release is a compare-and-set on that very write: it
+   * changes nothing if anyone wrote the Lease since.
+   */
+  LeaseStep finishAfterLoss(Moment now, boolean release) {
+    if (role != Role.LOST) {
+      throw new IllegalStateException("finishAfterLoss while " + role);
+    }
+    closing = true;
+    if (finish == Finish.NONE) {
+      finish = release ? Finish.RELEASE : Finish.ABANDON;
+    }
+    if (release && lossLeftOwnWrite) {
+      lossLeftOwnWrite = false;
+      releaseRetried = true; // the renew deadline has passed: a conflict is not retried
+      return step(release(now));
+    }
+    role = Role.FINISHED;
+    return step(new LeaseStep.Finished());
   }
 
   /** The loss was handled: contend again, or finish. */
@@ -601,6 +640,8 @@ final class LeaseProtocol {
     role = Role.LOST;
     relinquishing = false;
     lostByRelinquish = cause == LossCause.START_FAILED;
+    lossLeftOwnWrite = (cause == LossCause.LATE_RENEWAL || cause == LossCause.TERM_LAPSED) && mine != null
+        && mine.heldBy(identity);
     signals.add(new LeaseStep.Lost(cause, holder));
     if (cause == LossCause.TAKEN || cause == LossCause.DELETED) {
       signals.add(new LeaseStep.Following(holder));

@@ -12,6 +12,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,6 +32,9 @@ import org.slf4j.LoggerFactory;
  * other method runs on the loop.
  */
 final class LifecycleDriver {
+
+  private static final long HAND_OVER_RETRY_FIRST_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(10);
+  private static final long HAND_OVER_RETRY_MAX_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(1);
 
   private static final Logger LOG = LoggerFactory.getLogger(ElectionRunner.class);
 
@@ -57,10 +61,14 @@ final class LifecycleDriver {
   private final CallbackLane exitLane;
   private final CountDownLatch stopped = new CountDownLatch(1);
   private final CompletableFuture<Optional<Throwable>> startCompleted = new CompletableFuture<>();
+  private final RunnerFlaw flaw;
 
   // Confined to the loop.
   private final ArrayDeque<Input> inputs = new ArrayDeque<>();
   private boolean draining;
+  // Lanes whose hand-over the pool refused and the loop retries (see handOver); on the loop only.
+  private final java.util.Set<CallbackLane> handOversRetrying =
+      java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
   private boolean failing;
   private boolean reportedStopped;
   private ElectionState state;
@@ -72,7 +80,8 @@ final class LifecycleDriver {
   private volatile RunnerView view;
   // Set once the exiter returned: awaitStopped() then also waits for its lane to be done.
   private volatile boolean exiterReturned;
-  private volatile boolean closeRequested;
+  // Set once, by the first close() of any thread: one compare-and-set, so that two closers cannot both take it.
+  private final AtomicBoolean closeRequested = new AtomicBoolean();
 
   LifecycleDriver(Parts parts) {
     this.identity = parts.identity();
@@ -81,6 +90,7 @@ final class LifecycleDriver {
     this.policy = settings == null ? LossPolicy.exit() : settings.lossPolicy();
     this.stopTimeout = settings == null ? LeaseSettings.DEFAULT_RENEW_DEADLINE : settings.stopTimeout();
     this.unelectedTerm = parts.unelectedTerm();
+    this.flaw = parts.runnerFlaw();
     this.listeners = List.copyOf(parts.listeners());
     this.loop = parts.loop();
     this.transport = parts.transport();
@@ -115,10 +125,21 @@ final class LifecycleDriver {
    * started after the caller's own callback sees it ended; the rest happens on the loop.
    */
   void requestClose() {
-    if (closeRequested) {
+    if (flaw == RunnerFlaw.CLOSED_FLAG_SET_AFTER_HANDOFF) {
+      // The deliberate race: checked, handed to the loop, and only then set.
+      if (closeRequested.get()) {
+        return;
+      }
+      handOffClose();
+      closeRequested.set(true);
       return;
     }
-    closeRequested = true;
+    if (closeRequested.compareAndSet(false, true)) {
+      handOffClose();
+    }
+  }
+
+  private void handOffClose() {
     ElectionState current = view.state();
     if (current instanceof ElectionState.Leading leading) {
       leading.term().end();
@@ -128,7 +149,7 @@ final class LifecycleDriver {
   }
 
   boolean closeRequested() {
-    return closeRequested;
+    return closeRequested.get();
   }
 
   boolean hasStopped() {
@@ -220,7 +241,7 @@ final class LifecycleDriver {
    * that came before the close (and applies the loss policy to a closed runner). A close twice is a no-op.
    */
   private void takeCloseFirst() {
-    if (closeRequested && !closeTaken) {
+    if (closeRequested.get() && !closeTaken) {
       closeTaken = true;
       for (Command command : lifecycle.step(new RunnerLifecycle.CloseRequested())) {
         execute(command);
@@ -261,15 +282,43 @@ final class LifecycleDriver {
       leading.term().end();
     }
     unelectedTerm.ifPresent(LeadershipTerm::end);
-    servicesLane.submit(sequence::stopAll);
+    handOver(servicesLane, sequence::stopAll);
     reportStopped(StopCause.ELECTION_FAILED, Optional.of(failure));
     publishView();
+  }
+
+  /**
+   * Hands {@code task} to {@code lane}. If the pool refuses (no thread can be started), the lane keeps the task
+   * queued in order, and the loop hands it over again, sooner first, then every second, until it runs: a refused
+   * stop is never dropped, so a close or a loss stops the services as soon as a thread can be had, and until then
+   * the stop counts as one that has not returned (its deadline applies, the Lease is not released).
+   */
+  private void handOver(CallbackLane lane, Runnable task) {
+    if (!lane.submit(task)) {
+      retryHandOver(lane, HAND_OVER_RETRY_FIRST_NANOS);
+    }
+  }
+
+  private void retryHandOver(CallbackLane lane, long delayNanos) {
+    if (!handOversRetrying.add(lane)) {
+      return; // a retry is scheduled already
+    }
+    if (delayNanos == HAND_OVER_RETRY_FIRST_NANOS) {
+      LOG.warn("Could not hand the callbacks of {} to a thread ({}); retrying until one can be had", identity,
+          String.valueOf(lane.lastRefusal()));
+    }
+    onLoopAfter(delayNanos, () -> {
+      handOversRetrying.remove(lane);
+      if (!lane.retry()) {
+        retryHandOver(lane, Math.min(2 * delayNanos, HAND_OVER_RETRY_MAX_NANOS));
+      }
+    });
   }
 
   private void publishView() {
     RunnerLifecycle.Services services = lifecycle.services();
     view = new RunnerView(state, services == RunnerLifecycle.Services.RUNNING,
-        services == RunnerLifecycle.Services.HUNG,
+        services == RunnerLifecycle.Services.HUNG && flaw != RunnerFlaw.HUNG_STOP_LOOKS_LIVE,
         elector == null ? Optional.empty() : elector.lastSuccessNanos(),
         elector == null ? 0 : elector.contactWindowNanos());
   }
@@ -338,7 +387,11 @@ final class LifecycleDriver {
     if (listeners.isEmpty()) {
       return;
     }
-    listenersLane.submit(() -> {
+    if (flaw == RunnerFlaw.LISTENER_FAILURE_ENDS_DISPATCH) {
+      handOver(listenersLane, () -> listeners.forEach(call));
+      return;
+    }
+    handOver(listenersLane, () -> {
       for (ElectionListener listener : listeners) {
         try {
           call.accept(listener);
@@ -352,7 +405,7 @@ final class LifecycleDriver {
   }
 
   private void startServices(LeadershipTerm term) {
-    servicesLane.submit(() -> {
+    handOver(servicesLane, () -> {
       ServiceSequence.StartOutcome outcome = sequence.startAll(term);
       Optional<Throwable> failure = outcome.startFailure().map(ServiceSequence.Failure::cause);
       onLoop(() -> feed(new RunnerLifecycle.ServicesStarted(outcome.kind(), outcome.fatal(), failure)));
@@ -360,13 +413,13 @@ final class LifecycleDriver {
   }
 
   private void stopServices(int number) {
-    // The deadline first: if handing the stop over fails (an Error from the callback pool), the lifecycle, which
-    // already counts the stop as in flight, still hears StopDeadline and the runner still stops.
+    // The deadline first: if the pool refuses the stop (see handOver), the lifecycle, which already counts the
+    // stop as in flight, still hears StopDeadline while the hand-over is retried.
     if (stopTimer != null) {
       stopTimer.cancel();
     }
     stopTimer = onLoopAfter(Durations.cappedNanos(stopTimeout), () -> feed(new RunnerLifecycle.StopDeadline(number)));
-    servicesLane.submit(() -> {
+    handOver(servicesLane, () -> {
       ServiceSequence.StopOutcome outcome = sequence.stopAll();
       onLoop(() -> feed(new RunnerLifecycle.ServicesStopped(outcome.clean(), outcome.fatal())));
     });
@@ -374,13 +427,14 @@ final class LifecycleDriver {
 
   private void callLossHandler(LeadershipTerm term) {
     LossHandler handler = ((LossPolicy.Custom) policy).handler();
-    servicesLane.submit(() -> {
+    handOver(servicesLane, () -> {
       LossHandler.AfterLoss next;
       try {
         next = Objects.requireNonNull(handler.onLoss(term), "LossHandler returned null");
       } catch (Throwable e) {
         LOG.error("Loss handler failed; stopping contention for Lease {}", lease, e);
-        next = LossHandler.AfterLoss.STOP;
+        next = flaw == RunnerFlaw.HANDLER_FAILURE_RECONTENDS ? LossHandler.AfterLoss.RECONTEND
+            : LossHandler.AfterLoss.STOP;
       }
       boolean again = next == LossHandler.AfterLoss.RECONTEND;
       onLoop(() -> feed(new RunnerLifecycle.LossHandled(again)));
@@ -397,7 +451,7 @@ final class LifecycleDriver {
     Exiter exiter = ((LossPolicy.Exit) policy).exiter();
     // On a lane of its own: System.exit() may never return (it runs the shutdown hook that closes this runner),
     // and nothing waits for this lane.
-    exitLane.submit(() -> {
+    handOver(exitLane, () -> {
       try {
         exiter.exit(LossPolicy.LOSS_EXIT_STATUS);
       } catch (Throwable e) {

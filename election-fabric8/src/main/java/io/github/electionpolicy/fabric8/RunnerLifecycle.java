@@ -299,7 +299,7 @@ final class RunnerLifecycle {
     if (!(phase instanceof Phase.Preflight)) {
       return; // closed meanwhile: the answer is moot
     }
-    if (done.denied().isEmpty()) {
+    if (done.denied().isEmpty() || config.flaw() == RunnerFlaw.PREFLIGHT_DENIAL_IGNORED) {
       phase = new Phase.Contending();
       emit(new Command.StartElector());
       return;
@@ -343,6 +343,14 @@ final class RunnerLifecycle {
       }
       term = null;
       relinquishAfterStop = false;
+      if (config.flaw() == RunnerFlaw.LOSS_HANDLER_BEFORE_STOP && config.policy() == LossPolicy.Kind.CUSTOM
+          && (services == Services.STARTING || services == Services.RUNNING)) {
+        lossUnclean = false;
+        phase = new Phase.HandlingLoss();
+        emit(new Command.CallLossHandler(lastLostTerm));
+        stopServices();
+        return;
+      }
       if (services == Services.STARTING || services == Services.RUNNING) {
         stopServices();
         phase = new Phase.Stopping(StopReason.LOSS, Optional.empty());
@@ -356,6 +364,11 @@ final class RunnerLifecycle {
         afterLossStops(!unreportedUnclean && !hung, hung);
         unreportedUnclean = false;
       }
+      return;
+    }
+    if (phase instanceof Phase.Stopping stopping && stopping.reason() == StopReason.CLOSE) {
+      // Closing, its services still stopping: the FinishElector that follows their stops answers the loss, and
+      // releases the Lease if they stopped cleanly and the loss left the Lease as this replica last wrote it.
       return;
     }
     // A loss while closing (or after the runner gave up): it ends the loop; closing is not a loss.
@@ -457,6 +470,11 @@ final class RunnerLifecycle {
         // close that ended the term stops it.
         services = Services.RUNNING;
       case FAILED -> {
+        if (!config.contends() && config.flaw() == RunnerFlaw.UNELECTED_FAILED_START_LEAVES_SERVICES) {
+          emit(new Command.StartCompleted(started.failure()));
+          stopped(StopCause.START_FAILED, started.failure());
+          return;
+        }
         if (!config.contends()) {
           // start() throws once what did start has stopped (or the stop outlived its deadline).
           stopServices();
@@ -628,7 +646,9 @@ final class RunnerLifecycle {
       emit(new Command.Publish(new ElectionState.Following(Optional.empty())));
     }
     Optional<Throwable> failure = Optional.of(cause);
-    if (services == Services.STARTING || services == Services.RUNNING) {
+    if (config.flaw() == RunnerFlaw.FAILURE_LEAVES_SERVICES) {
+      stopOrExit(StopCause.ELECTION_FAILED, failure, "Election failed for Lease");
+    } else if (services == Services.STARTING || services == Services.RUNNING) {
       stopServices();
       phase = new Phase.Stopping(StopReason.ELECTION_FAILED, failure);
     } else if (services == Services.STOPPING) {

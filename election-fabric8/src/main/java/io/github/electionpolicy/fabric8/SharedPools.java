@@ -1,46 +1,52 @@
 package io.github.electionpolicy.fabric8;
 
+import java.util.List;
+import java.util.concurrent.AbstractExecutorService;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The two pools every runner of the JVM shares beside its {@link RunnerLoop}: one for user code (services,
- * listeners, loss handlers, exiters), which grows with the callbacks that run at once and shrinks when they
- * are idle, so a {@code stop()} that hangs holds one thread and never the others' callbacks; and one for the
- * blocking Lease calls, each bounded by its request timeout, which keeps {@value #IO_THREADS} threads and grows,
- * up to {@value #IO_MAX_THREADS}, only while that many calls are in flight at once: calls that hang (runners cut
- * off from their API server) take threads of their own instead of queueing a healthy runner's renewal behind
- * them. A call refused past that bound fails at once, as a failed call, and the elector retries it.
+ * The threads every runner of the JVM shares beside its {@link RunnerLoop}: one pool of workers, named
+ * {@code election-worker-<n>} while idle, that runs both user code (services, listeners, loss handlers, exiters)
+ * and the blocking Lease calls.
+ *
+ * <p>The pool starts a thread only when none of its threads is idle (a task is handed to an idle worker, else a
+ * new one starts) and retires a worker idle for {@value #KEEP_ALIVE_SECONDS} s, so a process holds as many
+ * workers as tasks ran at once lately: one election that renews every retry period and tells a listener keeps
+ * one worker, since the renewal's call and the listener's callback take turns on it. It has no bound for user
+ * code, so a {@code stop()} that hangs holds one worker and never the others' callbacks. Lease calls are bounded
+ * apart, each by its request timeout, and all of them together by {@value #IO_MAX_CALLS} in flight at once: calls
+ * that hang (runners cut off from their API server) take workers of their own instead of queueing a healthy
+ * runner's renewal behind them, and a call refused past that bound fails at once, as a failed call, which the
+ * elector retries. A worker is named {@code election-io-<n>} while it makes a Lease call and after the runner
+ * while it runs that runner's callback (see {@link CallbackLane}).
  */
 final class SharedPools {
 
-  static final int IO_THREADS = 8;
-  static final int IO_MAX_THREADS = 64;
-  private static final long KEEP_ALIVE_SECONDS = 10;
+  static final int IO_MAX_CALLS = 64;
+  static final long KEEP_ALIVE_SECONDS = 10;
+  private static final String WORKER = "election-worker-";
 
-  private static final ExecutorService USER_CODE = new ThreadPoolExecutor(0, Integer.MAX_VALUE,
-      KEEP_ALIVE_SECONDS, TimeUnit.SECONDS, new SynchronousQueue<>(), daemon("election-callback-"));
+  // No core threads: below its core size a ThreadPoolExecutor starts a new thread for every task even while
+  // others idle (one election's first calls used to start eight). With none, the SynchronousQueue hands a task to
+  // an idle worker if one polls, and a new worker starts only when none does.
+  private static final ExecutorService WORKERS = new ThreadPoolExecutor(0, Integer.MAX_VALUE, KEEP_ALIVE_SECONDS,
+      TimeUnit.SECONDS, new SynchronousQueue<>(), daemon(WORKER));
 
-  private static final ExecutorService IO;
-
-  static {
-    ThreadPoolExecutor io = new ThreadPoolExecutor(IO_THREADS, IO_MAX_THREADS, KEEP_ALIVE_SECONDS, TimeUnit.SECONDS,
-        new SynchronousQueue<>(), daemon("election-io-"));
-    io.allowCoreThreadTimeOut(true);
-    IO = io;
-  }
+  private static final ExecutorService IO = new BoundedCalls(WORKERS, IO_MAX_CALLS);
 
   private SharedPools() {}
 
   /** Runs user code; never the Lease loop's work. */
   static ExecutorService userCode() {
-    return USER_CODE;
+    return WORKERS;
   }
 
-  /** Runs blocking Lease calls. */
+  /** Runs blocking Lease calls, at most {@value #IO_MAX_CALLS} at once, on the same workers. */
   static ExecutorService io() {
     return IO;
   }
@@ -52,5 +58,75 @@ final class SharedPools {
       t.setDaemon(true);
       return t;
     };
+  }
+
+  /**
+   * Lease calls on the shared workers, at most {@code limit} in flight at once; one more is rejected at once.
+   * {@code submit} and a future's {@code cancel(true)} work as on any pool (the call's worker is interrupted
+   * while it runs that call only). Shared by every runner, so it is never shut down: those methods refuse.
+   */
+  static final class BoundedCalls extends AbstractExecutorService {
+    private final ExecutorService workers;
+    private final int limit;
+    private final AtomicInteger inFlight = new AtomicInteger();
+
+    BoundedCalls(ExecutorService workers, int limit) {
+      this.workers = workers;
+      this.limit = limit;
+    }
+
+    @Override
+    public void execute(Runnable call) {
+      if (inFlight.incrementAndGet() > limit) {
+        inFlight.decrementAndGet();
+        throw new RejectedExecutionException(limit + " Lease calls are in flight in this JVM already");
+      }
+      try {
+        workers.execute(() -> {
+          Thread thread = Thread.currentThread();
+          String name = thread.getName();
+          thread.setName(name.startsWith(WORKER) ? "election-io-" + name.substring(WORKER.length()) : name);
+          try {
+            call.run();
+          } finally {
+            thread.setName(name);
+            inFlight.decrementAndGet();
+          }
+        });
+      } catch (RejectedExecutionException | Error e) {
+        inFlight.decrementAndGet();
+        throw e;
+      }
+    }
+
+    /** Calls in flight now. */
+    int inFlight() {
+      return inFlight.get();
+    }
+
+    @Override
+    public void shutdown() {
+      throw new UnsupportedOperationException("the shared I/O pool is never shut down");
+    }
+
+    @Override
+    public List<Runnable> shutdownNow() {
+      throw new UnsupportedOperationException("the shared I/O pool is never shut down");
+    }
+
+    @Override
+    public boolean isShutdown() {
+      return false;
+    }
+
+    @Override
+    public boolean isTerminated() {
+      return false;
+    }
+
+    @Override
+    public boolean awaitTermination(long timeout, TimeUnit unit) {
+      return false;
+    }
   }
 }

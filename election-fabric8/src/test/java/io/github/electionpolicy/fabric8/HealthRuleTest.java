@@ -64,4 +64,28 @@ class HealthRuleTest {
     assertThat(probe(UNELECTED, NOT_CONTENDING, true, false, -1, 0, 100, false, false)).isEqualTo("ready, live");
     assertThat(probe(UNELECTED, STOPPED, false, true, -1, 0, 100, false, false)).isEqualTo("not ready, not live");
   }
+
+  @Test
+  void theBoundariesAreInclusive() {
+    assertThat(probe(CONNECTED, FOLLOWING, false, false, 2, 10, 12, false, false))
+        .as("in touch for exactly the window").isEqualTo("ready, live");
+    assertThat(probe(CONNECTED, FOLLOWING, false, false, 1, 10, 26, false, false))
+        .as("silent for exactly the budget").isEqualTo("not ready, live");
+    HealthRule.Inputs startedLate = new HealthRule.Inputs(true, Readiness.CONNECTED, 25 * S, 100 * S);
+    assertThat(probe(startedLate, STARTING, false, false, -1, 10, 125, false, false))
+        .as("silence counts from the start").isEqualTo("not ready, live");
+    assertThat(probe(startedLate, STARTING, false, false, -1, 10, 126, false, false)).isEqualTo("not ready, not live");
+  }
+
+  @Test
+  void theProbesSayHowLongSinceTheLastSuccess() {
+    RunnerView view = new RunnerView(FOLLOWING, false, false, Optional.of(3 * S), 10 * S);
+
+    ElectionHealth health = HealthRule.evaluate(CONNECTED, view, 12 * S, false, false);
+
+    assertThat(health.sinceLastLeaseSuccess()).contains(java.time.Duration.ofSeconds(9));
+    assertThat(health.ready()).isTrue();
+    assertThat(HealthRule.evaluate(CONNECTED, new RunnerView(FOLLOWING, false, false, Optional.empty(), 10 * S),
+        12 * S, false, false).sinceLastLeaseSuccess()).isEmpty();
+  }
 }

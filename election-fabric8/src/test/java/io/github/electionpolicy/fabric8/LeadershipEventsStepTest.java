@@ -127,6 +127,29 @@ class LeadershipEventsStepTest {
             + "given up", "pod-a stopped leading (fencing token 5): released the Lease");
   }
 
+  /** A simulation finding: a failure inside the loop ended a term without a step, and so without its Event. */
+  @Test
+  void aFailureOfTheElectionLogicEndsTheTermItHeldOnce() {
+    List<LeadershipEvent> sent = new ArrayList<>();
+    LeadershipEvents failing = new LeadershipEvents("orders-controller", "pod-a", SETTINGS, new NoTransport() {
+      @Override
+      public void recordEvent(LeadershipEvent event, Runnable done) {
+        sent.add(event);
+        done.run();
+      }
+    });
+    failing.failed(T0);
+    assertThat(sent).as("a follower that fails led nothing").isEmpty();
+
+    failing.step(elected(6, null), T0);
+    failing.failed(T0);
+    failing.failed(T0);
+    failing.step(step(new LeaseStep.Finished()), T0);
+
+    assertThat(sent).extracting(LeadershipEvent::message).containsExactly("pod-a became leader (fencing token 6)",
+        "pod-a stopped leading (fencing token 6): the election failed");
+  }
+
   @Test
   void aTermEndsOnceAndStepsOfAFollowerRecordNothing() {
     assertThat(messages(step(new LeaseStep.Await(0), new LeaseStep.Following(Optional.of("pod-b"))))).isEmpty();

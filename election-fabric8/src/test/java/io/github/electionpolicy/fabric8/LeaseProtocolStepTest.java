@@ -585,5 +585,91 @@ class LeaseProtocolStepTest {
       assertThat(protocol.role()).isEqualTo(LeaseProtocol.Role.FINISHED);
       assertThat(Duration.ofNanos(protocol.contactWindowNanos())).isEqualTo(Duration.ofSeconds(10));
     }
+
+    /**
+     * Found by the simulation: a close met a renewal that landed only after the renew deadline (it followed a
+     * conflict's re-read). The loss left the Lease as this replica wrote it, so a close whose services stopped
+     * cleanly releases that write instead of leaving the next holder to wait it out.
+     */
+    @Test
+    void aCloseAfterALateRenewalReleasesTheLateWrite() {
+      electedAtZero();
+      LeaseStep renew = protocol.wake(at(2_000));
+      protocol.answer(at(10_000), written(renew, "12"));
+
+      LeaseStep release = protocol.finishAfterLoss(at(10_000), true);
+
+      assertThat(release.action()).isInstanceOf(LeaseStep.Update.class);
+      LeaseRecord released = writtenRecord(release);
+      assertThat(released.holder()).isNull();
+      assertThat(released.resourceVersion()).as("a compare-and-set on the late write").isEqualTo("12");
+      assertThat(protocol.answer(at(10_001), written(release, "13")).action()).isInstanceOf(LeaseStep.Finished.class);
+      assertThat(protocol.role()).isEqualTo(LeaseProtocol.Role.FINISHED);
+    }
+
+    @Test
+    void aCloseAfterALateRenewalWhoseServicesDidNotStopCleanlyLeavesTheLeaseToExpire() {
+      electedAtZero();
+      LeaseStep renew = protocol.wake(at(2_000));
+      protocol.answer(at(10_000), written(renew, "12"));
+
+      assertThat(protocol.finishAfterLoss(at(10_000), false).action()).isInstanceOf(LeaseStep.Finished.class);
+      assertThat(protocol.role()).isEqualTo(LeaseProtocol.Role.FINISHED);
+    }
+
+    @Test
+    void aCloseAfterTheLeaseWasTakenReleasesNothing() {
+      electedAtZero();
+      LeaseStep renew = protocol.wake(at(2_000));
+      protocol.answer(at(2_000), failed(FailureKind.CONFLICT));
+      protocol.answer(at(2_000), found(held("other", 15, 7, "30")));
+
+      assertThat(protocol.finishAfterLoss(at(2_000), true).action()).isInstanceOf(LeaseStep.Finished.class);
+    }
+
+    @Test
+    void aCloseAfterTheRenewDeadlinePassedWithoutAnAnswerReleasesNothing() {
+      electedAtZero();
+      protocol.wake(at(10_000));
+
+      assertThat(protocol.finishAfterLoss(at(10_000), true).action()).isInstanceOf(LeaseStep.Finished.class);
+    }
+
+    @Test
+    void finishAfterLossOutsideALossIsRefused() {
+      electedAtZero();
+
+      assertThatThrownBy(() -> protocol.finishAfterLoss(at(0), true)).isInstanceOf(IllegalStateException.class);
+    }
+
+    /**
+     * Found by the simulation: a leader closed while its re-read after a conflict was in flight renewed once more
+     * before it heard of the close, and that renewal's late answer ended the term without a release. A finish
+     * asked for while a request is in flight is taken in at the answer: the leader releases next.
+     */
+    @Test
+    void aFinishAskedForDuringAReReadReleasesAtTheAnswerInsteadOfRenewing() {
+      electedAtZero();
+      LeaseStep renew = protocol.wake(at(2_000));
+      protocol.answer(at(2_000), failed(FailureKind.CONFLICT));
+
+      protocol.finishRequested(true);
+      // A foreign client moved only the resourceVersion: the Lease is still this term's.
+      LeaseStep next = protocol.answer(at(2_100), found(writtenRecord(renew).withResourceVersion("13")));
+
+      assertThat(next.action()).isInstanceOf(LeaseStep.Update.class);
+      assertThat(writtenRecord(next).holder()).as("a release, not a renewal").isNull();
+      assertThat(writtenRecord(next).resourceVersion()).isEqualTo("13");
+    }
+
+    @Test
+    void aFinishWithoutReleaseAskedForDuringARenewalEndsAtTheAnswer() {
+      electedAtZero();
+      LeaseStep renew = protocol.wake(at(2_000));
+
+      protocol.finishRequested(false);
+
+      assertThat(protocol.answer(at(2_100), written(renew, "12")).action()).isInstanceOf(LeaseStep.Finished.class);
+    }
   }
 }

@@ -136,8 +136,11 @@ class RunnerLifecycleStepTest {
 
   @Test
   void servicesStartOnlyWhenElectedAndNotClosing() throws IOException {
-    assertThat(table()).filteredOn(row -> row.outcome().contains("start services"))
+    assertThat(table()).filteredOn(row -> row.outcome().contains("start services t"))
         .extracting(row -> row.phase() + " | " + row.input())
         .containsExactly("contending | elected");
+    assertThat(table()).filteredOn(row -> row.outcome().contains("start services unelected"))
+        .extracting(row -> row.phase() + " | " + row.input())
+        .containsExactly("created, unelected | start");
   }
 }

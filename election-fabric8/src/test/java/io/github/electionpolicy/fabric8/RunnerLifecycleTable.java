@@ -92,6 +92,18 @@ final class RunnerLifecycleTable {
         "deadline");
     setup("stopped", LossPolicy.Kind.RECONTEND, "start", "preflight ok", "elected", "started", "close", "stopped",
         "elector finished");
+    // Phases that differ from the ones above only in what the lifecycle remembers: the fatal flag, a stop failure
+    // not yet reported, a hung stop after a failed start, a start still in flight during a close.
+    setup("created, unelected", false, LossPolicy.Kind.EXIT);
+    setup("unelected starting, closing", false, LossPolicy.Kind.EXIT, "start", "close");
+    setup("leading, start threw VME", LossPolicy.Kind.RECONTEND, "start", "preflight ok", "elected",
+        "start threw VME");
+    setup("leading, start threw VME, stopped", LossPolicy.Kind.RECONTEND, "start", "preflight ok", "elected",
+        "start threw VME", "stopped");
+    setup("leading, start failed, stop threw", LossPolicy.Kind.RECONTEND, "start", "preflight ok", "elected",
+        "start failed", "stop threw");
+    setup("leading, start failed, hung, CUSTOM", LossPolicy.Kind.CUSTOM, "start", "preflight ok", "elected",
+        "start failed", "deadline");
   }
 
   private static void setup(String name, LossPolicy.Kind policy, String... inputs) {
@@ -103,9 +115,14 @@ final class RunnerLifecycleTable {
   }
 
   static RunnerLifecycle reach(String setupName) {
+    return reach(setupName, RunnerFlaw.NONE);
+  }
+
+  /** The phase {@code setupName} of a lifecycle with a deliberate defect (a broken variant of the simulation). */
+  static RunnerLifecycle reach(String setupName, RunnerFlaw flaw) {
     Setup setup = SETUPS.get(setupName);
     RunnerLifecycle lifecycle = new RunnerLifecycle(
-        new RunnerLifecycle.Config(setup.contends(), true, setup.policy(), LEASE, "10s"));
+        new RunnerLifecycle.Config(setup.contends(), true, setup.policy(), LEASE, "10s", flaw));
     for (String input : setup.inputs()) {
       lifecycle.step(input(setup, input));
     }
@@ -128,8 +145,13 @@ final class RunnerLifecycleTable {
 
   /** One row's outcome: the commands, then the phase and the services after. */
   static String outcome(String setupName, String inputName) {
+    return outcome(setupName, inputName, RunnerFlaw.NONE);
+  }
+
+  /** One row's outcome in a lifecycle with a deliberate defect. */
+  static String outcome(String setupName, String inputName, RunnerFlaw flaw) {
     Setup setup = SETUPS.get(setupName);
-    RunnerLifecycle lifecycle = reach(setupName);
+    RunnerLifecycle lifecycle = reach(setupName, flaw);
     String commands;
     try {
       commands = lifecycle.step(input(setup, inputName)).stream().map(RunnerLifecycleTable::render)

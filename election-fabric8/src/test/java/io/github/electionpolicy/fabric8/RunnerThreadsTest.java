@@ -126,7 +126,7 @@ class RunnerThreadsTest {
       // preflights), never more than the pool's bound; callback threads as many as callbacks ran at once.
       assertThat(library).as("the loop").filteredOn(name -> name.equals("election-loop")).hasSize(1);
       assertThat(library).as("I/O threads").filteredOn(name -> name.startsWith("election-io-"))
-          .hasSizeLessThanOrEqualTo(SharedPools.IO_MAX_THREADS);
+          .hasSizeLessThanOrEqualTo(SharedPools.IO_MAX_CALLS);
       // A runner has no thread of its own: a pool thread carries a runner's name only while it runs its code.
       assertThat(library).as("threads named for a runner, left idle").noneMatch(name -> name.startsWith("election-")
           && name.endsWith("]") && !name.startsWith("election-services[") && !name.startsWith("election-listeners["));

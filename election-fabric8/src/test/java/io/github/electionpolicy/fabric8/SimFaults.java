@@ -78,6 +78,8 @@ final class SimFaults {
       } else {
         r.close(c.restartAfterMillis() * MS);
       }
+    } else if (fault instanceof SimSchedule.LoopFault f) {
+      sim.replicas().get(f.replica() % n).loopFault(f.kind(), f.count());
     } else if (fault instanceof Foreign f) {
       foreign(sim, f);
     } else if (fault instanceof DeleteLease) {

@@ -151,7 +151,32 @@ final class SimInvariants {
     lifecycle("REQUEST_AFTER_STOPPED: " + detail);
   }
 
-  /** Invariant 10: a runner that stopped recorded each of its terms as a whole (became leader ... stopped leading). */
+  /** Invariant 11: an unelected start() returns with every service running, or throws with every one stopped. */
+  void unelectedStart(String detail) {
+    lifecycle("UNELECTED_START: " + detail);
+  }
+
+  /** Invariant 12: the CUSTOM loss handler hears a loss only once every service stopped and the term ended. */
+  void lossHandlerEarly(String detail) {
+    lifecycle("LOSS_HANDLER_EARLY: " + detail);
+  }
+
+  /** Invariant 10: a runner denied by its preflight, or told by its loss handler to stop, sends no Lease call. */
+  void contendedWithoutAccess(String detail) {
+    lifecycle("CONTENDED_WHEN_IT_MAY_NOT: " + detail);
+  }
+
+  /** Invariant 13: health() reads not live while a stop has outlived stopTimeout and still runs. */
+  void liveAfterHungStop(String detail) {
+    lifecycle("LIVE_AFTER_HUNG_STOP: " + detail);
+  }
+
+  /** Invariant 14: the listener hears the state the runner shows, whatever the listeners before it throw. */
+  void listenerMissed(String detail) {
+    lifecycle("LISTENER_MISSED_STATE: " + detail);
+  }
+
+  /** Invariant 15: a runner that stopped recorded each of its terms as a whole (became leader ... stopped leading). */
   void leadershipEvents(String detail) {
     lifecycle("LEADERSHIP_EVENTS: " + detail);
   }

@@ -15,7 +15,9 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.SplittableRandom;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Consumer;
 
 /**
@@ -90,6 +92,33 @@ final class SimReplica {
   /** Whether this process's runner released the Lease (the server saw it write an empty holder). */
   boolean released;
 
+  // The runner's own failures (LoopFault): how many hand-overs still throw, and whether one did.
+  private int transportThrows;
+  private boolean transportThrowsError;
+  private int poolRejects;
+  private boolean loopFaultHit;
+  // The RBAC preflight's verdict for this process, as the simulated server's access reviews give it.
+  enum Verdict { GRANTED, DENIED, FAILS, SKIPPED }
+  private Verdict verdict;
+  private LeaseAccessDeniedException denial;
+  // A stop threw or hung in this process: a loss may end contention for good.
+  private boolean uncleanEver;
+  // A service's start threw in this process (an unelected start then fails).
+  private boolean startThrewEver;
+  // The loss handler answered STOP, threw or returned null: the runner must contend no more.
+  private boolean lossAnsweredStop;
+  private boolean throwingListener;
+  /** The last state the replica's listener heard, and since when the runner's own state differs from it. */
+  private ElectionState heard;
+  private long mismatchSince = -1;
+  // The stop run on the services' lane: when it began and when its hand-back reaches the loop.
+  private long stopRunStart = -1;
+  private long stopRunEnd = -1;
+  // An unelected start runs inline (start() waits for it, and the simulation has one thread): tasks queue here.
+  private ArrayDeque<Runnable> inline;
+  private boolean inlineDraining;
+  private SplittableRandom choices;
+
   // close() as a fault.
   private boolean closing;
   private boolean closeArmed;
@@ -138,28 +167,134 @@ final class SimReplica {
     closeArmed = false;
     closeExpectsRelease = false;
     closeDisturbed = false;
+    transportThrows = 0;
+    poolRejects = 0;
+    loopFaultHit = false;
+    uncleanEver = false;
+    startThrewEver = false;
+    lossAnsweredStop = false;
+    // The state a runner starts in is not an event: the listener hears what comes after it.
+    heard = spec.unelected() ? new ElectionState.NotContending(identity) : new ElectionState.Starting();
+    mismatchSince = -1;
+    stopRunStart = -1;
+    stopRunEnd = -1;
+    runner = null;
+    choices = sim.choices();
+    // The access reviews' verdict: denied or failing only while faults happen (a denied process exits and restarts).
+    boolean faulty = sim.now() < sim.quietFromNanos();
+    int v = choices.nextInt(100);
+    verdict = spec.unelected() ? Verdict.SKIPPED : faulty && v < 4 ? Verdict.DENIED : faulty && v < 7 ? Verdict.FAILS
+        : v < 15 ? Verdict.SKIPPED : Verdict.GRANTED;
+    denial = verdict == Verdict.DENIED ? new LeaseAccessDeniedException(NAMESPACE, LEASE, List.of("update")) : null;
+    throwingListener = choices.nextInt(3) == 0;
     ElectionRunner.Builder builder = ElectionRunner.builder()
-        .decision(MockApi.CONTEND)
+        .decide(io.github.electionpolicy.ElectionPolicy.defaults(), io.github.electionpolicy.Environment.of(
+            spec.unelected() ? Map.of("KUBERNETES_SERVICE_HOST", "10.0.0.1", "LEADER_ELECTION_ENABLED", "false")
+                : Map.of("KUBERNETES_SERVICE_HOST", "10.0.0.1")),
+            io.github.electionpolicy.Substrate.usingKubernetesApi("kubernetes"))
         .settings(settings())
-        .transport(transport)
         .loop(new Loop(process))
         .userCode(new UserCode(process))
         .ticker(ticker())
         .clock(wallClock())
         .flaw(variant.flaw)
         .runnerFlaw(variant.runnerFlaw)
-        .listener(new Watcher());
+        .readiness(spec.readiness())
+        .rbacPreflight(verdict != Verdict.SKIPPED);
+    if (!spec.unelected()) {
+      builder.transport(transport);
+    }
+    if (throwingListener) {
+      builder.listener(new Thrower());
+    }
+    builder.listener(new Watcher());
     for (int i = 0; i < spec.reconcilers(); i++) {
       Service service = new Service(i);
       services.add(service);
       builder.service(service);
     }
-    runner = builder.start();
+    if (spec.unelected()) {
+      startUnelected(builder);
+    } else {
+      runner = builder.start();
+    }
+  }
+
+  /**
+   * An unelected start: {@code start()} waits until the services started, so its loop tasks and callbacks run
+   * inline, in order, on this one thread (timers stay events). It returns with every service running, or throws
+   * the start's failure once every service that started has been stopped.
+   */
+  private void startUnelected(ElectionRunner.Builder builder) {
+    int p = process;
+    inline = new ArrayDeque<>();
+    try {
+      runner = builder.start();
+    } catch (IllegalStateException failed) {
+      inline = null;
+      for (Service service : services) {
+        if (service.started && !service.stopCalled) {
+          sim.invariants().unelectedStart(identity + "'s unelected start() threw (" + failed.getMessage()
+              + ") while its service " + service.index + " still runs");
+        }
+      }
+      die(sim.restartDelay()); // the process's main fails
+      return;
+    } finally {
+      inline = null;
+    }
+    if (process != p || closing) {
+      return;
+    }
+    ElectionState state = runner.state();
+    for (Service service : services) {
+      if (!service.started || service.stopCalled) {
+        sim.invariants().unelectedStart(identity + "'s unelected start() returned, yet its service "
+            + service.index + " does not run (" + state + ")");
+      }
+    }
+    if (!(state instanceof ElectionState.NotContending) || runner.currentTerm().isEmpty()) {
+      sim.invariants().unelectedStart(identity + "'s unelected start() returned in " + state);
+    }
+  }
+
+  /** Arms a failure inside the runner's loop task: the next {@code count} hand-overs of that kind throw. */
+  void loopFault(SimSchedule.LoopFaultKind kind, int count) {
+    if (!alive) {
+      return;
+    }
+    if (kind == SimSchedule.LoopFaultKind.CALLBACK_POOL_REJECTS) {
+      poolRejects = count;
+    } else {
+      transportThrows = count;
+      transportThrowsError = kind == SimSchedule.LoopFaultKind.TRANSPORT_THROWS_ERROR;
+    }
+  }
+
+  private void loopFaultHits() {
+    loopFaultHit = true;
+    closeDisturbed = true;
+  }
+
+  private void runInline(Runnable task) {
+    inline.add(task);
+    if (inlineDraining) {
+      return;
+    }
+    inlineDraining = true;
+    try {
+      Runnable next;
+      while (inline != null && (next = inline.poll()) != null) {
+        next.run();
+      }
+    } finally {
+      inlineDraining = false;
+    }
   }
 
   private LeaseSettings settings() {
     LossPolicy policy = spec.lossPolicy() == LossPolicy.Kind.EXIT ? LossPolicy.exit(status -> exited())
-        : LossPolicy.recontend();
+        : spec.lossPolicy() == LossPolicy.Kind.CUSTOM ? LossPolicy.custom(this::onLoss) : LossPolicy.recontend();
     return LeaseSettings.builder()
         .leaseName(LEASE)
         .namespace(NAMESPACE)
@@ -171,6 +306,41 @@ final class SimReplica {
         .stopTimeout(Duration.ofNanos(stopTimeoutNanos))
         .lossPolicy(policy)
         .build();
+  }
+
+  /**
+   * The CUSTOM loss handler: checks that it hears the loss only once every service's stop() returned, for a term
+   * that has ended; then (from the seed) answers RECONTEND or STOP, throws, returns null, hangs for a while
+   * first, or closes the runner from inside.
+   */
+  private LossHandler.AfterLoss onLoss(LeadershipTerm term) {
+    callbackEntered();
+    for (Service service : services) {
+      if (service.started && !service.stopCalled) {
+        sim.invariants().lossHandlerEarly(identity + "'s loss handler ran while its service " + service.index
+            + " had not been stopped");
+      }
+    }
+    if (term.isValid()) {
+      sim.invariants().lossHandlerEarly(identity + "'s loss handler heard of a term that is still valid");
+    }
+    int pick = choices.nextInt(20);
+    long beforeQuiet = sim.quietFromNanos() - sim.now() - 1;
+    if (pick >= 17 && beforeQuiet > 0) {
+      spent += Math.min(beforeQuiet, 1 + choices.nextLong(4 * stopTimeoutNanos)); // hangs, then answers
+      pick = choices.nextInt(17);
+    }
+    if (pick < 10) {
+      return LossHandler.AfterLoss.RECONTEND;
+    }
+    lossAnsweredStop = true;
+    if (pick < 13) {
+      return LossHandler.AfterLoss.STOP;
+    }
+    if (pick < 16) {
+      throw new IllegalStateException("simulated loss handler failure");
+    }
+    return null;
   }
 
   /** The exiter: the process ends at once, its Lease left to expire. */
@@ -295,6 +465,14 @@ final class SimReplica {
     closeArmed = false;
   }
 
+  /** A callback of the runner (a service, a listener, the loss handler) begins: a close armed for it happens. */
+  private void callbackEntered() {
+    if (closeArmed && runner != null) {
+      closeArmed = false;
+      close(closeArmedRestartNanos);
+    }
+  }
+
   void close(long restartAfterNanos) {
     if (closing || !alive || stopped) {
       return;
@@ -308,7 +486,19 @@ final class SimReplica {
         && !sim.network().disturbs(index) && !troubled();
     closeDisturbed = false;
     released = false;
-    runner.closeAsync();
+    if (inCallback) {
+      runner.close(); // from inside a callback it returns at once; the runner finishes once the callback returned
+      try {
+        runner.awaitStopped(); // returns at once inside a callback, as does the timed form
+        if (runner.awaitStopped(Duration.ZERO) != (runner.state().kind() == ElectionState.Kind.STOPPED)) {
+          sim.invariants().awaitStoppedHangs(identity + "'s awaitStopped(0) in a callback disagrees with its state");
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    } else {
+      runner.closeAsync(); // close() from another thread: the simulation's one thread cannot wait for it
+    }
   }
 
   private boolean troubled() {
@@ -366,12 +556,9 @@ final class SimReplica {
   /** The runner published STOPPED: check what must hold then, and end the process as its main would. */
   private void runnerStopped(ElectionState.Stopped state) {
     stopped = true;
-    if (state.cause() == ElectionState.StopCause.CLOSED && !closing) {
-      sim.invariants().wrongCause(identity + " STOPPED as CLOSED but was never closed");
-    } else if (state.cause() != ElectionState.StopCause.CLOSED && state.cause() != ElectionState.StopCause.LOST) {
-      sim.invariants().wrongCause(identity + " STOPPED with " + state.cause() + ": " + state.failure());
-    } else if (state.cause() == ElectionState.StopCause.LOST && !closing && spec.lossPolicy() == LossPolicy.Kind.EXIT) {
-      sim.invariants().wrongCause(identity + " STOPPED as LOST under EXIT without exiting");
+    String wrong = wrongCause(state);
+    if (wrong != null) {
+      sim.invariants().wrongCause(identity + " STOPPED as " + state.cause() + " " + wrong + ": " + state.failure());
     }
     for (Service service : services) {
       if (service.started && !service.stopCalled) {
@@ -389,6 +576,19 @@ final class SimReplica {
       try {
         if (!runner.awaitStopped(Duration.ZERO)) {
           sim.invariants().awaitStoppedHangs(identity + "'s awaitStopped() does not return after STOPPED");
+        } else {
+          // Every lane is idle now, so the blocking forms return at once too: awaitStopped(), and close() from
+          // another thread (a shutdown hook), even with that thread's interrupt flag set; the cause stays.
+          runner.awaitStopped();
+          boolean interrupt = choices.nextBoolean();
+          if (interrupt) {
+            Thread.currentThread().interrupt();
+          }
+          runner.close();
+          if (Thread.interrupted() != interrupt || !runner.isClosed() || !runner.state().equals(state)) {
+            sim.invariants().awaitStoppedHangs(identity + "'s close() after STOPPED changed " + state + " into "
+                + runner.state() + " or lost the caller's interrupt");
+          }
         }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
@@ -411,6 +611,35 @@ final class SimReplica {
     });
   }
 
+  /** Why {@code state}'s cause is wrong for what happened to this process, or null if it is right. */
+  private String wrongCause(ElectionState.Stopped state) {
+    switch (state.cause()) {
+      case CLOSED:
+        return closing ? null : "but was never closed";
+      case LOST:
+        if (spec.unelected()) {
+          return "though it ran unelected";
+        }
+        if (!closing && spec.lossPolicy() == LossPolicy.Kind.EXIT) {
+          return "under EXIT without exiting";
+        }
+        return spec.lossPolicy() == LossPolicy.Kind.EXIT || uncleanEver || lossAnsweredStop ? null
+            : "under " + spec.lossPolicy() + " though every stop returned cleanly and nothing asked it to stop";
+      case ACCESS_DENIED:
+        if (verdict != Verdict.DENIED) {
+          return "though the access reviews allowed it";
+        }
+        return runner != null && runner.startupFailure().orElse(null) == denial ? null
+            : "but startupFailure() is " + (runner == null ? "unknown" : runner.startupFailure());
+      case ELECTION_FAILED:
+        return loopFaultHit || verdict == Verdict.FAILS ? null : "though nothing failed in its loop";
+      case START_FAILED:
+        return spec.unelected() && startThrewEver ? null : "though no unelected start failed";
+      default:
+        return "unknown cause";
+    }
+  }
+
   private boolean servicesStoppedCleanly() {
     for (Service service : services) {
       if (service.hung || service.stopThrew) {
@@ -418,6 +647,37 @@ final class SimReplica {
       }
     }
     return true;
+  }
+
+  // ---- probes: health() and state() read at any moment, as a kubelet and a metrics scrape do ------------------
+
+  /**
+   * Reads {@code state()} and {@code health()} and checks them against what the replica knows: while a stop
+   * has outlived the stop timeout (and not yet returned), the process is not live; and the listener has heard
+   * the state the runner shows (a listener that throws must not keep the others from hearing it).
+   */
+  void probe() {
+    if (!alive || paused || runner == null) {
+      return;
+    }
+    long now = sim.now();
+    ElectionState state = runner.state();
+    ElectionHealth health = runner.health();
+    long deadline = stopRunStart + stopTimeoutNanos + stopTimeoutNanos / 500 + 1_000_000L;
+    if (stopRunStart >= 0 && now >= deadline && now < stopRunEnd - 1_000_000L && !loopFaultHit && health.live()) {
+      sim.invariants().liveAfterHungStop(identity + " reads live at " + now / 1_000_000 + "ms while a stop runs "
+          + (now - stopRunStart) / 1_000_000 + "ms past its start, beyond stopTimeout " + stopTimeoutNanos / 1_000_000
+          + "ms (" + state + ")");
+    }
+    if (state.equals(heard)) {
+      mismatchSince = -1;
+    } else if (mismatchSince < 0) {
+      mismatchSince = now;
+    } else if (now - mismatchSince > 50_000_000L) {
+      sim.invariants().listenerMissed(identity + "'s listener last heard " + heard + " but the runner has been "
+          + state + " for " + (now - mismatchSince) / 1_000_000 + "ms");
+      mismatchSince = Long.MAX_VALUE / 2; // once
+    }
   }
 
   // ---- the write gate --------------------------------------------------------------------------------------
@@ -490,7 +750,9 @@ final class SimReplica {
 
     @Override
     public void execute(Runnable task) {
-      if (process == p) {
+      if (process == p && inline != null) {
+        runInline(task);
+      } else if (process == p) {
         sim.at(handBackTime(), SimReplica.this, task);
       }
     }
@@ -543,6 +805,26 @@ final class SimReplica {
       if (process != p) {
         return;
       }
+      if (poolRejects > 0) {
+        poolRejects--;
+        loopFaultHits();
+        throw new RejectedExecutionException("simulated: the callback pool rejected the task");
+      }
+      if (inline != null) {
+        runInline(() -> {
+          boolean outer = inCallback;
+          inCallback = true;
+          try {
+            run.run();
+          } finally {
+            inCallback = outer;
+            spent = 0;
+            stopRunStart = -1; // inline, a stop's hand-back takes no time: nothing to probe
+            stopRunEnd = -1;
+          }
+        });
+        return;
+      }
       Object lane = run instanceof CallbackLane.Run laneRun ? laneRun.lane() : run;
       long at = Math.max(handBackTime(), laneFreeAt.getOrDefault(lane, 0L));
       laneFreeAt.put(lane, at);
@@ -554,6 +836,20 @@ final class SimReplica {
         try {
           run.run();
         } finally {
+          if (stopRunStart >= 0 && stopRunEnd < 0) {
+            stopRunEnd = sim.now() + spent;
+            if (stopRunEnd - stopRunStart > stopTimeoutNanos) {
+              // A probe at a random moment while this stop may be past its deadline.
+              int pr = process;
+              long probeAt = stopRunStart + stopTimeoutNanos
+                  + choices.nextLong(stopRunEnd - stopRunStart - stopTimeoutNanos);
+              sim.at(probeAt, () -> {
+                if (process == pr) {
+                  probe();
+                }
+              });
+            }
+          }
           laneFreeAt.put(lane, sim.now() + spent);
           spent = outerSpent;
           inCallback = outer;
@@ -588,7 +884,31 @@ final class SimReplica {
       return send(new LeaseStep.Update(record, 0), done);
     }
 
+    /** Invariant 10: no Lease call from a runner that may not contend (denied, or told by its loss handler). */
+    private void checkAllowed(String what) {
+      if (verdict == Verdict.DENIED || verdict == Verdict.FAILS) {
+        sim.invariants().contendedWithoutAccess(identity + " sent " + what + " though its RBAC preflight "
+            + (verdict == Verdict.DENIED ? "was denied" : "failed"));
+      }
+      if (lossAnsweredStop) {
+        sim.invariants().contendedWithoutAccess(identity + " sent " + what + " after its loss handler said stop");
+      }
+    }
+
+    private void mayThrow(String what) {
+      if (transportThrows > 0 && process == p && !closed) {
+        transportThrows--;
+        loopFaultHits();
+        if (transportThrowsError) {
+          throw new OutOfMemoryError("simulated: unable to create native thread");
+        }
+        throw new IllegalStateException("simulated: the I/O pool rejected " + what);
+      }
+    }
+
     private Call send(Action action, Answered done) {
+      checkAllowed(action.getClass().getSimpleName());
+      mayThrow(action.getClass().getSimpleName());
       if (closed || process != p) {
         if (process == p) {
           sim.invariants().requestAfterStop(identity + " sent " + action.getClass().getSimpleName()
@@ -618,6 +938,8 @@ final class SimReplica {
 
     @Override
     public Call watch(WatchEvents events) {
+      checkAllowed("Watch");
+      mayThrow("Watch");
       if (closed || process != p) {
         return () -> { };
       }
@@ -639,19 +961,32 @@ final class SimReplica {
       }
     }
 
-    /** The access reviews, as one round trip; granted (the simulation's replicas may use the Lease). */
+    /**
+     * The access reviews, as one round trip: granted, denied, or failing (a fault of the preflight itself), as the
+     * process's verdict says.
+     */
     @Override
     public Call preflight(Consumer<Optional<LeaseAccessDeniedException>> done, Consumer<Throwable> failed) {
+      if (transportThrows > 0) {
+        mayThrow("the access reviews");
+      }
       boolean[] cancelled = {false};
       sim.request(SimReplica.this, new LeaseStep.Read(0), answer -> {
         if (!cancelled[0]) {
-          done.accept(Optional.empty());
+          cancelled[0] = true;
+          if (verdict == Verdict.FAILS) {
+            failed.accept(new IllegalStateException("simulated: the access reviews could not be built"));
+          } else {
+            done.accept(Optional.ofNullable(denial));
+          }
         }
       });
       // A review that gets no answer fails after the client's timeout: the verdict is UNKNOWN, and it contends.
       sim.at(sim.now() + 2 * requestTimeoutNanos, SimReplica.this, () -> {
         if (!cancelled[0]) {
           cancelled[0] = true;
+          verdict = Verdict.GRANTED; // every review timed out: the verdict is UNKNOWN, which contends
+          denial = null;
           done.accept(Optional.empty());
         }
       });
@@ -677,10 +1012,45 @@ final class SimReplica {
     }
   }
 
+  /** A listener that throws now and then (a RuntimeException, or an Error of a library missing at run time). */
+  private final class Thrower implements ElectionListener {
+    private void mayThrow() {
+      callbackEntered();
+      int pick = choices.nextInt(6);
+      if (pick == 0) {
+        throw new IllegalStateException("simulated listener failure");
+      }
+      if (pick == 1) {
+        throw new NoClassDefFoundError("simulated/MissingAtRunTime");
+      }
+    }
+
+    @Override
+    public void stateChanged(ElectionState previous, ElectionState current) {
+      mayThrow();
+    }
+
+    @Override
+    public void following(Optional<String> leader) {
+      mayThrow();
+    }
+
+    @Override
+    public void renewed(Duration roundTrip) {
+      mayThrow();
+    }
+
+    @Override
+    public void renewFailed(Throwable cause, Duration sinceLastRenewal) {
+      mayThrow();
+    }
+  }
+
   /** What the replica hears from its runner, for the invariants. */
   private final class Watcher implements ElectionListener {
     @Override
     public void stateChanged(ElectionState previous, ElectionState current) {
+      heard = current;
       if (current instanceof ElectionState.Leading leading) {
         lastTerm = leading.term();
         sim.elected(SimReplica.this, leading.term());
@@ -711,21 +1081,20 @@ final class SimReplica {
       return troubles[trouble.ordinal()] > 0;
     }
 
-    private void callbackEntered() {
-      if (closeArmed) {
-        closeArmed = false;
-        close(closeArmedRestartNanos);
-      }
-    }
 
     @Override
     public void start(LeadershipTerm term) throws Exception {
       callbackEntered();
       // A start that throws started nothing: the sequence stops only the services that started.
-      if (trouble(Trouble.START_THROWS_EXCEPTION)) {
+      // Under a start trouble the last service's start throws, and each one before it may: a failed start may
+      // leave services started that must be stopped.
+      boolean fails = index == services.size() - 1 || choices.nextBoolean();
+      if (fails && trouble(Trouble.START_THROWS_EXCEPTION)) {
+        startThrewEver = true;
         throw new Exception("simulated start failure");
       }
-      if (trouble(Trouble.START_THROWS_ERROR)) {
+      if (fails && trouble(Trouble.START_THROWS_ERROR)) {
+        startThrewEver = true;
         throw new AssertionError("simulated Error from start");
       }
       if (running()) {
@@ -737,6 +1106,9 @@ final class SimReplica {
       hung = false;
       stopThrew = false;
       stopReturnsAt = Long.MAX_VALUE;
+      if (spec.unelected()) {
+        return; // its work is not the leader's: invariants 1 and 2 do not apply
+      }
       runningTerm = term;
       if (index == services.size() - 1 && term.isValid()) {
         startedTerm = term;
@@ -749,10 +1121,15 @@ final class SimReplica {
       stopCalled = true;
       callbackEntered();
       hung = trouble(Trouble.STOP_HANGS);
+      if (stopRunStart < 0 || stopRunEnd >= 0) {
+        stopRunStart = sim.now() + spent;
+        stopRunEnd = -1;
+      }
       spent += hung ? hungStopNanos() : cleanStopNanos();
       stopReturnsAt = sim.now() + spent;
       boolean throwsException = trouble(Trouble.STOP_THROWS_EXCEPTION);
       boolean throwsError = trouble(Trouble.STOP_THROWS_ERROR);
+      uncleanEver |= hung || throwsException || throwsError;
       if (throwsException || throwsError) {
         // A stop that threw may have left its work running (LeaderService.stop): for as long as a hung one.
         stopThrew = true;

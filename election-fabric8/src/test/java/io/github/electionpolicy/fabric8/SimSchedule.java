@@ -34,7 +34,21 @@ record SimSchedule(long seed, List<ReplicaSpec> replicas, List<Fault> faults, lo
    * @param originNearWrap whether its monotonic clock starts just below {@link Long#MAX_VALUE}
    */
   record ReplicaSpec(int leaseSeconds, long renewDeadlineMillis, long retryPeriodMillis, long requestTimeoutMillis,
-      LossPolicy.Kind lossPolicy, int reconcilers, int driftPpm, long wallOffsetMillis, boolean originNearWrap) {
+      LossPolicy.Kind lossPolicy, int reconcilers, int driftPpm, long wallOffsetMillis, boolean originNearWrap,
+      boolean unelected, Readiness readiness) {
+
+    /** A contending replica, ready while connected. */
+    ReplicaSpec(int leaseSeconds, long renewDeadlineMillis, long retryPeriodMillis, long requestTimeoutMillis,
+        LossPolicy.Kind lossPolicy, int reconcilers, int driftPpm, long wallOffsetMillis, boolean originNearWrap) {
+      this(leaseSeconds, renewDeadlineMillis, retryPeriodMillis, requestTimeoutMillis, lossPolicy, reconcilers, driftPpm,
+          wallOffsetMillis, originNearWrap, false, Readiness.CONNECTED);
+    }
+
+    /** The same replica, running unelected ({@code RUN_UNELECTED}: no Lease, its services start at once). */
+    ReplicaSpec asUnelected() {
+      return new ReplicaSpec(leaseSeconds, renewDeadlineMillis, retryPeriodMillis, requestTimeoutMillis, lossPolicy,
+          reconcilers, driftPpm, wallOffsetMillis, originNearWrap, true, readiness);
+    }
 
     long leaseNanos() {
       return leaseSeconds * 1_000_000_000L;
@@ -48,7 +62,8 @@ record SimSchedule(long seed, List<ReplicaSpec> replicas, List<Fault> faults, lo
     public String toString() {
       return "lease=" + leaseSeconds + "s renew=" + renewDeadlineMillis + "ms retry=" + retryPeriodMillis
           + "ms timeout=" + requestTimeoutMillis + "ms " + lossPolicy + " reconcilers=" + reconcilers + " drift="
-          + driftPpm + "ppm skew=" + wallOffsetMillis + "ms" + (originNearWrap ? " origin~MAX" : "");
+          + driftPpm + "ppm skew=" + wallOffsetMillis + "ms" + (originNearWrap ? " origin~MAX" : "")
+          + (unelected ? " UNELECTED" : "") + (readiness == Readiness.LEADER_ONLY ? " leader-only" : "");
     }
   }
 
@@ -131,6 +146,22 @@ record SimSchedule(long seed, List<ReplicaSpec> replicas, List<Fault> faults, lo
    * to start, and gives the term up while its answers dawdle.
    */
   record FailingTakeover(long at, long forMillis, long latencyMillis) implements Fault {}
+
+  /** What breaks inside the runner's own loop task: the failure of the election logic itself. */
+  enum LoopFaultKind {
+    /** The I/O pool cannot take a Lease call: the transport throws an Error ("unable to create native thread"). */
+    TRANSPORT_THROWS_ERROR,
+    /** The transport throws a RuntimeException from a Lease call or a watch start. */
+    TRANSPORT_THROWS_EXCEPTION,
+    /** The callback pool rejects handing user code over (RejectedExecutionException). */
+    CALLBACK_POOL_REJECTS
+  }
+
+  /**
+   * The next {@code count} hand-overs of that kind in this replica's runner throw, inside its loop's task: the
+   * runner must stop as {@code ELECTION_FAILED}, its services stopped, its loop left intact.
+   */
+  record LoopFault(int replica, long at, LoopFaultKind kind, int count) implements Fault {}
 
   /** Where the quiet tail starts, in milliseconds. */
   long quietFromMillis() {

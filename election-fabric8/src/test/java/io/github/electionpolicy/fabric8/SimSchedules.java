@@ -48,24 +48,28 @@ final class SimSchedules {
 
   static Arbitrary<SimSchedule> schedules(int scale) {
     Arbitrary<List<ReplicaSpec>> replicas = Combinators.combine(replica().list().ofMinSize(2).ofMaxSize(5),
-        Arbitraries.of(true, false)).as(SimSchedules::maybeShared);
+        Arbitraries.of(true, false), Arbitraries.of(false, false, true)).as(SimSchedules::maybeShared);
     return Combinators.combine(Arbitraries.longs(), replicas, faults(scale).list().ofMaxSize(12 * scale),
             Arbitraries.longs().between(30_000, 120_000).map(ms -> ms * scale),
             Arbitraries.of(1L, 5L, 20L, 50L))
         .as(SimSchedule::new);
   }
 
-  /** Apart from a rolling update, all replicas share the first one's timings. */
-  private static List<ReplicaSpec> maybeShared(List<ReplicaSpec> replicas, boolean shared) {
-    if (!shared) {
-      return replicas;
-    }
-    ReplicaSpec first = replicas.get(0);
+  /**
+   * Apart from a rolling update, all replicas share the first one's timings. With {@code oneUnelected}, the last
+   * replica runs unelected (a process whose decision is {@code RUN_UNELECTED}, beside the contenders: the
+   * operator's mistake the decision log warns of); the first one always contends.
+   */
+  private static List<ReplicaSpec> maybeShared(List<ReplicaSpec> replicas, boolean shared, boolean oneUnelected) {
     List<ReplicaSpec> same = new ArrayList<>();
+    ReplicaSpec first = replicas.get(0);
     for (ReplicaSpec r : replicas) {
-      same.add(new ReplicaSpec(first.leaseSeconds(), first.renewDeadlineMillis(), first.retryPeriodMillis(),
-          first.requestTimeoutMillis(), r.lossPolicy(), r.reconcilers(), r.driftPpm(), r.wallOffsetMillis(),
-          r.originNearWrap()));
+      same.add(!shared ? r : new ReplicaSpec(first.leaseSeconds(), first.renewDeadlineMillis(),
+          first.retryPeriodMillis(), first.requestTimeoutMillis(), r.lossPolicy(), r.reconcilers(), r.driftPpm(),
+          r.wallOffsetMillis(), r.originNearWrap(), false, r.readiness()));
+    }
+    if (oneUnelected) {
+      same.set(same.size() - 1, same.get(same.size() - 1).asUnelected());
     }
     return same;
   }
@@ -82,12 +86,17 @@ final class SimSchedules {
     Arbitrary<Integer> permille = Arbitraries.integers().between(0, 1000);
     Arbitrary<int[]> fractions = Combinators.combine(permille, permille, permille)
         .as((a, b, c) -> new int[] {a, b, c});
-    return Combinators.combine(lease, fractions, Arbitraries.of(LossPolicy.Kind.RECONTEND, LossPolicy.Kind.EXIT),
+    Arbitrary<Object[]> kinds = Combinators.combine(
+            Arbitraries.of(LossPolicy.Kind.RECONTEND, LossPolicy.Kind.EXIT, LossPolicy.Kind.CUSTOM),
+            Arbitraries.of(Readiness.class))
+        .as((policy, readiness) -> new Object[] {policy, readiness});
+    return Combinators.combine(lease, fractions, kinds,
             Arbitraries.integers().between(1, 3),
             Arbitraries.integers().between(-MAX_DRIFT_PPM, MAX_DRIFT_PPM),
             Arbitraries.oneOf(Arbitraries.just(0L), Arbitraries.longs().between(-HOUR_MILLIS, HOUR_MILLIS)),
             Arbitraries.of(false, true))
-        .as((seconds, f, policy, reconcilers, drift, skew, wrap) -> {
+        .as((seconds, f, k, reconcilers, drift, skew, wrap) -> {
+          LossPolicy.Kind policy = (LossPolicy.Kind) k[0];
           long leaseMillis = seconds * 1000L;
           long minMargin = Math.max(300, leaseMillis / 10);
           long maxMargin = Math.max(minMargin, Math.min(leaseMillis / 2, leaseMillis - 400));
@@ -95,7 +104,8 @@ final class SimSchedules {
           long maxRetry = (renew * 10 - 1) / 12;
           long retry = between(Math.min(maxRetry, Math.max(100, renew / 6)), maxRetry, f[1]);
           long timeout = between(200, renew / 2, f[2]);
-          return new ReplicaSpec(seconds, renew, retry, timeout, policy, reconcilers, drift, skew, wrap);
+          return new ReplicaSpec(seconds, renew, retry, timeout, policy, reconcilers, drift, skew, wrap, false,
+              (Readiness) k[1]);
         });
   }
 
@@ -136,6 +146,8 @@ final class SimSchedules {
         .as(SlowFollowersThenLeaderCrash::new));
     kinds.add(Combinators.combine(at, Arbitraries.longs().between(1_000, 10_000), Arbitraries.longs().between(50, 800))
         .as(FailingTakeover::new));
+    kinds.add(Combinators.combine(replica, at, Arbitraries.of(SimSchedule.LoopFaultKind.class),
+        Arbitraries.integers().between(1, 2)).as(SimSchedule.LoopFault::new));
     return Arbitraries.oneOf(kinds);
   }
 }

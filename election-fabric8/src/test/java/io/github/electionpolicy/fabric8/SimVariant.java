@@ -2,9 +2,9 @@ package io.github.electionpolicy.fabric8;
 
 /**
  * What the simulation runs: the real protocol and runner, or one deliberate defect that the invariants must
- * catch (which shows they can fail at all). Four defects live in {@link LeaseProtocol.Flaw}, seven in
- * {@link RunnerFlaw}: the lifecycle, the elector and its watch, the service sequencing, the term and the write
- * gate. All of them are in the production classes the simulation drives, never in the simulation's own code.
+ * catch (which shows they can fail at all). Four defects live in {@link LeaseProtocol.Flaw}, fourteen in
+ * {@link RunnerFlaw}: the lifecycle, the driver, the elector and its watch, the service sequencing, the term and
+ * the write gate. All of them are in the production classes the simulation drives, never in the simulation's own code.
  */
 enum SimVariant {
   /** The real protocol and runner. */
@@ -19,7 +19,14 @@ enum SimVariant {
   WATCH_EVENT_DATED_AT_OPEN(LeaseProtocol.Flaw.NONE, RunnerFlaw.WATCH_EVENT_DATED_AT_OPEN),
   FAILED_START_TERM_LEFT_VALID(LeaseProtocol.Flaw.NONE, RunnerFlaw.FAILED_START_TERM_LEFT_VALID),
   TERM_VALID_UNTIL_ENDED(LeaseProtocol.Flaw.NONE, RunnerFlaw.TERM_VALID_UNTIL_ENDED),
-  GATE_CHECKS_ENDED_ONLY(LeaseProtocol.Flaw.NONE, RunnerFlaw.GATE_CHECKS_ENDED_ONLY);
+  GATE_CHECKS_ENDED_ONLY(LeaseProtocol.Flaw.NONE, RunnerFlaw.GATE_CHECKS_ENDED_ONLY),
+  LOSS_HANDLER_BEFORE_STOP(LeaseProtocol.Flaw.NONE, RunnerFlaw.LOSS_HANDLER_BEFORE_STOP),
+  HANDLER_FAILURE_RECONTENDS(LeaseProtocol.Flaw.NONE, RunnerFlaw.HANDLER_FAILURE_RECONTENDS),
+  PREFLIGHT_DENIAL_IGNORED(LeaseProtocol.Flaw.NONE, RunnerFlaw.PREFLIGHT_DENIAL_IGNORED),
+  FAILURE_LEAVES_SERVICES(LeaseProtocol.Flaw.NONE, RunnerFlaw.FAILURE_LEAVES_SERVICES),
+  UNELECTED_FAILED_START_LEAVES_SERVICES(LeaseProtocol.Flaw.NONE, RunnerFlaw.UNELECTED_FAILED_START_LEAVES_SERVICES),
+  HUNG_STOP_LOOKS_LIVE(LeaseProtocol.Flaw.NONE, RunnerFlaw.HUNG_STOP_LOOKS_LIVE),
+  LISTENER_FAILURE_ENDS_DISPATCH(LeaseProtocol.Flaw.NONE, RunnerFlaw.LISTENER_FAILURE_ENDS_DISPATCH);
 
   final LeaseProtocol.Flaw flaw;
   final RunnerFlaw runnerFlaw;

@@ -2,6 +2,7 @@ package io.github.electionpolicy.fabric8;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.electionpolicy.fabric8.SimSchedule.Crash;
 import io.github.electionpolicy.fabric8.SimSchedule.Direction;
 import io.github.electionpolicy.fabric8.SimSchedule.Partition;
 import io.github.electionpolicy.fabric8.SimSchedule.ReplicaSpec;
@@ -10,6 +11,8 @@ import io.github.electionpolicy.fabric8.SimSchedule.Then;
 import io.github.electionpolicy.fabric8.SimSchedule.HandOverClose;
 import io.github.electionpolicy.fabric8.SimSchedule.LeaderTrouble;
 import io.github.electionpolicy.fabric8.SimSchedule.FailingTakeover;
+import io.github.electionpolicy.fabric8.SimSchedule.LoopFault;
+import io.github.electionpolicy.fabric8.SimSchedule.LoopFaultKind;
 import io.github.electionpolicy.fabric8.SimSchedule.Trouble;
 import java.util.EnumMap;
 import java.util.List;
@@ -55,15 +58,47 @@ class SimulationFindingsTest {
     SimSchedule hungClose = threeReplicas(1, new LeaderTrouble(5000, 4000, Trouble.STOP_HANGS, Then.CLOSE));
     shown.put(SimVariant.RELEASE_BEFORE_STOP, hungClose);
     shown.put(SimVariant.RELEASE_AFTER_HUNG_STOP, hungClose);
-    shown.put(SimVariant.START_WHILE_CLOSING, threeReplicas(2, new HandOverClose(5000, 10, 0)));
+    shown.put(SimVariant.START_WHILE_CLOSING, threeReplicas(5, new HandOverClose(5000, 10, 0)));
     shown.put(SimVariant.FAILED_START_TERM_LEFT_VALID, threeReplicas(1, new FailingTakeover(5000, 5000, 400)));
-    shown.put(SimVariant.TERM_VALID_UNTIL_ENDED, threeReplicas(3, new Pause(0, 5000, 6000)));
-    shown.put(SimVariant.GATE_CHECKS_ENDED_ONLY, threeReplicas(3, new Pause(0, 5000, 6000)));
+    shown.put(SimVariant.TERM_VALID_UNTIL_ENDED, threeReplicas(4, new Pause(0, 5000, 6000)));
+    shown.put(SimVariant.GATE_CHECKS_ENDED_ONLY, threeReplicas(4, new Pause(0, 5000, 6000)));
+    ReplicaSpec custom = new ReplicaSpec(4, 2500, 500, 300, LossPolicy.Kind.CUSTOM, 2, 0, 0, false);
+    shown.put(SimVariant.LOSS_HANDLER_BEFORE_STOP, new SimSchedule(1, List.of(custom, custom, custom),
+        List.of(new LeaderTrouble(5000, 4000, Trouble.STOP_THROWS_EXCEPTION, Then.PARTITION)), 20_000, 20));
+    shown.put(SimVariant.HANDLER_FAILURE_RECONTENDS, new SimSchedule(7, List.of(custom, custom, custom),
+        List.of(new Partition(0, 4000, 3000, Direction.BOTH), new Partition(1, 8000, 3000, Direction.BOTH),
+            new Partition(2, 12000, 3000, Direction.BOTH), new Partition(0, 16000, 3000, Direction.BOTH)),
+        20_000, 20));
+    shown.put(SimVariant.PREFLIGHT_DENIAL_IGNORED, new SimSchedule(3, List.of(FAST, FAST, FAST),
+        List.of(new Crash(0, 3000, 100), new Crash(1, 6000, 100), new Crash(2, 9000, 100), new Crash(0, 12000, 100)),
+        20_000, 20));
+    shown.put(SimVariant.FAILURE_LEAVES_SERVICES, new SimSchedule(1, List.of(FAST, FAST, FAST),
+        List.of(new LoopFault(0, 5000, LoopFaultKind.TRANSPORT_THROWS_EXCEPTION, 1),
+            new LoopFault(1, 5000, LoopFaultKind.TRANSPORT_THROWS_EXCEPTION, 1),
+            new LoopFault(2, 5000, LoopFaultKind.TRANSPORT_THROWS_EXCEPTION, 1)), 20_000, 20));
+    shown.put(SimVariant.UNELECTED_FAILED_START_LEAVES_SERVICES, new SimSchedule(1,
+        List.of(FAST, FAST, FAST.asUnelected()),
+        List.of(new SimSchedule.ReconcilerTrouble(2, 0, 15000, Trouble.START_THROWS_EXCEPTION)), 20_000, 20));
+    shown.put(SimVariant.HUNG_STOP_LOOKS_LIVE, hungClose);
+    shown.put(SimVariant.LISTENER_FAILURE_ENDS_DISPATCH, threeReplicas(2, new Pause(0, 5000, 6000)));
     for (Map.Entry<SimVariant, SimSchedule> e : shown.entrySet()) {
       assertThat(Simulator.run(e.getValue(), SimVariant.REAL).invariants().violations())
           .as("the real runner under %s", e.getValue()).isEmpty();
       assertThat(Simulator.run(e.getValue(), e.getKey()).invariants().passed())
           .as("%s under %s", e.getKey(), e.getValue()).isFalse();
+    }
+    // The invariants added for the runner's own paths, each failing on the variant written to break it.
+    Map<SimVariant, String> caughtBy = Map.of(
+        SimVariant.LOSS_HANDLER_BEFORE_STOP, "LOSS_HANDLER_EARLY: ",
+        SimVariant.HANDLER_FAILURE_RECONTENDS, "CONTENDED_WHEN_IT_MAY_NOT: ",
+        SimVariant.PREFLIGHT_DENIAL_IGNORED, "CONTENDED_WHEN_IT_MAY_NOT: ",
+        SimVariant.FAILURE_LEAVES_SERVICES, "RUNNING_AFTER_STOPPED: ",
+        SimVariant.UNELECTED_FAILED_START_LEAVES_SERVICES, "UNELECTED_START: ",
+        SimVariant.HUNG_STOP_LOOKS_LIVE, "LIVE_AFTER_HUNG_STOP: ",
+        SimVariant.LISTENER_FAILURE_ENDS_DISPATCH, "LISTENER_MISSED_STATE: ");
+    for (Map.Entry<SimVariant, String> e : caughtBy.entrySet()) {
+      assertThat(Simulator.run(shown.get(e.getKey()), e.getKey()).invariants().violations())
+          .as("%s under %s", e.getKey(), shown.get(e.getKey())).anyMatch(v -> v.startsWith(e.getValue()));
     }
   }
 
@@ -82,6 +117,23 @@ class SimulationFindingsTest {
     assertThat(Simulator.run(schedule, SimVariant.REAL).invariants().violations()).isEmpty();
   }
 
+  /**
+   * Found by the generated schedules: a close at the moment the callback pool rejects a hand-over. The runner
+   * reported STOPPED as CLOSED while its services were never stopped (the rejected hand-over was the stop; the
+   * lifecycle counted it as in flight, and the failure while closing ended the runner), and another replica
+   * started its own once the Lease expired: an overlap. A refused hand-over now stays queued on its lane and the
+   * loop hands it over again ({@code LifecycleDriver.handOver}).
+   */
+  @Test
+  void aCloseMetByARejectedStopHandOverStillStopsTheServices() {
+    ReplicaSpec quick = new ReplicaSpec(1, 700, 116, 200, LossPolicy.Kind.RECONTEND, 1, 0, 0, false);
+    SimSchedule schedule = new SimSchedule(0, List.of(quick, quick), List.of(
+        new SimSchedule.Close(0, 330, false, 0), new LoopFault(0, 330, LoopFaultKind.CALLBACK_POOL_REJECTS, 1)),
+        30_000, 1);
+
+    assertThat(Simulator.run(schedule, SimVariant.REAL).invariants().violations()).isEmpty();
+  }
+
   /** A schedule replays identically: every random choice comes from its seed. */
   @Test
   void aScheduleReplaysIdentically() {
@@ -94,5 +146,21 @@ class SimulationFindingsTest {
     assertThat(second.replicaSteps()).isEqualTo(first.replicaSteps());
     assertThat(second.invariants().failovers).isEqualTo(first.invariants().failovers);
     assertThat(second.invariants().writesAccepted).isEqualTo(first.invariants().writesAccepted);
+  }
+
+  /**
+   * Found by a CI run's generated schedules: a foreign write made the leader's renewal conflict; its re-read and
+   * renewal were slow enough that the renewal landed after the renew deadline, just as the leader was closed. The
+   * late renewal ended the term while the close stopped its services, and the runner finished without releasing
+   * the Lease it had just written, so the follower waited the Lease out. Now the close releases that write.
+   */
+  @Test
+  void aCloseThatMeetsALateRenewalStillReleasesTheLease() {
+    ReplicaSpec spec = new ReplicaSpec(1, 662, 487, 200, LossPolicy.Kind.RECONTEND, 1, 0, 0, false);
+    SimSchedule schedule = new SimSchedule(0, List.of(spec, spec), List.of(new SimSchedule.Slow(1, 0, 200, 414),
+        new SimSchedule.Foreign(455, SimSchedule.ForeignKind.BUMP_RENEW_TIME, 0),
+        new SimSchedule.Close(0, 986, false, 0)), 30_000, 50);
+
+    assertThat(Simulator.run(schedule, SimVariant.REAL).invariants().violations()).as("%s", schedule).isEmpty();
   }
 }

@@ -38,6 +38,9 @@ final class Simulator {
       new PriorityQueue<>(Comparator.comparingLong(Event::time).thenComparingLong(Event::seq));
   private final SimSchedule schedule;
   private final SplittableRandom random;
+  // The runner's own random choices (preflight verdicts, loss handlers' answers, listeners that throw): a stream of
+  // their own, so that adding one changes none of the network's or the protocol's.
+  private final SplittableRandom choices;
   private final SimNetwork network;
   private final SimApiServer server;
   private final SimInvariants invariants = new SimInvariants();
@@ -59,6 +62,7 @@ final class Simulator {
   private Simulator(SimSchedule schedule, SimVariant variant) {
     this.schedule = schedule;
     this.random = new SplittableRandom(schedule.seed());
+    this.choices = new SplittableRandom(schedule.seed() ^ 0x5DEECE66DL);
     this.network = new SimNetwork(random, schedule.maxLatencyMillis() * 1_000_000L, schedule.replicas().size());
     this.server = new SimApiServer(this::leaseChanged);
     this.quietFrom = schedule.quietFromMillis() * 1_000_000L;
@@ -79,6 +83,7 @@ final class Simulator {
       at(random.nextLong(500_000_000L), replica::startProcess);
     }
     SimFaults.schedule(this, schedule);
+    at(choices.nextLong(100_000_000L), this::probe);
     at(quietFrom, this::checkLiveness);
     at(quietFrom + schedule.livenessBoundMillis() * 1_000_000L, () -> {
       if (!livenessMet) {
@@ -94,6 +99,14 @@ final class Simulator {
       now = event.time();
       dispatch(event);
     }
+  }
+
+  /** Reads every replica's state() and health() at a random moment, about every 100 ms. */
+  private void probe() {
+    for (SimReplica r : replicas) {
+      r.probe();
+    }
+    at(now + 50_000_000L + choices.nextLong(100_000_000L), this::probe);
   }
 
   void dispatch(Event event) {
@@ -121,7 +134,7 @@ final class Simulator {
     int running = 0;
     StringBuilder who = null;
     for (SimReplica r : replicas) {
-      if (r.alive && !r.paused && r.servicesRunning() && !excused(r)) {
+      if (r.alive && !r.paused && !r.spec.unelected() && r.servicesRunning() && !excused(r)) {
         running++;
         who = who == null ? new StringBuilder(r.identity) : who.append(", ").append(r.identity);
       }
@@ -180,6 +193,11 @@ final class Simulator {
 
   SplittableRandom random() {
     return random;
+  }
+
+  /** A replica process's own stream of the runner's random choices. */
+  SplittableRandom choices() {
+    return new SplittableRandom(choices.nextLong());
   }
 
   SimNetwork network() {

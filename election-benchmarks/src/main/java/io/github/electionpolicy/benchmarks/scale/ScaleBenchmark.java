@@ -10,6 +10,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Optional;
 import java.util.Locale;
 import java.util.concurrent.TimeoutException;
 
@@ -115,6 +116,7 @@ public final class ScaleBenchmark {
         Thread.sleep(5);
       }
       ThreadCensus leading = ThreadCensus.now();
+      long allLedAt = System.nanoTime();
       ThreadCensus atPeak = leading;
       int peakAll = leading.excludingServer();
       int peakLibrary = leading.library();
@@ -128,6 +130,25 @@ public final class ScaleBenchmark {
           atPeak = now;
         }
       }
+      Optional<ThreadCensus> steady = Optional.empty();
+      if (!settings.steady().isZero()) {
+        // The pools keep an idle thread 10 s: past that, what is left is what the elections keep using.
+        long steadyFrom = allLedAt + settings.steady().toNanos();
+        while (System.nanoTime() < steadyFrom) {
+          Thread.sleep(20);
+        }
+        ThreadCensus most = ThreadCensus.now();
+        long steadyEnd = System.nanoTime() + settings.steadyWindowFor(timings).toNanos();
+        while (System.nanoTime() < steadyEnd) {
+          Thread.sleep(20);
+          ThreadCensus now = ThreadCensus.now();
+          if (now.excludingServer() > most.excludingServer()
+              || now.excludingServer() == most.excludingServer() && now.library() > most.library()) {
+            most = now;
+          }
+        }
+        steady = Optional.of(most);
+      }
       long heapAfter = usedHeapAfterGc(settings.heapSamples());
       List<Double> toLead = new ArrayList<>();
       for (ScaleContender[] replicas : leases) {
@@ -136,7 +157,7 @@ public final class ScaleBenchmark {
         toLead.add((first - replicas[0].startedAt()) / 1e9);
       }
       ScaleResult result = new ScaleResult(contender, timings, elections, elections * replicasPerLease, before,
-          leading, peakAll, peakLibrary, atPeak, (heapAfter - heapBefore) / (double) elections,
+          leading, peakAll, peakLibrary, atPeak, steady, (heapAfter - heapBefore) / (double) elections,
           Distribution.of(toLead), startAllSeconds);
       // Printed before the replicas close: closing a thousand of them one after another can take minutes.
       out.println(progress(result));
@@ -174,7 +195,7 @@ public final class ScaleBenchmark {
     while (System.nanoTime() < limit) {
       ThreadCensus now = ThreadCensus.now();
       boolean pooled = now.groups().keySet().stream()
-          .anyMatch(name -> name.startsWith("election-io") || name.startsWith("election-callback")
+          .anyMatch(name -> name.startsWith("election-io") || name.startsWith("election-worker")
               || name.startsWith("election-services"));
       int count = now.excludingServer();
       stableFor = count == last && !pooled ? stableFor + 1 : 0;
@@ -199,8 +220,10 @@ public final class ScaleBenchmark {
 
   private static String progress(ScaleResult r) {
     return String.format(Locale.ROOT, "%s %s elections=%d: threads +%d in all, +%d library; to lead median %.3f s;"
-        + " added at peak: %s", r.timings().name(), r.contender(), r.elections(), r.addedInAll(), r.addedLibrary(),
-        r.toLeadSeconds().median(), r.addedGroups());
+        + " added at peak: %s%s", r.timings().name(), r.contender(), r.elections(), r.addedInAll(), r.addedLibrary(),
+        r.toLeadSeconds().median(), r.addedGroups(), r.steady().map(c -> String.format(Locale.ROOT,
+            "; steady: +%d in all, +%d library: %s", r.addedInAllSteady(), r.addedLibrarySteady(),
+            c.addedSince(r.before()))).orElse(""));
   }
 
   /**
@@ -212,15 +235,17 @@ public final class ScaleBenchmark {
   public static String table(List<ScaleResult> results) {
     StringBuilder s = new StringBuilder();
     s.append("| timings | contender | elections | replicas | threads before (all / library) | when all lead "
-        + "(all / library) | peak over settle (all / library) | added in all | added library | heap per election "
-        + "(KiB) | to lead median (s) | to lead p95 (s) | to lead max (s) | start() of all (s) |\n");
-    s.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        + "(all / library) | peak over settle (all / library) | added in all | added library | steady added (all / library) "
+        + "| heap per election (KiB) | to lead median (s) | to lead p95 (s) | to lead max (s) | start() of all (s) |\n");
+    s.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (ScaleResult r : results) {
       s.append(String.format(Locale.ROOT,
-          "| %s | %s | %d | %d | %d / %d | %d / %d | %d / %d | %d | %d | %.1f | %.3f | %.3f | %.3f | %.3f |%n",
+          "| %s | %s | %d | %d | %d / %d | %d / %d | %d / %d | %d | %d | %s | %.1f | %.3f | %.3f | %.3f | %.3f |%n",
           r.timings().name(), r.contender(), r.elections(), r.replicas(), r.before().excludingServer(),
           r.before().library(), r.leading().excludingServer(), r.leading().library(), r.peakExcludingServer(),
-          r.peakLibrary(), r.addedInAll(), r.addedLibrary(), r.heapPerElectionBytes() / 1024.0,
+          r.peakLibrary(), r.addedInAll(), r.addedLibrary(),
+          r.steady().isPresent() ? r.addedInAllSteady() + " / " + r.addedLibrarySteady() : "—",
+          r.heapPerElectionBytes() / 1024.0,
           r.toLeadSeconds().median(), r.toLeadSeconds().p95(), r.toLeadSeconds().max(), r.startAllSeconds()));
     }
     s.append("(threads: every live thread but the embedded mock server's own; library: name prefix election-)\n");

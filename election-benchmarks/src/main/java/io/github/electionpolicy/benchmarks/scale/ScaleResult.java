@@ -16,6 +16,7 @@ import java.util.Map;
  * @param peakExcludingServer the most threads (mock server's excluded) seen over the settle window
  * @param peakLibrary the most library threads seen over the settle window
  * @param atPeak the census at the peak
+ * @param steady the census with the most threads over the steady-state window, or empty when not measured
  * @param heapPerElectionBytes used heap after GC, after minus before, divided by the elections
  * @param toLeadSeconds time from each Lease's first replica's start() to its first leader, over the Leases
  * @param startAllSeconds how long the harness took to call start() on every replica
@@ -30,6 +31,7 @@ public record ScaleResult(
     int peakExcludingServer,
     int peakLibrary,
     ThreadCensus atPeak,
+    java.util.Optional<ThreadCensus> steady,
     double heapPerElectionBytes,
     Distribution toLeadSeconds,
     double startAllSeconds) {
@@ -42,6 +44,16 @@ public record ScaleResult(
   /** Library threads added at the peak. */
   public int addedLibrary() {
     return peakLibrary - before.library();
+  }
+
+  /** Threads added in all in the steady state, or -1 when not measured. */
+  public int addedInAllSteady() {
+    return steady.map(c -> c.excludingServer() - before.excludingServer()).orElse(-1);
+  }
+
+  /** Library threads added in the steady state, or -1 when not measured. */
+  public int addedLibrarySteady() {
+    return steady.map(c -> c.library() - before.library()).orElse(-1);
   }
 
   /** The added thread groups at the peak, for the reader. */

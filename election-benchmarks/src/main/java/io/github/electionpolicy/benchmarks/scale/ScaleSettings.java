@@ -17,7 +17,9 @@ import java.util.Optional;
  * {@code timings} ({@code default,fast}), {@code contenders} ({@code stock,ours}), {@code followers}
  * ({@code false}: one replica per Lease; {@code true} adds a second replica to every Lease), {@code settle.ms}
  * (the window after every election leads over which the thread peak is taken; default three retry periods,
- * at least 1 s), {@code heap.samples} (3), {@code lead.timeout.s} (how long to wait for every election to lead;
+ * at least 1 s), {@code steady.ms} (when, counted from the moment every election leads, the steady-state count
+ * starts: the peak over two retry periods, at least 1 s, from then on; default 15000, past the 10 s for which the
+ * library's pools keep an idle thread, so a start-up burst's threads have retired; 0 skips it), {@code heap.samples} (3), {@code lead.timeout.s} (how long to wait for every election to lead;
  * default 120), {@code kubeconfig} (none: the embedded mock API server; else a real one, as the failover
  * benchmark's setting of that name, validated the same way).
  *
@@ -30,6 +32,7 @@ import java.util.Optional;
  * @param contenders which implementations, by column name
  * @param followers whether each Lease gets a second replica
  * @param settle fixed settle window, or empty for the default per timings
+ * @param steady when the steady-state count starts after every election leads; zero skips it
  * @param heapSamples how many heap samples (each after a GC) before and after
  * @param leadTimeout how long to wait for every election to have a leader
  * @param kubeconfig the kubeconfig of a real API server, or empty for the mock
@@ -40,6 +43,7 @@ public record ScaleSettings(
     List<String> contenders,
     boolean followers,
     Optional<Duration> settle,
+    Duration steady,
     int heapSamples,
     Duration leadTimeout,
     Optional<Path> kubeconfig) {
@@ -55,6 +59,7 @@ public record ScaleSettings(
    * @param contenders which implementations
    * @param followers whether each Lease gets a second replica
    * @param settle fixed settle window, or empty for the default
+   * @param steady when the steady-state count starts; zero skips it
    * @param heapSamples heap samples, at least 1
    * @param leadTimeout wait for every election to lead, positive
    * @param kubeconfig a real API server's kubeconfig, or empty
@@ -65,6 +70,7 @@ public record ScaleSettings(
     timings = List.copyOf(timings);
     contenders = List.copyOf(contenders);
     Objects.requireNonNull(settle, "settle");
+    Objects.requireNonNull(steady, "steady");
     Objects.requireNonNull(kubeconfig, "kubeconfig");
     for (int n : elections) {
       if (n < 1) {
@@ -105,6 +111,7 @@ public record ScaleSettings(
     List<String> contenders = KNOWN_CONTENDERS;
     boolean followers = false;
     Optional<Duration> settle = Optional.empty();
+    Duration steady = Duration.ofSeconds(15);
     int heapSamples = 3;
     Duration leadTimeout = Duration.ofSeconds(120);
     Optional<Path> kubeconfig = Optional.empty();
@@ -134,16 +141,17 @@ public record ScaleSettings(
         case "contenders" -> contenders = Arrays.stream(value.split(",")).map(String::trim).toList();
         case "followers" -> followers = bool(key, value);
         case "settle.ms" -> settle = Optional.of(Duration.ofMillis(number(key, value)));
+        case "steady.ms" -> steady = Duration.ofMillis(number(key, value));
         case "heap.samples" -> heapSamples = number(key, value);
         case "lead.timeout.s" -> leadTimeout = Duration.ofSeconds(number(key, value));
         // Validated exactly as the failover benchmark validates it (readable, a kubeconfig, a loopback server).
         case "kubeconfig" -> kubeconfig = BenchmarkSettings.parse(arg).kubeconfig();
         default -> throw new IllegalArgumentException(key + " is not valid: accepted keys are elections, timings, "
-            + "contenders, followers, settle.ms, heap.samples, lead.timeout.s, kubeconfig; fix: see "
+            + "contenders, followers, settle.ms, steady.ms, heap.samples, lead.timeout.s, kubeconfig; fix: see "
             + "docs/performance.md");
       }
     }
-    return new ScaleSettings(elections, timings, contenders, followers, settle, heapSamples, leadTimeout,
+    return new ScaleSettings(elections, timings, contenders, followers, settle, steady, heapSamples, leadTimeout,
         kubeconfig);
   }
 
@@ -159,6 +167,18 @@ public record ScaleSettings(
       Duration three = timings.retryPeriod().multipliedBy(3);
       return three.compareTo(Duration.ofSeconds(1)) < 0 ? Duration.ofSeconds(1) : three;
     });
+  }
+
+  /**
+   * The window over which the steady-state count is taken once {@link #steady()} has passed: two retry periods,
+   * at least 1 s.
+   *
+   * @param timings the timings
+   * @return the window
+   */
+  public Duration steadyWindowFor(Timings timings) {
+    Duration two = timings.retryPeriod().multipliedBy(2);
+    return two.compareTo(Duration.ofSeconds(1)) < 0 ? Duration.ofSeconds(1) : two;
   }
 
   private static boolean bool(String key, String value) {
