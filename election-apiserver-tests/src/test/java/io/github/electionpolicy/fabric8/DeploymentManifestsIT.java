@@ -78,6 +78,7 @@ class DeploymentManifestsIT {
         .startsWith("kubectl create namespace orders", "kubectl apply --dry-run=server -k docs/deploy",
             "kubectl apply -k docs/deploy");
     List<String> askedVerbs = new ArrayList<>();
+    List<String> askedEventVerbs = new ArrayList<>();
     for (String command : commands) {
       String localized = NAMESPACE_WORD.matcher(command).replaceAll(namespace);
       Result result = kubectl(localized.substring("kubectl ".length()).split(" "));
@@ -94,11 +95,14 @@ class DeploymentManifestsIT {
             "deployment.apps/orders-controller created", "poddisruptionbudget.policy/orders-controller created");
       } else if (command.startsWith("kubectl auth can-i ")) {
         assertThat(result.output().strip()).as(localized).isEqualTo("yes");
-        askedVerbs.add(command.split(" ")[3]);
+        String[] words = command.split(" ");
+        (words[4].equals("events") ? askedEventVerbs : askedVerbs).add(words[3]);
       }
     }
     assertThat(askedVerbs).as("the page's can-i lines ask every verb the library uses")
         .containsExactlyInAnyOrderElementsOf(libraryVerbs().toList());
+    assertThat(askedEventVerbs).as("and the verb the leadership Events need, which the server granted")
+        .containsExactlyInAnyOrderElementsOf(LeaseAccess.EVENT_VERBS);
 
     Deployment deployment = admin.apps().deployments().inNamespace(namespace).withName("orders-controller").get();
     assertThat(deployment).as("the server stored the Deployment").isNotNull();

@@ -1,5 +1,7 @@
 package io.github.electionpolicy.fabric8;
 
+import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.api.model.EventBuilder;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
@@ -9,6 +11,7 @@ import io.fabric8.kubernetes.client.Watch;
 import io.fabric8.kubernetes.client.Watcher;
 import io.fabric8.kubernetes.client.WatcherException;
 import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Callable;
@@ -25,7 +28,8 @@ import org.slf4j.LoggerFactory;
  * The {@link LeaseTransport} of production runners: fabric8 calls on the shared I/O pool, through a client
  * derived from the user's that keeps its HTTP client, credentials and impersonation but none of its retries,
  * and bounds each request by {@link LeaseSettings#requestTimeout()}. Remembers the last Lease it saw, so a
- * write keeps the labels, annotations and owner references a user put on it.
+ * write keeps the labels, annotations and owner references a user put on it. Writes the leadership Events on
+ * the Lease (its uid from the last Lease seen, so {@code kubectl describe lease} finds them) with the same client.
  */
 final class Fabric8LeaseTransport implements LeaseTransport {
 
@@ -41,6 +45,7 @@ final class Fabric8LeaseTransport implements LeaseTransport {
   private final AtomicBoolean closed = new AtomicBoolean();
   private final Set<Call> inFlight = ConcurrentHashMap.newKeySet();
   private volatile Lease lastSeen;
+  private final EventAccess eventAccess;
 
   Fabric8LeaseTransport(KubernetesClient userClient, String namespace, LeaseSettings settings, ExecutorService io) {
     int timeoutMillis = (int) Math.min(Integer.MAX_VALUE, settings.requestTimeout().toMillis());
@@ -69,6 +74,7 @@ final class Fabric8LeaseTransport implements LeaseTransport {
     this.name = settings.leaseName();
     this.settings = settings;
     this.io = io;
+    this.eventAccess = settings.leadershipEvents() ? new EventAccess(namespace, name) : null;
   }
 
   /** The derived client the Lease calls use. */
@@ -312,7 +318,8 @@ final class Fabric8LeaseTransport implements LeaseTransport {
       Consumer<Throwable> failed) {
     Optional<LeaseAccessDeniedException> denied;
     try {
-      denied = RbacPreflight.check(reviewClient, namespace, settings, () -> over.get() || closed.get(), io);
+      denied = RbacPreflight.check(reviewClient, namespace, settings, () -> over.get() || closed.get(), io,
+          eventAccess);
     } catch (RuntimeException | Error e) {
       inFlight.remove(call);
       if (over.compareAndSet(false, true)) {
@@ -324,6 +331,65 @@ final class Fabric8LeaseTransport implements LeaseTransport {
     if (over.compareAndSet(false, true)) {
       done.accept(denied);
     }
+  }
+
+  /**
+   * Creates the Event on the I/O pool, with the Lease calls' client (its request timeout, no retries); not among
+   * the calls in flight, so a close neither cuts it short nor refuses it. A 403 goes to the {@link EventAccess}, which warns
+   * once; any other failure is logged at DEBUG.
+   */
+  @Override
+  public void recordEvent(LeadershipEvent event, Runnable done) {
+    // Written after a close too: the Event that ends a closing runner's term is due just before its transport
+    // closes, and may wait behind an earlier one still in flight.
+    try {
+      io.execute(() -> {
+        try {
+          client.v1().events().inNamespace(namespace).resource(event(event)).create();
+        } catch (KubernetesClientException e) {
+          if (e.getCode() == 403 && eventAccess != null) {
+            eventAccess.denied("the server refused to create the Event \"" + event.message() + "\" with HTTP 403");
+          } else {
+            LOG.debug("Could not record the leadership Event \"{}\" on Lease {}/{}: {}", event.message(), namespace,
+                name, FailureCause.describe(e));
+          }
+        } catch (RuntimeException | LinkageError e) {
+          LOG.debug("Could not record the leadership Event \"{}\" on Lease {}/{}: {}", event.message(), namespace,
+              name, e.toString());
+        } finally {
+          done.run();
+        }
+      });
+    } catch (RejectedExecutionException e) {
+      LOG.debug("Leadership Event \"{}\" on Lease {}/{} not recorded: every I/O thread is busy", event.message(),
+          namespace, name);
+      done.run();
+    }
+  }
+
+  /** The core/v1 Event, shaped as client-go's recorder writes it, on the Lease as it was last seen. */
+  Event event(LeadershipEvent event) {
+    Lease seen = lastSeen;
+    String when = event.time().truncatedTo(ChronoUnit.SECONDS).toString();
+    return new EventBuilder()
+        .withNewMetadata().withName(event.name()).withNamespace(namespace).endMetadata()
+        .withNewInvolvedObject()
+        .withApiVersion("coordination.k8s.io/v1")
+        .withKind("Lease")
+        .withNamespace(namespace)
+        .withName(name)
+        .withUid(seen == null || seen.getMetadata() == null ? null : seen.getMetadata().getUid())
+        .endInvolvedObject()
+        .withType(event.kind().type())
+        .withReason(LeadershipEvent.REASON)
+        .withMessage(event.message())
+        .withFirstTimestamp(when)
+        .withLastTimestamp(when)
+        .withCount(1)
+        .withNewSource().withComponent(event.identity()).endSource()
+        .withReportingComponent(LeadershipEvent.REPORTING_COMPONENT)
+        .withReportingInstance(event.identity())
+        .build();
   }
 
   @Override

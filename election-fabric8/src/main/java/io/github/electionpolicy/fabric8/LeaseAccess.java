@@ -59,6 +59,18 @@ public record LeaseAccess(
    */
   public static final List<String> ADVISED_VERBS = List.of("watch");
 
+  /**
+   * The verbs the runner uses on core {@code events} in the Lease's namespace: {@code create}, to record its
+   * leadership changes as Events on the Lease ({@link LeaseSettings#leadershipEvents()}). Advice only, like
+   * {@link #ADVISED_VERBS}: without it the runner warns once and the election runs as before, unrecorded.
+   */
+  public static final List<String> EVENT_VERBS = List.of("create");
+
+  /** The Role rule that grants {@link #EVENT_VERBS}, as it appears in {@link #roleYaml(String, String)}. */
+  static final String EVENTS_RULE_YAML = "  - apiGroups: [\"\"]\n"
+      + "    resources: [\"events\"]\n"
+      + "    verbs: [\"create\"]\n";
+
   // RBAC cannot restrict create by name: the object does not exist yet.
   private static final String UNNAMEABLE_VERB = "create";
 
@@ -96,8 +108,9 @@ public record LeaseAccess(
 
   /**
    * The least-privilege Role that grants what leader election needs, as YAML: {@code create} on leases (RBAC
-   * cannot scope create to a name), and the other {@link #REQUIRED_VERBS} and the {@link #ADVISED_VERBS} on this
-   * Lease only. The same rules as {@code docs/rbac.yaml}, which a test checks against what the adapter sends.
+   * cannot scope create to a name), the other {@link #REQUIRED_VERBS} and the {@link #ADVISED_VERBS} on this
+   * Lease only, and {@code create} on events (the {@link #EVENT_VERBS}, for the leadership Events; an Event's
+   * name is new each time, so it cannot be scoped either). The same rules as {@code docs/rbac.yaml}, which a test checks against what the adapter sends.
    *
    * <pre>{@code
    * System.out.print(LeaseAccess.roleYaml("shop", "orders-controller"));
@@ -130,7 +143,8 @@ public record LeaseAccess(
         + "  - apiGroups: [\"coordination.k8s.io\"]\n"
         + "    resources: [\"leases\"]\n"
         + "    resourceNames: [\"" + leaseName + "\"]\n"
-        + "    verbs: [\"" + String.join("\", \"", byName) + "\"]\n";
+        + "    verbs: [\"" + String.join("\", \"", byName) + "\"]\n"
+        + EVENTS_RULE_YAML;
   }
 
   /** Asks the server one review; returns its verdict, empty when it gave none; throws when it failed. */

@@ -62,6 +62,8 @@ final class LeaseElector {
   private final long leaseDurationNanos;
 
   private final RunnerFlaw flaw;
+  // Null when the settings turn leadership Events off.
+  private final LeadershipEvents leadershipEvents;
   private Mode mode = Mode.NEW;
   private long awaitUntil;
   private RunnerLoop.Timer timer;
@@ -108,6 +110,8 @@ final class LeaseElector {
     this.leaseDurationNanos = settings.leaseDuration().toNanos();
     this.watchNotBefore = ticker.read();
     this.flaw = runnerFlaw;
+    this.leadershipEvents = settings.leadershipEvents()
+        ? new LeadershipEvents(settings.leaseName(), identity, settings, transport) : null;
   }
 
   /** The monotonic time at which the last successful Lease call was sent, if any. */
@@ -198,6 +202,9 @@ final class LeaseElector {
       log.loopFailed(failure);
     }
     end();
+    if (leadershipEvents != null) {
+      leadershipEvents.failed(clock.instant());
+    }
     return Optional.ofNullable(led);
   }
 
@@ -247,6 +254,9 @@ final class LeaseElector {
 
   /** Acts on what a step signals: terms for the runner, log lines for the rest. */
   private void take(LeaseStep step) {
+    if (leadershipEvents != null) {
+      leadershipEvents.step(step, clock.instant());
+    }
     for (LeaseStep.Signal signal : step.signals()) {
       log.signal(signal);
       if (signal instanceof LeaseStep.Elected elected) {

@@ -96,6 +96,7 @@ public abstract class LeaseSettings {
         .renewDeadline(renewDeadline())
         .retryPeriod(retryPeriod())
         .lossPolicy(lossPolicy())
+        .leadershipEvents(leadershipEvents())
         .serviceAccountNamespaceFile(serviceAccountNamespaceFile());
     if (!requestTimeout().equals(renewDeadline().dividedBy(2))) {
       builder.requestTimeout(requestTimeout());
@@ -230,6 +231,22 @@ public abstract class LeaseSettings {
   }
 
   /**
+   * Whether the runner records its leadership changes as Kubernetes Events on the Lease, as client-go's elector
+   * does: {@code <identity> became leader}, {@code <identity> lost leadership} (with the cause) and {@code
+   * <identity> stopped leading}, each naming the term's fencing token, reason {@code LeaderElection}, so that
+   * {@code kubectl describe lease} and {@code kubectl get events} show who led when. Best effort: written off
+   * the runner's loop, one at a time, each bounded by {@link #requestTimeout()} and never retried; a denied
+   * {@code create} on {@code events} is reported once by a WARN and never affects the election. {@code false}
+   * records none (and the RBAC preflight does not ask about events).
+   *
+   * @return {@code true} unless set
+   */
+  @Value.Default
+  public boolean leadershipEvents() {
+    return true;
+  }
+
+  /**
    * The file read for the namespace when none is set explicitly; for tests and unusual mounts.
    *
    * @return {@link #SERVICE_ACCOUNT_NAMESPACE_FILE} unless set
@@ -264,7 +281,8 @@ public abstract class LeaseSettings {
         + ", renewDeadline=" + Durations.format(renewDeadline()) + ", retryPeriod="
         + Durations.format(retryPeriod()) + ", requestTimeout=" + Durations.format(requestTimeout())
         + ", healthBudget=" + Durations.format(healthBudget()) + ", stopTimeout="
-        + Durations.format(stopTimeout()) + ", lossPolicy=" + lossPolicy() + "}";
+        + Durations.format(stopTimeout()) + ", lossPolicy=" + lossPolicy()
+        + (leadershipEvents() ? "" : ", leadershipEvents=false") + "}";
   }
 
   /**

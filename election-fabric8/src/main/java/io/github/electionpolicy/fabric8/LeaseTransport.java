@@ -58,6 +58,15 @@ interface LeaseTransport extends AutoCloseable {
    */
   Call preflight(Consumer<Optional<LeaseAccessDeniedException>> done, Consumer<Throwable> failed);
 
+  /**
+   * Records a leadership Event on the Lease, best effort: written off the caller's thread, bounded by a short
+   * timeout and never retried. {@code done} runs exactly once, on any thread, when the write is over, whatever
+   * became of it (written, refused, failed, or not sent); what failed is the transport's to report. Not a call
+   * in flight: {@link #close()} neither cuts a write short nor refuses one, so the Event that ends a closing
+   * runner's term is still written (a transport whose server is gone may drop it).
+   */
+  void recordEvent(LeadershipEvent event, Runnable done);
+
   /** Ends every call and watch in flight; nothing is sent after. */
   @Override
   void close();

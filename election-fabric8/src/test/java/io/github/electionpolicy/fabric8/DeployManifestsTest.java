@@ -118,7 +118,8 @@ class DeployManifestsTest {
     List<String> names = role.getRules().stream().flatMap(rule -> rule.getResourceNames().stream()).toList();
     assertThat(names).containsExactly(env("ELECTION_LEASENAME").getValue());
     assertThat(role.getRules()).flatExtracting(PolicyRule::getVerbs)
-        .containsAll(LeaseAccess.REQUIRED_VERBS).containsAll(LeaseAccess.ADVISED_VERBS);
+        .containsAll(LeaseAccess.REQUIRED_VERBS).containsAll(LeaseAccess.ADVISED_VERBS)
+        .containsAll(LeaseAccess.EVENT_VERBS);
   }
 
   @Test

@@ -38,6 +38,11 @@ class ForwardingTransport implements LeaseTransport {
   }
 
   @Override
+  public void recordEvent(LeadershipEvent event, Runnable done) {
+    delegate.recordEvent(event, done);
+  }
+
+  @Override
   public void close() {
     delegate.close();
   }

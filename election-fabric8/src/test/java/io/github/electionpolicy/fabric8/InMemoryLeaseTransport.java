@@ -115,6 +115,12 @@ final class InMemoryLeaseTransport implements LeaseTransport {
     return () -> { };
   }
 
+  /** Leadership Events are not kept: answered at once, as written (not a Lease call, so not counted after close). */
+  @Override
+  public void recordEvent(LeadershipEvent event, Runnable done) {
+    done.run();
+  }
+
   @Override
   public synchronized void close() {
     closed = true;

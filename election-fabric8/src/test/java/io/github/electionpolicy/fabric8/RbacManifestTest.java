@@ -27,7 +27,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * {@code docs/deploy/rbac.yaml} grants exactly what the adapter uses and what its preflight checks: no verb more,
- * none less, and every verb that RBAC can scope to a name is scoped to the Lease.
+ * none less (on leases, and {@code create} on events for the leadership Events), and every verb that RBAC can
+ * scope to a name is scoped to the Lease.
  */
 class RbacManifestTest {
 
@@ -47,20 +48,30 @@ class RbacManifestTest {
     return manifest().stream().filter(Role.class::isInstance).map(Role.class::cast).findFirst().orElseThrow();
   }
 
+  /** What the rules grant, as {@code resource:verb}. */
   private static Set<String> verbs(List<PolicyRule> rules) {
-    return rules.stream().flatMap(rule -> rule.getVerbs().stream()).collect(Collectors.toCollection(TreeSet::new));
+    return rules.stream().flatMap(rule -> rule.getResources().stream()
+            .flatMap(resource -> rule.getVerbs().stream().map(verb -> resource + ":" + verb)))
+        .collect(Collectors.toCollection(TreeSet::new));
   }
 
   @Test
-  void manifestHoldsARoleOnLeasesOnlyAndABindingToIt() throws Exception {
+  void manifestHoldsARoleOnLeasesAndEventCreationOnlyAndABindingToIt() throws Exception {
     Role role = role();
     RoleBinding binding = manifest().stream().filter(RoleBinding.class::isInstance)
         .map(RoleBinding.class::cast).findFirst().orElseThrow();
 
     assertThat(role.getRules()).allSatisfy(rule -> {
-      assertThat(rule.getApiGroups()).containsExactly("coordination.k8s.io");
-      assertThat(rule.getResources()).containsExactly("leases");
+      if (rule.getResources().contains("events")) {
+        assertThat(rule.getApiGroups()).containsExactly("");
+        assertThat(rule.getResources()).containsExactly("events");
+        assertThat(rule.getVerbs()).isEqualTo(LeaseAccess.EVENT_VERBS);
+      } else {
+        assertThat(rule.getApiGroups()).containsExactly("coordination.k8s.io");
+        assertThat(rule.getResources()).containsExactly("leases");
+      }
     });
+    assertThat(role.getRules()).filteredOn(rule -> rule.getResources().contains("events")).hasSize(1);
     assertThat(binding.getRoleRef().getName()).isEqualTo(role.getMetadata().getName());
     assertThat(binding.getMetadata().getNamespace()).isEqualTo(role.getMetadata().getNamespace());
   }
@@ -114,7 +125,8 @@ class RbacManifestTest {
         .andReply(201, request -> {
           SelfSubjectAccessReview review =
               Serialization.unmarshal(request.getUtf8Body(), SelfSubjectAccessReview.class);
-          reviewed.add(review.getSpec().getResourceAttributes().getVerb());
+          reviewed.add(review.getSpec().getResourceAttributes().getResource() + ":"
+              + review.getSpec().getResourceAttributes().getVerb());
           review.setStatus(new SubjectAccessReviewStatus(true, false, null, null));
           return review;
         }).always();
@@ -136,7 +148,8 @@ class RbacManifestTest {
           return review;
         }).always();
 
-    // A whole term: create the Lease, renew it, release it on close; and a follower that watches it.
+    // A whole term: create the Lease, renew it, release it on close, and record it as Events; and a follower that
+    // watches it.
     ServiceLog log = new ServiceLog();
     try (Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log)) {
       assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(10))).isTrue();
@@ -151,10 +164,12 @@ class RbacManifestTest {
     RecordedRequest request;
     while ((request = api.server.takeRequest(100, TimeUnit.MILLISECONDS)) != null) {
       if (request.getPath().contains("/leases")) {
-        used.add(verb(request));
+        used.add("leases:" + verb(request));
+      } else if (request.getPath().contains("/events")) {
+        used.add("events:" + verb(request));
       }
     }
-    assertThat(used).as("verbs sent on leases").isEqualTo(verbs(role().getRules()));
+    assertThat(used).as("verbs sent on leases and events").isEqualTo(verbs(role().getRules()));
   }
 
   /** The RBAC verb of a request, as the API server's request-info resolver names it. */

@@ -176,6 +176,11 @@ final class SimInvariants {
     lifecycle("LISTENER_MISSED_STATE: " + detail);
   }
 
+  /** Invariant 15: a runner that stopped recorded each of its terms as a whole (became leader ... stopped leading). */
+  void leadershipEvents(String detail) {
+    lifecycle("LEADERSHIP_EVENTS: " + detail);
+  }
+
   private void lifecycle(String line) {
     lifecycleViolations++;
     violation(line);

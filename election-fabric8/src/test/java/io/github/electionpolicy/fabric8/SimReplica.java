@@ -67,6 +67,11 @@ final class SimReplica {
   ElectionRunner runner;
   private Transport transport;
   private final List<Service> services = new ArrayList<>();
+  /** The leadership Events this replica's runners recorded, in order (the simulated server keeps no Events). */
+  final List<RecordedEvent> leadershipEvents = new ArrayList<>();
+
+  /** A leadership Event and the process (of this replica) that recorded it. */
+  record RecordedEvent(int process, LeadershipEvent event) {}
   private final ArrayDeque<Long> sends = new ArrayDeque<>();
   private final ArrayDeque<String> sent = new ArrayDeque<>();
   // Simulated time spent so far in the callback that runs now; hand-backs to the loop arrive that much later.
@@ -505,6 +510,49 @@ final class SimReplica {
     return false;
   }
 
+  /**
+   * The leadership Events of process {@code p}, which stopped (it did not crash): each term it won is one {@code
+   * became leader}, then a {@code lost} if it was lost, then one {@code stopped leading}, all with its fencing
+   * token, the tokens growing from term to term, and no term left open.
+   */
+  private void checkLeadershipEvents(int p) {
+    Integer open = null;
+    boolean lost = false;
+    int last = Integer.MIN_VALUE;
+    for (RecordedEvent recorded : leadershipEvents) {
+      if (recorded.process() != p) {
+        continue;
+      }
+      LeadershipEvent event = recorded.event();
+      String where = identity + "'s Event \"" + event.message() + "\" ";
+      switch (event.kind()) {
+        case BECAME_LEADER -> {
+          if (open != null) {
+            sim.invariants().leadershipEvents(where + "while the term " + open + " is still open");
+          } else if (event.fencingToken() <= last) {
+            sim.invariants().leadershipEvents(where + "after a term with token " + last);
+          }
+          open = event.fencingToken();
+          last = event.fencingToken();
+          lost = false;
+        }
+        case LOST, STOPPED_LEADING -> {
+          if (open == null || open != event.fencingToken() || lost && event.kind() == LeadershipEvent.Kind.LOST) {
+            sim.invariants().leadershipEvents(where + "without the term open (open: " + open + ")");
+          }
+          if (event.kind() == LeadershipEvent.Kind.LOST) {
+            lost = true;
+          } else {
+            open = null;
+          }
+        }
+      }
+    }
+    if (open != null) {
+      sim.invariants().leadershipEvents(identity + " stopped with the term " + open + " open in its Events");
+    }
+  }
+
   /** The runner published STOPPED: check what must hold then, and end the process as its main would. */
   private void runnerStopped(ElectionState.Stopped state) {
     stopped = true;
@@ -551,6 +599,7 @@ final class SimReplica {
       if (expectsRelease && servicesStoppedCleanly() && !released) {
         sim.invariants().lostRelease(identity + " closed as leader, undisturbed, but did not release");
       }
+      checkLeadershipEvents(p);
       // The process goes on for a while before it exits (other shutdown hooks, a context closing): a stop()
       // that hung keeps its work running meanwhile, as it would in a real process.
       long linger = sim.random().nextLong(2 * stopTimeoutNanos + 1);
@@ -948,6 +997,15 @@ final class SimReplica {
         }
       });
       return () -> cancelled[0] = true;
+    }
+
+    /** Written at once into the replica's model: Events take no part in the election the simulation checks. */
+    @Override
+    public void recordEvent(LeadershipEvent event, Runnable done) {
+      if (process == p) {
+        leadershipEvents.add(new RecordedEvent(p, event));
+      }
+      done.run();
     }
 
     @Override

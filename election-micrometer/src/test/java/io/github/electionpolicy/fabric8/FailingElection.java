@@ -57,6 +57,11 @@ public final class FailingElection {
       }
 
       @Override
+      public void recordEvent(LeadershipEvent event, Runnable done) {
+        real.recordEvent(event, done);
+      }
+
+      @Override
       public void close() {
         real.close();
       }

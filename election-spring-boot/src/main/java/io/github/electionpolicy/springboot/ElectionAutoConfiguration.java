@@ -140,7 +140,8 @@ public final class ElectionAutoConfiguration {
       ApplicationContext context, ObjectProvider<Exiter> exiters, ObjectProvider<LossHandler> lossHandlers) {
     LeaseSettings.Builder builder = LeaseSettings.builder()
         .environment(environment)
-        .lossPolicy(lossPolicy(properties, context, exiters, lossHandlers));
+        .lossPolicy(lossPolicy(properties, context, exiters, lossHandlers))
+        .leadershipEvents(properties.leadershipEvents());
     // Left unset, a setting keeps the library's default, derived ones (requestTimeout, ...) included.
     Optional.ofNullable(properties.leaseName()).ifPresent(builder::leaseName);
     Optional.ofNullable(properties.namespace()).ifPresent(builder::namespace);

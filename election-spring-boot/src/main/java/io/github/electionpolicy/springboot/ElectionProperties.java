@@ -23,6 +23,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  *   retry-period: 2s
  *   loss-policy: exit                    # or recontend, or custom with a LossHandler bean
  *   readiness: connected                 # or leader-only
+ *   leadership-events: true              # Events on the Lease when leadership changes
  *   substrate:
  *     name: kubernetes
  *     uses-kubernetes-api: true
@@ -69,6 +70,9 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  *     with the API server) or leader-only.
  * @param rbacPreflight Whether to check with SelfSubjectAccessReviews that the Lease may be used before
  *     contending.
+ * @param leadershipEvents Whether to record each leadership change as a Kubernetes Event on the Lease (became
+ *     leader, lost leadership with the cause, stopped leading, reason LeaderElection), as client-go does. Needs
+ *     create on events in the namespace; without it one warning is logged and the election runs unrecorded.
  * @param phase The SmartLifecycle phase of the runner: it starts after the beans of lower phases (the web
  *     server among them) and stops before them.
  */
@@ -89,6 +93,7 @@ public record ElectionProperties(
     @DefaultValue("exit") LossPolicy.Kind lossPolicy,
     @DefaultValue("connected") Readiness readiness,
     @DefaultValue("true") boolean rbacPreflight,
+    @DefaultValue("true") boolean leadershipEvents,
     @DefaultValue("" + ElectionLifecycle.DEFAULT_PHASE) int phase) {
 
   /** The prefix of every property: {@value}. */
@@ -113,6 +118,7 @@ public record ElectionProperties(
    * @param lossPolicy as bound; see {@link #lossPolicy()}
    * @param readiness as bound; see {@link #readiness()}
    * @param rbacPreflight as bound; see {@link #rbacPreflight()}
+   * @param leadershipEvents as bound; see {@link #leadershipEvents()}
    * @param phase as bound; see {@link #phase()}
    */
   public ElectionProperties {

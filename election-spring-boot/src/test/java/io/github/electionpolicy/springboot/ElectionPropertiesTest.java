@@ -53,6 +53,7 @@ class ElectionPropertiesTest {
           assertThat(settings.stopTimeout()).isEqualTo(library.stopTimeout());
           assertThat(settings.lossPolicy().kind()).isEqualTo(LossPolicy.Kind.EXIT);
           assertThat(settings.serviceAccountNamespaceFile()).isEqualTo(library.serviceAccountNamespaceFile());
+          assertThat(settings.leadershipEvents()).isEqualTo(library.leadershipEvents()).isTrue();
 
           ElectionLifecycle lifecycle = context.getBean(ElectionLifecycle.class);
           assertThat(lifecycle.getPhase()).isEqualTo(ElectionLifecycle.DEFAULT_PHASE);
@@ -79,6 +80,7 @@ class ElectionPropertiesTest {
             "election.health-budget=1m",
             "election.stop-timeout=7s",
             "election.loss-policy=recontend",
+            "election.leadership-events=false",
             "election.phase=42")
         .run(context -> {
           LeaseSettings settings = context.getBean(LeaseSettings.class);
@@ -92,6 +94,7 @@ class ElectionPropertiesTest {
           assertThat(settings.healthBudget()).isEqualTo(Duration.ofMinutes(1));
           assertThat(settings.stopTimeout()).isEqualTo(Duration.ofSeconds(7));
           assertThat(settings.lossPolicy()).isEqualTo(LossPolicy.recontend());
+          assertThat(settings.leadershipEvents()).isFalse();
           assertThat(context.getBean(ElectionLifecycle.class).getPhase()).isEqualTo(42);
         });
   }
