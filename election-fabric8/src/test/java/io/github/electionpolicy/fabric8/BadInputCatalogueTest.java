@@ -14,6 +14,7 @@ import io.github.electionpolicy.ElectionPolicy;
 import io.github.electionpolicy.Environment;
 import io.github.electionpolicy.InvalidElectionSettingException;
 import io.github.electionpolicy.Substrate;
+import io.github.electionpolicy.testsupport.LogCapture;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;

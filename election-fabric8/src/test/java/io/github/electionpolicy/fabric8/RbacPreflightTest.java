@@ -2,6 +2,7 @@ package io.github.electionpolicy.fabric8;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.electionpolicy.testsupport.LogCapture;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;

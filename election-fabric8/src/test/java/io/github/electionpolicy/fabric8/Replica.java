@@ -1,6 +1,7 @@
 package io.github.electionpolicy.fabric8;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.github.electionpolicy.testsupport.Await;
 import java.time.Duration;
 
 /** One controller process of a test: its own client, its own runner, reconcilers recorded in a shared log. */
@@ -74,16 +75,10 @@ final class Replica implements AutoCloseable {
     return runner.state().kind() == ElectionState.Kind.LEADING;
   }
 
+  /** Whether {@code condition} holds within {@code timeout}; {@link Await#holds} under the name these tests use. */
   static boolean awaitTrue(java.util.function.BooleanSupplier condition, Duration timeout)
       throws InterruptedException {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    while (System.nanoTime() < deadline) {
-      if (condition.getAsBoolean()) {
-        return true;
-      }
-      Thread.sleep(5);
-    }
-    return condition.getAsBoolean();
+    return Await.holds(condition, timeout);
   }
 
   @Override

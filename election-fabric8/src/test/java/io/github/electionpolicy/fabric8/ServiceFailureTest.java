@@ -3,6 +3,7 @@ package io.github.electionpolicy.fabric8;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
+import io.github.electionpolicy.testsupport.LogCapture;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;

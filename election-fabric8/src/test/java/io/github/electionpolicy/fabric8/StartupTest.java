@@ -3,6 +3,7 @@ package io.github.electionpolicy.fabric8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.github.electionpolicy.testsupport.LogCapture;
 import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.List;

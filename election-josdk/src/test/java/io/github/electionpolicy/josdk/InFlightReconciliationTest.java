@@ -10,6 +10,7 @@ import io.github.electionpolicy.josdk.OperatorLog.Run;
 import io.github.electionpolicy.josdk.OperatorReplicas.Replica;
 import io.github.electionpolicy.testkit.fabric8.LeaseApiExtension;
 import io.github.electionpolicy.testkit.fabric8.LeaseWrite;
+import io.github.electionpolicy.testsupport.Await;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;

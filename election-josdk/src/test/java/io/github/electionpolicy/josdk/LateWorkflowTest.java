@@ -7,6 +7,7 @@ import io.github.electionpolicy.fabric8.LeadershipTerm;
 import io.github.electionpolicy.josdk.OperatorReplicas.Replica;
 import io.github.electionpolicy.josdk.sample.Widget;
 import io.github.electionpolicy.testkit.fabric8.LeaseApiExtension;
+import io.github.electionpolicy.testsupport.Await;
 import io.javaoperatorsdk.operator.api.config.ExecutorServiceManager;
 import io.javaoperatorsdk.operator.api.reconciler.Constants;
 import io.javaoperatorsdk.operator.api.reconciler.Context;

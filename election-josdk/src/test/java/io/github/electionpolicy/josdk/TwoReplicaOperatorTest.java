@@ -7,6 +7,7 @@ import io.github.electionpolicy.josdk.OperatorLog.Run;
 import io.github.electionpolicy.josdk.OperatorReplicas.Replica;
 import io.github.electionpolicy.testkit.fabric8.LeaseApiExtension;
 import io.github.electionpolicy.testkit.fabric8.LeaseWrite;
+import io.github.electionpolicy.testsupport.Await;
 import java.util.List;
 import java.util.Set;
 import java.util.stream.Collectors;

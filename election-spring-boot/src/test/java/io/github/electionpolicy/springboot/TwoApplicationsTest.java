@@ -7,6 +7,7 @@ import io.github.electionpolicy.fabric8.ElectionState;
 import io.github.electionpolicy.fabric8.LeaderService;
 import io.github.electionpolicy.testkit.fabric8.LeaseApiExtension;
 import io.github.electionpolicy.testkit.fabric8.LeaseWrite;
+import io.github.electionpolicy.testsupport.Await;
 import java.util.Optional;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
