@@ -1,13 +1,19 @@
 package io.github.electionpolicy.fabric8;
 
-import io.github.electionpolicy.testkit.fabric8.LeaseWrite;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.fabric8.mockwebserver.http.Dispatcher;
+import io.fabric8.mockwebserver.http.MockResponse;
 import io.fabric8.mockwebserver.http.RecordedRequest;
+import io.github.electionpolicy.testkit.fabric8.LeaseWrite;
+import io.github.electionpolicy.testkit.fabric8.ReplicaLink;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -126,5 +132,72 @@ class FollowerWatchTest {
       }
     }
     return count;
+  }
+
+  // ---- finding 10 of the review of the start-up, settings and health changes -------------------------
+
+  /**
+   * Attack: close the runner while its Lease watch is still being opened (a slow API server: the watch's
+   * handshake takes a couple of seconds). LeaseWatch.stop() then finds the watch Future not done and only
+   * cancel(true)s it: the worker is interrupted out of fabric8's watch(), but fabric8's WatchConnectionManager
+   * is not closed by that interrupt; its handshake completes afterwards and nobody ever closes the Watch. The
+   * runner's client was derived with watchReconnectLimit(-1), so this orphan watch lives on the user's client
+   * for ever after close(): it holds a connection and reconnects after every drop, a request stream from a
+   * runner that reports STOPPED (and one more orphan per runner a long-lived process closes this way).
+   *
+   * <p>Fix: in LeaseWatch.stop(), when the Future is not done, do not just cancel it: mark the generation
+   * stopped and let the worker close the Watch it gets (e.g. the submitted task checks, after watch() returns,
+   * whether its generation is still current and closes the Watch if not); or open the watch with
+   * submitWatch() and close the manager on stop.
+   */
+  @Test
+  void aRunnerClosedWhileItsWatchOpensLeavesNoWatchBehind() throws Exception {
+    AtomicBoolean delayed = new AtomicBoolean();
+    java.util.concurrent.atomic.AtomicLong closedAt = new java.util.concurrent.atomic.AtomicLong();
+    List<String> afterClose = new CopyOnWriteArrayList<>();
+    CountDownLatch watchArrived = new CountDownLatch(1);
+    try (MockApi slow = new MockApi(delegate -> new Dispatcher() {
+      @Override
+      public MockResponse dispatch(RecordedRequest request) {
+        String path = request.getPath() == null ? "" : request.getPath();
+        if (closedAt.get() != 0) {
+          afterClose.add(request.getMethod() + " " + path);
+        }
+        if (path.contains("watch=true") && delayed.compareAndSet(false, true)) {
+          watchArrived.countDown();
+          try {
+            Thread.sleep(2000);   // the first watch's handshake takes 2 s
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        }
+        return delegate.dispatch(request);
+      }
+    })) {
+      ReplicaLink link = slow.fixture.replica("z");
+      ElectionRunner runner = ElectionRunner.builder()
+          .client(link.client())
+          .decision(MockApi.CONTEND)
+          .settings(MockApi.fastSettings("z").build())
+          .service(log.service("z"))
+          .rbacPreflight(false)
+          .start();
+      assertThat(watchArrived.await(5, TimeUnit.SECONDS)).isTrue();
+      Thread.sleep(300);
+
+      runner.close();
+      assertThat(runner.awaitStopped(Duration.ofSeconds(5))).isTrue();
+      Thread.sleep(2500);   // the delayed handshake has completed by now
+      closedAt.set(System.nanoTime());
+
+      int before = link.requestCount();
+      link.refuseConnections();
+      Thread.sleep(300);
+      link.heal();
+      Thread.sleep(2500);
+
+      assertThat(link.requestCount() - before).as("requests sent by a runner that was closed and stopped: %s",
+          afterClose).isZero();
+    }
   }
 }

@@ -17,12 +17,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Adversarial review of election-micrometer: meters that must not lie. Each test names the behaviour that
- * should hold; one that still fails is disabled with its finding and the reason.
+ * The meters do not lie: a listener of the application's that throws does not hide an event from the binder, a
+ * runner that replaces a closed one for the same Lease is measured, and a leader whose election logic failed is
+ * not master while its services stop. (From the adversarial review of election-micrometer.)
  */
 // A runner opened in try-with-resources is often there only to be closed.
 @SuppressWarnings("try")
-class ElectionMetricsAttackTest {
+class MeterAccuracyTest {
 
   @RegisterExtension
   final LeaseApiExtension api = LeaseApiExtension.create();
