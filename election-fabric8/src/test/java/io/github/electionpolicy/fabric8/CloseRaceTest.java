@@ -10,7 +10,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -57,9 +56,11 @@ class CloseRaceTest {
         return super.read(done);
       }
     };
+    CloserWatchingLoop loop = new CloserWatchingLoop();
     ElectionRunner a = ElectionRunner.builder()
         .client(api.client())
         .transport(holding)
+        .loop(loop)
         .decision(MockApi.CONTEND)
         .settings(settings)
         .service(log.service("a"))
@@ -83,12 +84,14 @@ class CloseRaceTest {
       // A bad answer (a bug of the transport): the protocol throws on it, on the loop, as ELECTION_FAILED.
       heldRead.get().answered(new LeaseStep.Answer.Written(
           new LeaseRecord("x", 2, java.time.Instant.now(), java.time.Instant.now(), 0, "99")), null);
-      CompletableFuture<Void> closing = CompletableFuture.runAsync(a::close);
-      assertThat(Replica.awaitTrue(a::isClosed, Duration.ofSeconds(5))).isTrue();
-      Thread.sleep(200); // close() queues its task right after it marks the runner closed
+      Thread closing = new Thread(a::close, CloserWatchingLoop.CLOSER);
+      closing.start();
+      assertThat(loop.closeQueued.await(5, TimeUnit.SECONDS)).as("close() queued its input").isTrue();
+      assertThat(a.isClosed()).isTrue();
       releaseLoop.countDown();
 
-      closing.get(10, TimeUnit.SECONDS);
+      closing.join(10_000);
+      assertThat(closing.isAlive()).as("close() returned").isFalse();
       assertThat(a.awaitStopped(Duration.ofSeconds(5))).isTrue();
       assertThat(exits).as("the exiter of a runner close() was called on; state %s", a.state()).isEmpty();
     } finally {
@@ -156,6 +159,7 @@ class CloseRaceTest {
     AtomicBoolean closeStarted = new AtomicBoolean();
     List<Thread> closers = new CopyOnWriteArrayList<>();
     LeaseSettings settings = MockApi.fastSettings("a").lossPolicy(LossPolicy.exit(exits::add)).build();
+    CloserWatchingLoop loop = new CloserWatchingLoop();
 
     PrintStream original = System.err;
     StallingErr stalling = new StallingErr(original, "Not contending for Lease", () -> {
@@ -163,10 +167,11 @@ class CloseRaceTest {
       if (closeStarted.compareAndSet(false, true)) {
         try {
           runnerKnown.await(5, TimeUnit.SECONDS);
-          Thread closer = new Thread(runner.get()::close, "closer");
+          Thread closer = new Thread(runner.get()::close, CloserWatchingLoop.CLOSER);
           closers.add(closer);
           closer.start();
-          Thread.sleep(200);   // lets close() ask; its input waits behind the one being handled
+          // close() has asked once its input is queued; it waits behind the one being handled.
+          assertThat(loop.closeQueued.await(5, TimeUnit.SECONDS)).as("close() queued its input").isTrue();
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
         }
@@ -177,6 +182,7 @@ class CloseRaceTest {
     try {
       ElectionRunner a = ElectionRunner.builder()
           .client(api.client())
+          .loop(loop)
           .decision(MockApi.CONTEND)
           .settings(settings)
           .service(log.service("a"))
@@ -233,6 +239,34 @@ class CloseRaceTest {
       if (matched) {
         onMatch.get();
       }
+    }
+  }
+
+  /**
+   * The shared loop, which notes when a task is queued from a thread named {@link #CLOSER}: that task is the
+   * close()'s input, so a test knows close() has asked without sleeping.
+   */
+  private static final class CloserWatchingLoop implements RunnerLoop {
+    static final String CLOSER = "closer";
+    final CountDownLatch closeQueued = new CountDownLatch(1);
+    private final RunnerLoop shared = RunnerLoop.shared();
+
+    @Override
+    public void execute(Runnable task) {
+      shared.execute(task);
+      if (Thread.currentThread().getName().equals(CLOSER)) {
+        closeQueued.countDown();
+      }
+    }
+
+    @Override
+    public Timer schedule(long delayNanos, Runnable task) {
+      return shared.schedule(delayNanos, task);
+    }
+
+    @Override
+    public boolean inLoop() {
+      return shared.inLoop();
     }
   }
 }

@@ -37,12 +37,15 @@ class FollowerWatchTest {
           log)) {
         assertThat(Replica.awaitTrue(() -> b.runner.state().equals(new ElectionState.Following(Optional.of("a"))),
             Duration.ofSeconds(5))).isTrue();
-        // Let b's watch open and its start-up reads pass, then count only what follows.
-        Thread.sleep(1000);
+        // Let b's watch open and its start-up reads pass (two more renewals of a's), then count only what follows.
+        assertThat(api.awaitWatchFrom("replica-b")).as("b opens its watch").isTrue();
+        assertThat(api.awaitWrites("a", 2)).isTrue();
         drain("replica-b");
 
-        Duration window = Duration.ofSeconds(4);
-        Thread.sleep(window.toMillis());
+        // The window: 20 of a's retry periods (4 s at these timings; longer on a loaded machine, measured).
+        long from = System.nanoTime();
+        assertThat(api.awaitWrites("a", 20)).as("a renews").isTrue();
+        Duration window = Duration.ofNanos(System.nanoTime() - from);
         int reads = drain("replica-b");
 
         // One read per retry period would be 20; b reads once per lease duration (2 s): 2, or 3 when the
@@ -61,8 +64,10 @@ class FollowerWatchTest {
   void partitionedLeaderIsTakenOverRightAtTheLeaseDurationAfterItsLastRenewal() throws Exception {
     Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log);
     assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(5))).isTrue();
-    try (Replica b = Replica.start("b", api.client(), MockApi.fastSettings("b").build(), log)) {
-      Thread.sleep(1000);
+    try (Replica b = Replica.start("b", api.clientNamed("replica-b"), MockApi.fastSettings("b").build(), log)) {
+      // b follows with its watch open, so it hears a's last renewal as it is written.
+      assertThat(api.awaitWatchFrom("replica-b")).as("b opens its watch").isTrue();
+      assertThat(api.awaitWrites("a", 2)).isTrue();
 
       long cut = System.nanoTime();
       a.client.close();
@@ -92,8 +97,10 @@ class FollowerWatchTest {
   void crashedLeaderIsTakenOverRightAtTheLeaseDurationAfterItsLastRenewal() throws Exception {
     Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log);
     assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(5))).isTrue();
-    try (Replica b = Replica.start("b", api.client(), MockApi.fastSettings("b").build(), log)) {
-      Thread.sleep(1000);
+    try (Replica b = Replica.start("b", api.clientNamed("replica-b"), MockApi.fastSettings("b").build(), log)) {
+      // b follows with its watch open, so it hears a's last renewal as it is written.
+      assertThat(api.awaitWatchFrom("replica-b")).as("b opens its watch").isTrue();
+      assertThat(api.awaitWrites("a", 2)).isTrue();
 
       long crash = System.nanoTime();
       // Ends the way a killed process does: no stop, no release, no further write.
@@ -156,6 +163,8 @@ class FollowerWatchTest {
     java.util.concurrent.atomic.AtomicLong closedAt = new java.util.concurrent.atomic.AtomicLong();
     List<String> afterClose = new CopyOnWriteArrayList<>();
     CountDownLatch watchArrived = new CountDownLatch(1);
+    CountDownLatch finishHandshake = new CountDownLatch(1);
+    CountDownLatch handshakeAnswered = new CountDownLatch(1);
     try (MockApi slow = new MockApi(delegate -> new Dispatcher() {
       @Override
       public MockResponse dispatch(RecordedRequest request) {
@@ -166,10 +175,14 @@ class FollowerWatchTest {
         if (path.contains("watch=true") && delayed.compareAndSet(false, true)) {
           watchArrived.countDown();
           try {
-            Thread.sleep(2000);   // the first watch's handshake takes 2 s
+            // The first watch's handshake lasts until the test has closed the runner.
+            finishHandshake.await(10, TimeUnit.SECONDS);
           } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
           }
+          MockResponse answer = delegate.dispatch(request);
+          handshakeAnswered.countDown();
+          return answer;
         }
         return delegate.dispatch(request);
       }
@@ -182,16 +195,18 @@ class FollowerWatchTest {
           .service(log.service("z"))
           .rbacPreflight(false)
           .start();
-      assertThat(watchArrived.await(5, TimeUnit.SECONDS)).isTrue();
-      Thread.sleep(300);
+      assertThat(watchArrived.await(5, TimeUnit.SECONDS)).as("the watch is opening").isTrue();
 
       runner.close();
       assertThat(runner.awaitStopped(Duration.ofSeconds(5))).isTrue();
-      Thread.sleep(2500);   // the delayed handshake has completed by now
+      finishHandshake.countDown();
+      assertThat(handshakeAnswered.await(5, TimeUnit.SECONDS)).as("the delayed handshake completed").isTrue();
       closedAt.set(System.nanoTime());
 
       int before = link.requestCount();
       link.refuseConnections();
+      // Must wait, twice: an orphan watch would see its connection drop and reconnect on its own schedule
+      // (fabric8's reconnect back-off), and the check is that no request comes at all; no event marks it.
       Thread.sleep(300);
       link.heal();
       Thread.sleep(2500);

@@ -100,7 +100,7 @@ class LeaderOnlyReadinessTest {
       assertThat(Replica.awaitTrue(() -> term.get() != null, Duration.ofSeconds(5))).isTrue();
       closer.start();
       assertThat(inStop.await(5, TimeUnit.SECONDS)).isTrue();
-      Thread.sleep(MockApi.RETRY_PERIOD.toMillis() * 2);   // the closing leader renews meanwhile
+      assertThat(api.awaitWrites("a", 2)).as("the closing leader renews meanwhile").isTrue();
 
       assertThat(term.get().isValid()).isFalse();
       assertThat(runner.health().ready()).as("ready although closing, its term ended and its service stopping")

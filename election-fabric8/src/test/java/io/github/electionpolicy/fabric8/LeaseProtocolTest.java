@@ -138,6 +138,8 @@ class LeaseProtocolTest {
       assertThat(Duration.ofNanos(stopped.get().nanos() - taken))
           .isLessThan(MockApi.RETRY_PERIOD.plusMillis(700));
       assertThat(a.runner.state()).isEqualTo(new ElectionState.Following(Optional.of("intruder")));
+      // Must wait: the check is that a does not take the Lease back, and the intruder does not renew, so no
+      // write marks the three retry periods a had to (wrongly) try.
       Thread.sleep(MockApi.RETRY_PERIOD.toMillis() * 3);
       assertThat(api.lease().getSpec().getHolderIdentity()).isEqualTo("intruder");
     }
@@ -160,7 +162,8 @@ class LeaseProtocolTest {
     go.countDown();
     try (Replica a = aStart.get(); Replica b = bStart.get()) {
       assertThat(Replica.awaitTrue(() -> a.leads() || b.leads(), Duration.ofSeconds(5))).isTrue();
-      Thread.sleep(500);
+      // Two more retry periods of the leader's: time for the other to (wrongly) lead too.
+      assertThat(api.awaitWrites(a.leads() ? "a" : "b", 2)).isTrue();
 
       assertThat(a.leads() ^ b.leads()).isTrue();
       assertThat(log.running()).hasSize(1);
@@ -312,7 +315,7 @@ class LeaseProtocolTest {
 
         Optional<ServiceLog.Entry> term2 = log.await("a", ServiceLog.Kind.START, 0, Duration.ofSeconds(3));
         assertThat(term2).isPresent();
-        Thread.sleep(1_000);
+        assertThat(api.awaitWrites("a", 5)).as("term 2 renews").isTrue();
 
         // Nothing went wrong with term 2: it must still run, never stopped, still holding the Lease.
         assertThat(log.of("a", ServiceLog.Kind.STOP)).isEmpty();

@@ -50,7 +50,7 @@ class SharedLoopIsolationTest {
       assertThat(Replica.awaitTrue(() -> healthy.state().kind() == ElectionState.Kind.LEADING,
           Duration.ofSeconds(5))).isTrue();
       LeadershipTerm term = healthy.currentTerm().orElseThrow();
-      Thread.sleep(2_000);
+      assertThat(api.awaitWrites("healthy", 10)).as("control: it renews on its own").isTrue();
       assertThat(healthy.currentTerm()).as("control: it keeps its term on its own").contains(term);
       healthyStates.clear();
       link.partition();
@@ -63,7 +63,10 @@ class SharedLoopIsolationTest {
             .start());
       }
 
-      Thread.sleep(5_000);
+      // 25 retry periods of renewals (5 s at these timings) while the cut-off runners hold I/O threads for
+      // whole request timeouts; a healthy leader starved of its renewals loses its term well before.
+      assertThat(api.awaitWrites("healthy", 25)).as("the healthy leader renews; states %s", healthyStates)
+          .isTrue();
 
       assertThat(healthyStates).as("the healthy leader's state changes").isEmpty();
       assertThat(term.isValid()).isTrue();

@@ -180,7 +180,7 @@ final class SoakCluster implements AutoCloseable {
           }
         }
       }
-      Thread.sleep(spacing.toMillis());
+      Thread.sleep(spacing.toMillis()); // real time by design: the foreign writer's spacing
     }
     return accepted;
   }

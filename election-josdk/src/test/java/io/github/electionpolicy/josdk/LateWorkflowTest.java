@@ -141,6 +141,7 @@ class LateWorkflowTest {
     boolean interrupted = false;
     while (slowTerm.isValid() || workflowExecutor.get(slowExecutors) != null) {
       try {
+        // A blocking call deaf to interrupts, polling the two conditions it outlives (no listener for either).
         Thread.sleep(5);
       } catch (InterruptedException e) {
         interrupted = true;
