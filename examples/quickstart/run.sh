@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the README's quickstart against the installed election-policy artifacts and runs it as a pod would
-# run it: with plain java, against an API server found through KUBECONFIG (election-examples' embedded one),
+# run it: with plain java, against an API server found through KUBECONFIG (election-testkit-fabric8's
+# embedded Lease API, served by ServeLeaseApi from election-examples' class path),
 # until SIGTERM. It must lead and reconcile; on SIGTERM its shutdown hook must stop the reconciler and release
 # the Lease. Run "mvn -B install" at the repository root first (it also builds election-examples).
 set -euo pipefail
@@ -50,10 +51,10 @@ cleanup() {
 trap cleanup EXIT
 
 java -cp "$examples_dir/election-examples-$version.jar:$examples_dir/lib/*" \
-  io.github.electionpolicy.examples.ServeApiServer --kubeconfig "$work/kubeconfig" >"$work/api-server.log" 2>&1 &
+  io.github.electionpolicy.testkit.fabric8.ServeLeaseApi --kubeconfig "$work/kubeconfig" >"$work/api-server.log" 2>&1 &
 server_pid=$!
 await_line "$work/api-server.log" '^kubeconfig: ' "$server_pid"
-grep '^api server: ' "$work/api-server.log" | sed 's/^/  /'
+grep '^lease-api: ' "$work/api-server.log" | sed 's/^/  /'
 
 echo "quickstart ($label): run OrdersController.main (POD_NAME as the downward API would set it)"
 env -u LEADER_ELECTION_ENABLED -u KUBERNETES_SERVICE_HOST -u KUBERNETES_SERVICE_PORT \

@@ -15,10 +15,12 @@ import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.github.electionpolicy.testsupport.Await;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
@@ -153,11 +155,8 @@ class DeploymentManifestsIT {
     assertThat(role.getRules()).flatExtracting(PolicyRule::getVerbs).doesNotContain(verb);
 
     // The authorizer sees the Role through a watch: wait until the change arrived, then demand exactly this verb.
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (deniedVerbs(namespace, "orders-controller", "orders-controller").isEmpty()
-        && System.nanoTime() < deadline) {
-      Thread.sleep(100);
-    }
+    Await.holds(() -> !deniedVerbs(namespace, "orders-controller", "orders-controller").isEmpty(),
+        Duration.ofSeconds(30));
     assertThat(deniedVerbs(namespace, "orders-controller", "orders-controller")).containsExactly(verb);
     assertThatThrownBy(() -> assertGranted(namespace, "orders-controller", "orders-controller"))
         .isInstanceOf(AssertionError.class)

@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
+import io.github.electionpolicy.testsupport.Await;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -16,6 +17,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The real control plane that {@code tools/kube-apiserver/cluster.sh} started for this build (etcd and
@@ -199,18 +201,19 @@ final class KubeCluster {
   /** Waits until the admin can list namespaces again (the API server and etcd both answer). */
   void awaitReady(Duration timeout) throws InterruptedException {
     try (KubernetesClient admin = admin()) {
-      long deadline = System.nanoTime() + timeout.toNanos();
-      RuntimeException last = null;
-      while (System.nanoTime() < deadline) {
+      AtomicReference<RuntimeException> last = new AtomicReference<>();
+      boolean answered = Await.holds(() -> {
         try {
           admin.namespaces().withName("default").get();
-          return;
+          return true;
         } catch (RuntimeException e) {
-          last = e;
-          Thread.sleep(200);
+          last.set(e);
+          return false;
         }
+      }, timeout);
+      if (!answered) {
+        throw new AssertionError("the cluster did not answer within " + timeout, last.get());
       }
-      throw new AssertionError("the cluster did not answer within " + timeout, last);
     }
   }
 

@@ -6,6 +6,7 @@ import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.github.electionpolicy.Environment;
 import io.github.electionpolicy.examples.ExplainCluster;
+import io.github.electionpolicy.testsupport.LogCapture;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;

@@ -54,9 +54,11 @@ class RealElectionIT {
           && replicas.stream().filter(r -> !r.leads()).allMatch(r -> r.runner.state()
               instanceof ElectionState.Following f && f.leader().isPresent()), Duration.ofSeconds(20)))
           .as("one leader, two followers that know it").isTrue();
-      Thread.sleep(MockApi.LEASE_DURATION.toMillis() * 2);
-
       Replica leader = replicas.stream().filter(Replica::leads).findFirst().orElseThrow();
+      // Two lease durations of the leader's renewals, during which a follower could (wrongly) take over.
+      int renewals = (int) (MockApi.LEASE_DURATION.toMillis() * 2 / MockApi.RETRY_PERIOD.toMillis());
+      assertThat(RealServerRecord.awaitWrites(api, LEASE, leader.name, renewals)).as("the leader renews").isTrue();
+
       assertThat(replicas.stream().filter(Replica::leads)).containsExactly(leader);
       assertThat(log.running()).containsExactly(leader.name);
       assertThat(lease().orElseThrow().getSpec().getHolderIdentity()).isEqualTo(leader.name);
@@ -192,6 +194,7 @@ class RealElectionIT {
         .service(log.service("a"))
         .start()) {
       assertThat(Replica.awaitTrue(() -> log.running().contains("a"), Duration.ofSeconds(5))).isTrue();
+      // Must wait: the check is that nothing is sent for a lease duration, and nothing marks that time.
       Thread.sleep(MockApi.LEASE_DURATION.toMillis());
       assertThat(runner.state().kind()).isEqualTo(ElectionState.Kind.NOT_CONTENDING);
     }
@@ -206,7 +209,7 @@ class RealElectionIT {
   @Test
   void theExpiryCheckCatchesATakeOverBeforeTheLeaseExpired() throws Exception {
     try (Replica a = Replica.startLeader("a", api.replica("a").client(), settings("a").build(), log)) {
-      Thread.sleep(MockApi.RETRY_PERIOD.toMillis() * 2);
+      assertThat(RealServerRecord.awaitWrites(api, LEASE, "a", 2)).as("a renews").isTrue();
       // A conditional write, as a foreign writer makes it: re-read and retry on the leader's renewals' 409s.
       for (int attempt = 0; ; attempt++) {
         Lease current = lease().orElseThrow();

@@ -32,6 +32,23 @@ final class RealServerRecord {
     return api.leaseWrites(lease);
   }
 
+  /**
+   * Waits until the record holds {@code count} more writes of Lease {@code lease} that leave {@code holder} in it
+   * than it held when called: the server's evidence that {@code holder} led through {@code count} more retry
+   * periods, which a test that shows that something does not happen meanwhile waits for instead of sleeping.
+   *
+   * @return whether they came in time (three retry periods each, plus ten seconds)
+   */
+  static boolean awaitWrites(LeaseApi api, String lease, String holder, int count) throws InterruptedException {
+    long before = writesBy(api, lease, holder);
+    return Replica.awaitTrue(() -> writesBy(api, lease, holder) >= before + count,
+        MockApi.RETRY_PERIOD.multipliedBy(3L * count).plusSeconds(10));
+  }
+
+  private static long writesBy(LeaseApi api, String lease, String holder) {
+    return api.leaseWrites(lease).stream().filter(w -> w.holder().equals(holder)).count();
+  }
+
   /** The record as {@code holder@resourceVersion}, for messages ({@code @} alone: released). */
   static List<String> describe(List<LeaseWrite> writes) {
     return writes.stream().map(w -> w.holder() + "@" + w.resourceVersion()).toList();

@@ -106,7 +106,9 @@ class RunnerLifecycleIT {
       Optional<ServiceLog.Entry> takeover = log.await("b", ServiceLog.Kind.START, cut, Duration.ofSeconds(15));
       assertThat(takeover).as("b takes over").isPresent();
       linkA.heal();
-      Thread.sleep(MockApi.LEASE_DURATION.toMillis()); // time for a stopped runner to (wrongly) write again
+      // A lease duration of b's renewals: time for the stopped runner to (wrongly) write again.
+      int renewals = (int) (MockApi.LEASE_DURATION.toMillis() / MockApi.RETRY_PERIOD.toMillis());
+      assertThat(RealServerRecord.awaitWrites(api, LEASE, "b", renewals)).as("b renews").isTrue();
       List<LeaseWrite> writes = RealServerRecord.upToNow(api, LEASE);
       int firstOfB = writes.stream().map(LeaseWrite::holder).toList().indexOf("b");
       assertThat(firstOfB).as("b's write is in the record").isNotNegative();
@@ -159,7 +161,10 @@ class RunnerLifecycleIT {
             .service(log.service("cut-" + i))
             .start());
       }
-      Thread.sleep(MockApi.LEASE_DURATION.toMillis() * 3);
+      // Three lease durations of the healthy runner's renewals while the cut-off ones hold I/O threads.
+      int renewals = (int) (MockApi.LEASE_DURATION.toMillis() * 3 / MockApi.RETRY_PERIOD.toMillis());
+      assertThat(RealServerRecord.awaitWrites(api, "healthy", "healthy", renewals))
+          .as("the healthy runner renews; its states %s", healthyStates).isTrue();
 
       String ioThreads = Thread.getAllStackTraces().entrySet().stream()
           .filter(e -> e.getKey().getName().startsWith("election-io-"))
@@ -212,7 +217,8 @@ class RunnerLifecycleIT {
         String leaderName = leader.name;
         assertThat(Replica.awaitTrue(() -> follower.runner.state().equals(
             new ElectionState.Following(Optional.of(leaderName))), Duration.ofSeconds(10))).isTrue();
-        Thread.sleep(MockApi.RETRY_PERIOD.toMillis()); // a settled follower, its watch open
+        // A settled follower, its watch open: one more renewal of the leader's reached it.
+        assertThat(RealServerRecord.awaitWrites(api, LEASE, leaderName, 1)).isTrue();
         long closing = System.nanoTime();
         leader.close();
         assertThat(Replica.awaitTrue(follower::leads, Duration.ofSeconds(10))).isTrue();

@@ -35,7 +35,7 @@ class ServerOutageIT {
     LeaseSettings settings = MockApi.fastSettings("a").namespace(api.namespace()).build();
     try (Replica a = Replica.startLeader("a", api.replica("a").client(), settings, log)) {
       LeadershipTerm before = a.runner.currentTerm().orElseThrow();
-      Thread.sleep(MockApi.RETRY_PERIOD.toMillis() * 2);
+      assertThat(RealServerRecord.awaitWrites(api, MockApi.LEASE, "a", 2)).as("a renews").isTrue();
 
       long killed = System.nanoTime();
       Optional<ServiceLog.Entry> stopped;

@@ -2,6 +2,7 @@ package io.github.electionpolicy.examples;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.electionpolicy.testsupport.MarkdownBlocks;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -29,18 +30,7 @@ class QuickstartMirrorsReadmeTest {
 
   /** The lines inside the first fenced block of {@code language} after the line that contains {@code marker}. */
   private static List<String> fencedBlockAfter(List<String> document, String marker, String language) {
-    int markerLine = -1;
-    for (int i = 0; i < document.size() && markerLine < 0; i++) {
-      if (document.get(i).contains(marker)) {
-        markerLine = i;
-      }
-    }
-    assertThat(markerLine).as("the line \"%s\" before the block", marker).isNotNegative();
-    int open = document.subList(markerLine, document.size()).indexOf("```" + language) + markerLine;
-    assertThat(open).as("a ```%s block after \"%s\"", language, marker).isGreaterThan(markerLine);
-    int close = document.subList(open + 1, document.size()).indexOf("```") + open + 1;
-    assertThat(close).as("the end of the ```%s block after \"%s\"", language, marker).isGreaterThan(open);
-    return document.subList(open + 1, close);
+    return MarkdownBlocks.blockAfter(document, marker, language);
   }
 
   private static List<String> trimmed(List<String> lines) {

@@ -14,6 +14,7 @@ import io.github.electionpolicy.ElectionPolicy;
 import io.github.electionpolicy.Environment;
 import io.github.electionpolicy.InvalidElectionSettingException;
 import io.github.electionpolicy.Substrate;
+import io.github.electionpolicy.testsupport.LogCapture;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -300,7 +301,11 @@ class BadInputCatalogueTest {
       try (Replica a = Replica.start("a", api.client(), MockApi.fastSettings("orders").build(), log)) {
         assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(3))).isTrue();
         try (Replica b = Replica.start("b", api.client(), MockApi.fastSettings("orders").build(), log)) {
-          Thread.sleep(MockApi.LEASE_DURATION.plus(MockApi.RENEW_DEADLINE).toMillis());
+          // A lease duration and a renew deadline of the holder's retry periods: b had that long to (wrongly)
+          // take the Lease under the same identity, or start its services.
+          int renewals = (int) (MockApi.LEASE_DURATION.plus(MockApi.RENEW_DEADLINE).toMillis()
+              / MockApi.RETRY_PERIOD.toMillis());
+          assertThat(api.awaitWrites("orders", renewals)).as("the holder renews").isTrue();
 
           assertThat(log.overlap()).isEmpty();
           assertThat(log.running()).containsExactly("a");

@@ -64,12 +64,15 @@ class ConcurrentLeaseAccessTest {
 
   @Test
   void theFirstRequiredVerbWithoutAnAnswerNamesTheReasonEvenWhenALaterOneFailsFirst() {
+    CountDownLatch createFailed = new CountDownLatch(1);
     LeaseAccess access = LeaseAccess.review("shop", "orders", review -> {
       if (verb(review).equals("get")) {
-        Thread.sleep(200);
+        // Fails only once create has failed (the pool runs the reviews side by side): get fails last.
+        assertThat(createFailed.await(5, TimeUnit.SECONDS)).as("create's review ran").isTrue();
         throw new IllegalStateException("get is slow and fails");
       }
       if (verb(review).equals("create")) {
+        createFailed.countDown();
         throw new IllegalStateException("create fails at once");
       }
       return Optional.of(true);
@@ -96,17 +99,21 @@ class ConcurrentLeaseAccessTest {
   @Test
   void anInterruptWhileWaitingIsUnknownAndKeepsTheThreadInterrupted() throws Exception {
     CountDownLatch never = new CountDownLatch(1);
+    CountDownLatch reviewing = new CountDownLatch(1);
     LeaseAccess[] result = new LeaseAccess[1];
     boolean[] interrupted = new boolean[1];
     Thread caller = new Thread(() -> {
       result[0] = LeaseAccess.review("shop", "orders", review -> {
+        reviewing.countDown();
         never.await();
         return Optional.of(true);
       }, pool);
       interrupted[0] = Thread.currentThread().isInterrupted();
     });
     caller.start();
-    Thread.sleep(200);
+    // The caller has handed the reviews to the pool and waits for them (or is about to: an interrupt that comes
+    // first is seen by the wait all the same).
+    assertThat(reviewing.await(5, TimeUnit.SECONDS)).isTrue();
     caller.interrupt();
     caller.join(5000);
 

@@ -34,6 +34,7 @@ class ElectionThreadFailureTest {
 
       @Override
       public void stop() throws Exception {
+        // A service that takes a while to stop, so an exit that did not wait for it would come first.
         Thread.sleep(300);
         logged.stop();
       }

@@ -3,11 +3,14 @@ package io.github.electionpolicy.fabric8;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
+import io.github.electionpolicy.testkit.fabric8.LeaseWrite;
+import io.github.electionpolicy.testsupport.Await;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -29,9 +32,11 @@ class LeaderElectionTest {
           && replicas.stream().filter(r -> !r.leads()).allMatch(r -> r.runner.state()
               instanceof ElectionState.Following f && f.leader().isPresent()), Duration.ofSeconds(5)))
           .as("one leader, two followers that know it").isTrue();
-      Thread.sleep(MockApi.LEASE_DURATION.toMillis());
-
       Replica leader = replicas.stream().filter(Replica::leads).findFirst().orElseThrow();
+      // A whole lease duration of the leader's renewals, during which a follower could (wrongly) take over.
+      int renewals = (int) (MockApi.LEASE_DURATION.toMillis() / MockApi.RETRY_PERIOD.toMillis());
+      assertThat(api.awaitWrites(leader.name, renewals)).as("the leader renews").isTrue();
+
       assertThat(replicas.stream().filter(Replica::leads)).containsExactly(leader);
       assertThat(replicas.stream().filter(r -> r != leader).map(r -> r.runner.state()))
           .allSatisfy(state -> assertThat(state)
@@ -77,16 +82,21 @@ class LeaderElectionTest {
     // b starts once a leads, so that a is the leader this test cuts off.
     assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(5))).isTrue();
     try (Replica b = Replica.start("b", api.client(), MockApi.fastSettings("b").build(), log)) {
-      Thread.sleep(500);
+      assertThat(Replica.awaitTrue(() -> b.runner.state().equals(new ElectionState.Following(Optional.of("a"))),
+          Duration.ofSeconds(5))).isTrue();
 
       long cut = System.nanoTime();
       a.client.close();
-      Thread.sleep(300);
-      Lease lastRenewal = api.lease();
-      assertThat(lastRenewal.getSpec().getHolderIdentity()).isEqualTo("a");
-      Instant expiry = lastRenewal.getSpec().getRenewTime().toInstant().plus(MockApi.LEASE_DURATION);
       Optional<ServiceLog.Entry> takeover = log.await("b", ServiceLog.Kind.START, cut,
           Duration.ofSeconds(6));
+      // a's last renewal is its last write the server accepted before b's: renewals in flight when its
+      // client closed included.
+      List<LeaseWrite> writes = api.writes();
+      LeaseWrite acquired = writes.stream().filter(w -> w.holder().equals("b")).findFirst().orElseThrow();
+      LeaseWrite lastRenewal = writes.stream()
+          .filter(w -> w.holder().equals("a") && w.resourceVersion() < acquired.resourceVersion())
+          .reduce((first, second) -> second).orElseThrow();
+      Instant expiry = lastRenewal.spec().getRenewTime().toInstant().plus(MockApi.LEASE_DURATION);
       Instant takenAt = Instant.now().minusNanos(System.nanoTime() - takeover.map(ServiceLog.Entry::nanos)
           .orElse(System.nanoTime()));
 
@@ -143,6 +153,7 @@ class LeaderElectionTest {
   @Test
   void closeFromAnInterruptedThreadStillStopsThenReleasesAndKeepsTheInterrupt() throws Exception {
     CountDownLatch stopping = new CountDownLatch(1);
+    CountDownLatch letStopEnd = new CountDownLatch(1);
     LeaderService logged = log.service("a");
     LeaderService slowToStop = new LeaderService() {
       @Override
@@ -153,8 +164,9 @@ class LeaderElectionTest {
       @Override
       public void stop() throws Exception {
         stopping.countDown();
-        // Long enough that a close() that did not wait would return before this stop ends.
-        Thread.sleep(300);
+        // Ends only once the closing thread waits (or close() returned): a close() that did not wait for it
+        // would have returned before this stop ends.
+        letStopEnd.await(5, TimeUnit.SECONDS);
         logged.stop();
       }
     };
@@ -170,9 +182,25 @@ class LeaderElectionTest {
       assertThat(Replica.awaitTrue(() -> b.runner.state().equals(new ElectionState.Following(Optional.of("a"))),
           Duration.ofSeconds(5))).isTrue();
 
+      Thread closingThread = Thread.currentThread();
+      java.util.concurrent.atomic.AtomicBoolean closeReturned = new java.util.concurrent.atomic.AtomicBoolean();
+      Thread stopEnder = new Thread(() -> {
+        try {
+          if (stopping.await(5, TimeUnit.SECONDS)) {
+            Await.holds(() -> closeReturned.get() || closingThread.getState() == Thread.State.WAITING
+                || closingThread.getState() == Thread.State.TIMED_WAITING, Duration.ofSeconds(5));
+          }
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        } finally {
+          letStopEnd.countDown();
+        }
+      }, "stop-ender");
+      stopEnder.start();
       long closing = System.nanoTime();
       Thread.currentThread().interrupt();
       a.close();
+      closeReturned.set(true);
       boolean interruptedAfterClose = Thread.interrupted();
       long closed = System.nanoTime();
       String holderAfterClose = api.lease().getSpec().getHolderIdentity();
@@ -208,6 +236,7 @@ class LeaderElectionTest {
         assertThat(term.isElected()).isFalse();
         assertThat(term.isValid()).isTrue();
       });
+      // Must wait: the check is that nothing is sent for a lease duration, and nothing marks that time.
       Thread.sleep(MockApi.LEASE_DURATION.toMillis());
     }
     assertThat(log.running()).isEmpty();

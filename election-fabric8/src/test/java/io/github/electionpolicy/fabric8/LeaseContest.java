@@ -3,6 +3,7 @@ package io.github.electionpolicy.fabric8;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
+import io.github.electionpolicy.testsupport.LogCapture;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -58,7 +59,9 @@ record LeaseContest(Optional<Duration> firstStartAfter, List<ElectionState> stat
           offset.addAndGet(jump.toNanos());
         }
         Replica.awaitTrue(() -> !log.running().isEmpty(), observe);
-        // Let the follower see the new holder, and a second contender try its luck.
+        // Let the follower see the new holder, and a second contender try its luck. Must wait: a contest may
+        // end with no holder of ours writing at all (a planted Lease that is never ours), so no event marks
+        // three retry periods for every contest.
         Thread.sleep(MockApi.RETRY_PERIOD.toMillis() * 3);
         for (Replica r : List.of(a, b)) {
           states.add(r.runner.state());

@@ -22,7 +22,7 @@ class LeaseDeletionTest {
           && b.runner.state().equals(new ElectionState.Following(Optional.of("a"))), Duration.ofSeconds(5)))
           .isTrue();
       LeadershipTerm oldTerm = a.runner.currentTerm().orElseThrow();
-      Thread.sleep(MockApi.RETRY_PERIOD.toMillis());
+      assertThat(api.awaitWrites("a", 1)).as("a renews its term").isTrue();
 
       long deleted = System.nanoTime();
       api.client().leases().inNamespace(MockApi.NAMESPACE).withName(MockApi.LEASE).delete();

@@ -2,6 +2,7 @@ package io.github.electionpolicy.fabric8;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 import io.github.electionpolicy.Environment;
 import io.github.electionpolicy.InvalidElectionSettingException;
@@ -10,10 +11,10 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
-import org.junit.jupiter.api.Test;
 
 class LeaseSettingsTest {
 
@@ -187,5 +188,64 @@ class LeaseSettingsTest {
         .hasMessageStartingWith(setting + "=")
         .hasMessageContaining("is not valid: accepted values are")
         .hasMessageContaining("; fix: ");
+  }
+
+  // ---- finding 6 of the review of the start-up, settings and health changes --------------------------
+
+  /**
+   * Attack: the docs promise every setting fails in build() with an InvalidElectionSettingException naming it.
+   * With Immutables the derived defaults (healthBudget = leaseDuration + renewDeadline, stopTimeout =
+   * leaseDuration - renewDeadline) are computed in the generated constructor BEFORE @Value.Check runs the
+   * checks, so a huge duration (Duration.ofSeconds(Long.MAX_VALUE), ChronoUnit.FOREVER.getDuration(): "never
+   * expire" in a test) escapes as a bare {@code ArithmeticException: long overflow} that names no setting and
+   * says nothing of how to fix it; the leaseDuration check (at most Integer.MAX_VALUE seconds) never runs.
+   *
+   * <p>Fix: compute the derived defaults with saturating arithmetic (or check the raw inputs in the defaults),
+   * so the checks get to run and name leaseDuration / renewDeadline.
+   */
+  @Test
+  void aHugeDurationFailsNamingTheSetting() {
+    Throwable lease = catchThrowable(() -> LeaseSettings.builder().leaseName("orders")
+        .leaseDuration(Duration.ofSeconds(Long.MAX_VALUE)).build());
+    Throwable deadline = catchThrowable(() -> LeaseSettings.builder().leaseName("orders")
+        .renewDeadline(Duration.ofSeconds(Long.MAX_VALUE)).build());
+
+    assertThat(lease).isInstanceOf(InvalidElectionSettingException.class).hasMessageContaining("leaseDuration");
+    assertThat(deadline).isInstanceOf(InvalidElectionSettingException.class).hasMessageContaining("renewDeadline");
+  }
+
+  // ---- finding 9 of the review of the start-up, settings and health changes --------------------------
+
+  /**
+   * Attack: toBuilder() copies the derived defaults (documented). Change the timings on a toBuilder() of the
+   * defaults and build() fails on a setting the user never set, with a fix that cannot be applied: for
+   * healthBudget "leave the default (leaseDuration + renewDeadline) or raise healthBudget" (they did leave it;
+   * the 25 s came from the copy), for requestTimeout "pass ... none for half of renewDeadline" (a builder from
+   * toBuilder() has no way to pass "none"). "Bad configuration fails loudly with a message that says what to
+   * fix": here the message says the wrong thing.
+   *
+   * <p>Fix: let the derived defaults follow the timings on toBuilder() (copy only the attributes that were set
+   * explicitly: Immutables can track that with a non-default @Value.Default bit, or keep the raw Optionals), or
+   * at least say in the message that the value was copied by toBuilder() and must be set explicitly.
+   */
+  @Test
+  void toBuilderWithNewTimingsBuildsOrNamesAFixThatCanBeApplied() {
+    LeaseSettings defaults = LeaseSettings.builder().leaseName("orders").build();
+
+    Throwable slower = catchThrowable(() -> defaults.toBuilder()
+        .leaseDuration(Duration.ofSeconds(60)).renewDeadline(Duration.ofSeconds(40)).retryPeriod(Duration.ofSeconds(5))
+        .build());
+    Throwable faster = catchThrowable(() -> defaults.toBuilder()
+        .leaseDuration(Duration.ofSeconds(4)).renewDeadline(Duration.ofSeconds(3)).retryPeriod(Duration.ofSeconds(1))
+        .build());
+
+    if (slower != null) {
+      assertThat(slower).as("healthBudget was never set: 'leave the default' is what the user did")
+          .hasMessageNotContaining("leave the default");
+    }
+    if (faster != null) {
+      assertThat(faster).as("a toBuilder() builder cannot pass 'none'")
+          .hasMessageNotContaining("or none for half of renewDeadline");
+    }
   }
 }

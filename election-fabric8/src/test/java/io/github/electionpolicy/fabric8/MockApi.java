@@ -8,6 +8,8 @@ import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.http.Dispatcher;
+import io.fabric8.mockwebserver.http.MockResponse;
+import io.fabric8.mockwebserver.http.RecordedRequest;
 import io.github.electionpolicy.ElectionDecision;
 import io.github.electionpolicy.ElectionPolicy;
 import io.github.electionpolicy.Environment;
@@ -16,11 +18,13 @@ import io.github.electionpolicy.testkit.fabric8.ApiServerTarget;
 import io.github.electionpolicy.testkit.fabric8.LeaseApi;
 import io.github.electionpolicy.testkit.fabric8.LeaseWrite;
 import io.github.electionpolicy.testkit.fabric8.ReplicaLink;
+import io.github.electionpolicy.testsupport.Await;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
@@ -51,6 +55,8 @@ final class MockApi implements AutoCloseable, AfterEachCallback {
   final KubernetesMockServer server;
   /** Clients to URLs of a test's choosing, which the fixture did not hand out. */
   private final List<KubernetesClient> ownClients = new ArrayList<>();
+  /** The User-Agent of every Lease watch request the server received. */
+  private final List<String> watchRequests = new CopyOnWriteArrayList<>();
 
   MockApi() {
     this(UnaryOperator.identity());
@@ -61,9 +67,55 @@ final class MockApi implements AutoCloseable, AfterEachCallback {
     fixture = LeaseApi.builder()
         .namespace(NAMESPACE)
         .target(ApiServerTarget.embedded())
-        .dispatcher(decorate)
+        .dispatcher(delegate -> decorate.apply(recordingWatches(delegate)))
         .start();
     server = fixture.mockServer();
+  }
+
+  /** Counts the Lease watch requests that reach the server, by the User-Agent that sent them. */
+  private Dispatcher recordingWatches(Dispatcher delegate) {
+    return new Dispatcher() {
+      @Override
+      public MockResponse dispatch(RecordedRequest request) {
+        String path = request.getPath() == null ? "" : request.getPath();
+        if (path.contains("/leases") && path.contains("watch=true")) {
+          String agent = request.getHeader("User-Agent");
+          watchRequests.add(agent == null ? "" : agent);
+        }
+        return delegate.dispatch(request);
+      }
+    };
+  }
+
+  /**
+   * Waits until a Lease watch request from the client named {@code userAgent} ({@link #clientNamed}) reached the
+   * server: the follower's watch is opening, so from now on it hears every Lease write as an event.
+   *
+   * @return whether it came within ten seconds
+   */
+  boolean awaitWatchFrom(String userAgent) throws InterruptedException {
+    return Await.holds(() -> watchRequests.stream().anyMatch(agent -> agent.contains(userAgent)),
+        Duration.ofSeconds(10));
+  }
+
+  /**
+   * Waits until the server has accepted {@code count} more Lease writes that leave {@code holder} in the Lease
+   * than it had when called: the server's own evidence that {@code holder} led through {@code count} more retry
+   * periods. A test that shows that something does not happen while a replica leads waits for this instead of
+   * sleeping a guessed time: the other replicas had as many retry periods to (wrongly) act, however loaded the
+   * machine is.
+   *
+   * @return whether they came in time (three retry periods each, plus ten seconds); false means the holder
+   *     stopped writing
+   */
+  boolean awaitWrites(String holder, int count) throws InterruptedException {
+    long before = writesBy(holder);
+    return Await.holds(() -> writesBy(holder) >= before + count,
+        RETRY_PERIOD.multipliedBy(3L * count).plusSeconds(10));
+  }
+
+  private long writesBy(String holder) {
+    return writes().stream().filter(write -> write.holder().equals(holder)).count();
   }
 
   /** The fixture answers SelfSubjectAccessReviews always (an expectation a test sets on {@link #server} wins). */

@@ -25,7 +25,7 @@ class PartitionTest {
         assertThat(Replica.awaitTrue(() -> !b.leads() && !c.leads()
             && b.runner.state().equals(new ElectionState.Following(Optional.of("a"))), Duration.ofSeconds(5)))
             .isTrue();
-        Thread.sleep(500);
+        assertThat(api.awaitWrites("a", 2)).as("a renews while b and c follow").isTrue();
 
         long cut = System.nanoTime();
         proxy.partition();

@@ -156,7 +156,7 @@ class RbacManifestTest {
       try (Replica b = Replica.start("b", api.client(), MockApi.fastSettings("b").build(), log)) {
         assertThat(Replica.awaitTrue(() -> b.runner.state().equals(new ElectionState.Following(
             java.util.Optional.of("a"))), Duration.ofSeconds(10))).isTrue();
-        Thread.sleep(MockApi.RETRY_PERIOD.multipliedBy(3).toMillis());
+        assertThat(api.awaitWrites("a", 3)).as("a renews while b follows").isTrue();
       }
     }
 

@@ -2,10 +2,13 @@ package io.github.electionpolicy.fabric8;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.electionpolicy.testsupport.LogCapture;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -133,6 +136,49 @@ class RbacPreflightTest {
         .start()) {
       assertThat(Replica.awaitTrue(() -> runner.state().kind() == ElectionState.Kind.LEADING,
           Duration.ofSeconds(5))).isTrue();
+    }
+  }
+
+  // ---- finding 7 of the review of the start-up, settings and health changes --------------------------
+
+  /**
+   * Attack: awaitStopped() documents that it may be called "from one of the runner's own threads (a reconciler,
+   * listener, loss handler or exiter)". An exiter is exactly where one would wait for the runner to be done
+   * before ending the process. But under EXIT the exiter runs BEFORE the runner reports STOPPED (LossReaction
+   * startFailed/exit: "Exit before reporting STOPPED"), on the election thread that would report it: the
+   * exiter's awaitStopped() waits on a latch only it can release. The untimed awaitStopped() deadlocks the
+   * election thread for ever: the runner never reaches STOPPED, the process never exits after the RBAC denial.
+   * (The same holds for a custom LossHandler calling awaitStopped() before returning STOP.)
+   *
+   * <p>Fix: count the stopped latch down (or make awaitStopped return at once) when called on the election
+   * thread; or stop documenting exiters and loss handlers as callers.
+   */
+  @Test
+  void awaitStoppedFromTheExiterReturnsAfterAPreflightDenial() throws Exception {
+    api.denying(Set.of("update"));
+    AtomicReference<ElectionRunner> runner = new AtomicReference<>();
+    CountDownLatch runnerKnown = new CountDownLatch(1);
+    List<Boolean> stoppedSeenByExiter = new CopyOnWriteArrayList<>();
+    LeaseSettings settings = MockApi.fastSettings("a").lossPolicy(LossPolicy.exit(status -> {
+      try {
+        runnerKnown.await(5, TimeUnit.SECONDS);
+        // On the election thread it returns at once (the runner stops once this exiter returns): before the
+        // fix it waited for itself, and the untimed awaitStopped() never returned.
+        long before = System.nanoTime();
+        runner.get().awaitStopped();
+        boolean stoppedYet = runner.get().awaitStopped(Duration.ofSeconds(3));
+        stoppedSeenByExiter.add(!stoppedYet && System.nanoTime() - before < Duration.ofSeconds(1).toNanos());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    })).build();
+
+    try (Replica a = Replica.start("a", api.client(), settings, log)) {
+      runner.set(a.runner);
+      runnerKnown.countDown();
+      assertThat(a.runner.awaitStopped(Duration.ofSeconds(10))).isTrue();
+
+      assertThat(stoppedSeenByExiter).containsExactly(true);
     }
   }
 }

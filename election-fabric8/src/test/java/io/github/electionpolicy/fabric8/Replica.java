@@ -1,6 +1,7 @@
 package io.github.electionpolicy.fabric8;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.github.electionpolicy.testsupport.Await;
 import java.time.Duration;
 
 /** One controller process of a test: its own client, its own runner, reconcilers recorded in a shared log. */
@@ -45,14 +46,16 @@ final class Replica implements AutoCloseable {
 
   /**
    * Starts a replica and waits until it leads: {@code start()} returns before the first Lease call, so a
-   * replica started right after it would otherwise race it for the Lease.
+   * replica started right after it would otherwise race it for the Lease. The deadline is generous: the first
+   * runner of a JVM (the client's first requests, a cold JIT) on a loaded two-core machine was seen to need more
+   * than 5 s; a replica that leads returns at once.
    */
   static Replica startLeader(String name, KubernetesClient client, LeaseSettings settings, ServiceLog log)
       throws InterruptedException {
     Replica replica = start(name, client, settings, log);
-    if (!awaitTrue(replica::leads, Duration.ofSeconds(5))) {
+    if (!awaitTrue(replica::leads, Duration.ofSeconds(20))) {
       replica.close();
-      throw new AssertionError(name + " did not lead within 5 s of its start: " + replica.runner.state());
+      throw new AssertionError(name + " did not lead within 20 s of its start: " + replica.runner.state());
     }
     return replica;
   }
@@ -74,16 +77,10 @@ final class Replica implements AutoCloseable {
     return runner.state().kind() == ElectionState.Kind.LEADING;
   }
 
+  /** Whether {@code condition} holds within {@code timeout}; {@link Await#holds} under the name these tests use. */
   static boolean awaitTrue(java.util.function.BooleanSupplier condition, Duration timeout)
       throws InterruptedException {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    while (System.nanoTime() < deadline) {
-      if (condition.getAsBoolean()) {
-        return true;
-      }
-      Thread.sleep(5);
-    }
-    return condition.getAsBoolean();
+    return Await.holds(condition, timeout);
   }
 
   @Override

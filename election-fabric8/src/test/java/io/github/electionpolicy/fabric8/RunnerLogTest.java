@@ -3,6 +3,7 @@ package io.github.electionpolicy.fabric8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 
+import io.github.electionpolicy.testsupport.LogCapture;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Arrays;

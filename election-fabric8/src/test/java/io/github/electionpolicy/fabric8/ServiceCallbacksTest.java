@@ -51,7 +51,7 @@ class ServiceCallbacksTest {
       followerReady.countDown();
       Optional<ServiceLog.Entry> takeover = log.await("b", ServiceLog.Kind.START, 0, Duration.ofSeconds(5));
       assertThat(a.awaitStopped(Duration.ofSeconds(5))).isTrue();
-      Thread.sleep(MockApi.RETRY_PERIOD.toMillis() * 2);
+      assertThat(api.awaitWrites("b", 2)).as("b leads on").isTrue();
 
       assertThat(takeover).as("b takes over once a released the Lease").isPresent();
       assertThat(log.of("a", ServiceLog.Kind.START)).as("only the reconciler that closed started").hasSize(1);
@@ -84,6 +84,7 @@ class ServiceCallbacksTest {
       api.takeLeaseAs("intruder");
 
       assertThat(runner.awaitStopped(Duration.ofSeconds(5))).isTrue();
+      // Must wait: the check is that no third stop comes after the runner stopped, and nothing marks that time.
       Thread.sleep(MockApi.RETRY_PERIOD.toMillis());
       assertThat(stops).containsExactly("second", "first");
       assertThat(runner.state()).as("closed during the loss").isEqualTo(new ElectionState.Stopped(ElectionState.StopCause.CLOSED));

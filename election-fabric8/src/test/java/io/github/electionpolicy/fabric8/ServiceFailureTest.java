@@ -3,6 +3,7 @@ package io.github.electionpolicy.fabric8;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
+import io.github.electionpolicy.testsupport.LogCapture;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -68,6 +69,8 @@ class ServiceFailureTest {
 
       assertThat(a.awaitStopped(Duration.ofSeconds(5))).as("it stops contending").isTrue();
       assertThat(a.state()).isEqualTo(new ElectionState.Stopped(ElectionState.StopCause.LOST));
+      // Must wait: the check is that the stopped runner takes no second term once the intruder's Lease expired,
+      // and neither the intruder (it does not renew) nor the stopped runner marks that time.
       Thread.sleep(MockApi.LEASE_DURATION.plus(MockApi.RETRY_PERIOD.multipliedBy(3)).toMillis());
       assertThat(log.of("a", ServiceLog.Kind.START)).as("no second term after the intruder's lease expired")
           .hasSize(1);

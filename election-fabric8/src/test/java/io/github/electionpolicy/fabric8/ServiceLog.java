@@ -1,5 +1,6 @@
 package io.github.electionpolicy.fabric8;
 
+import io.github.electionpolicy.testsupport.Await;
 import java.time.Duration;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -61,17 +62,10 @@ final class ServiceLog {
   /** Waits until an entry matching replica and kind appears after {@code afterNanos}; returns it. */
   Optional<Entry> await(String replica, Kind kind, long afterNanos, Duration timeout)
       throws InterruptedException {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    while (true) {
-      Optional<Entry> found = entries.stream()
-          .filter(e -> (replica == null || e.replica().equals(replica)) && e.kind() == kind
-              && e.nanos() - afterNanos >= 0)
-          .findFirst();
-      if (found.isPresent() || System.nanoTime() - deadline >= 0) {
-        return found;
-      }
-      Thread.sleep(5);
-    }
+    return Await.present(() -> entries.stream()
+        .filter(e -> (replica == null || e.replica().equals(replica)) && e.kind() == kind
+            && e.nanos() - afterNanos >= 0)
+        .findFirst(), timeout);
   }
 
   /** Replicas whose reconcilers run now: more starts than stops. */

@@ -8,6 +8,7 @@ import io.github.electionpolicy.testkit.fabric8.ApiServerTarget;
 import io.github.electionpolicy.testkit.fabric8.LeaseApi;
 import io.github.electionpolicy.testkit.fabric8.LeaseWrite;
 import io.github.electionpolicy.testkit.fabric8.ReplicaLink;
+import io.github.electionpolicy.testsupport.Await;
 import java.time.Duration;
 import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
@@ -179,7 +180,7 @@ final class SoakCluster implements AutoCloseable {
           }
         }
       }
-      Thread.sleep(spacing.toMillis());
+      Thread.sleep(spacing.toMillis()); // real time by design: the foreign writer's spacing
     }
     return accepted;
   }
@@ -212,22 +213,18 @@ final class SoakCluster implements AutoCloseable {
    */
   Optional<Slot> awaitStable(String after) throws InterruptedException {
     long waitFrom = System.nanoTime();
-    long deadline = waitFrom + STABLE_TIMEOUT.toNanos();
-    while (System.nanoTime() - deadline < 0) {
-      Optional<Slot> leader = stableLeader(waitFrom);
-      if (leader.isPresent()) {
-        long now = System.nanoTime();
-        // Dated so that each replica's last success lies within FRESH before it, as the health checks assume:
-        // a watching follower's may be older than FRESH at the stable point itself.
-        up().forEach(slot -> slot.stableNanos = now - Math.max(0, slot.runner.health().sinceLastLeaseSuccess()
-            .map(Duration::toNanos).orElse(0L) - FRESH.toNanos()));
-        sampleAll("stable after " + after, true);
-        journal.trace("stable: " + leader.get().identity + " leads, "
-            + up().stream().filter(s -> s != leader.get()).map(s -> s.identity).collect(Collectors.joining(", "))
-            + " follow");
-        return leader;
-      }
-      Thread.sleep(10);
+    Optional<Slot> leader = Await.present(() -> stableLeader(waitFrom), STABLE_TIMEOUT);
+    if (leader.isPresent()) {
+      long now = System.nanoTime();
+      // Dated so that each replica's last success lies within FRESH before it, as the health checks assume:
+      // a watching follower's may be older than FRESH at the stable point itself.
+      up().forEach(slot -> slot.stableNanos = now - Math.max(0, slot.runner.health().sinceLastLeaseSuccess()
+          .map(Duration::toNanos).orElse(0L) - FRESH.toNanos()));
+      sampleAll("stable after " + after, true);
+      journal.trace("stable: " + leader.get().identity + " leads, "
+          + up().stream().filter(s -> s != leader.get()).map(s -> s.identity).collect(Collectors.joining(", "))
+          + " follow");
+      return leader;
     }
     journal.unrecovered(new SoakJournal.Unrecovered(after, up().stream()
         .map(s -> s.identity + "=" + s.runner.health()).collect(Collectors.joining("; "))

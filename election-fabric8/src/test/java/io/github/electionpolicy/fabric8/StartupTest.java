@@ -2,11 +2,18 @@ package io.github.electionpolicy.fabric8;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
+import io.github.electionpolicy.InvalidElectionSettingException;
+import io.github.electionpolicy.testsupport.LogCapture;
 import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -141,6 +148,100 @@ class StartupTest {
       // heal failed without naming a holder (LeaseElector.Events#following).
       assertThat(changes.get(0)).startsWith("STARTING->");
       assertThat(changes).anyMatch(change -> change.endsWith("->LEADING"));
+    }
+  }
+
+  // ---- finding 3 of the review of the start-up, settings and health changes --------------------------
+
+  /**
+   * Attack: the thread calling start() for an unelected runner is interrupted while a service's start() runs
+   * (a shutdown, an executor cancelling a start-up task). ServiceControl.startNow turns the interrupt into an
+   * IllegalStateException, begin() calls shutDownAfterFailedStart() and start() throws, so the caller holds no
+   * runner to close. But the start task was not cancelled: it finishes on the reconciler thread, the service
+   * runs on under an unelected term that is never ended (nobody can end it any more), and it is never stopped.
+   * A caller that retries start() (the natural reaction to an exception) then runs the services twice.
+   *
+   * <p>Fix: in begin()'s failure path end unelectedTerm (so startAll stops what it started: TERM_ENDED) and
+   * queue a stop behind the start (control.stopAndWait or submit a stop before shutdown()).
+   */
+  @Test
+  void anUnelectedStartThatThrowsLeavesNoServiceRunning() throws Exception {
+    CountDownLatch inStart = new CountDownLatch(1);
+    CountDownLatch letStartReturn = new CountDownLatch(1);
+    AtomicReference<LeadershipTerm> term = new AtomicReference<>();
+    AtomicBoolean stopped = new AtomicBoolean();
+    LeaderService slowToStart = new LeaderService() {
+      @Override
+      public void start(LeadershipTerm t) throws Exception {
+        term.set(t);
+        inStart.countDown();
+        letStartReturn.await();
+      }
+
+      @Override
+      public void stop() {
+        stopped.set(true);
+      }
+    };
+    AtomicReference<Throwable> thrown = new AtomicReference<>();
+    AtomicReference<ElectionRunner> returned = new AtomicReference<>();
+    AtomicBoolean interruptKept = new AtomicBoolean();
+    Thread caller = new Thread(() -> {
+      try {
+        returned.set(ElectionRunner.builder().decision(MockApi.RUN_UNELECTED).service(slowToStart).start());
+        interruptKept.set(Thread.currentThread().isInterrupted());
+      } catch (Throwable t) {
+        thrown.set(t);
+      }
+    });
+    caller.start();
+    assertThat(inStart.await(5, TimeUnit.SECONDS)).isTrue();
+    caller.interrupt();
+    // The fix: start() waits for the start it queued whatever interrupts come, and returns the runner (keeping
+    // the interrupt for the caller), so the caller can always close what it started.
+    letStartReturn.countDown();
+    caller.join(5000);
+
+    assertThat(thrown.get()).as("start() does not throw for an interrupt").isNull();
+    assertThat(returned.get()).as("start() returns the runner, so the caller can close it").isNotNull();
+    returned.get().close();
+    assertThat(stopped.get()).as("closing it stops the service").isTrue();
+    assertThat(term.get().isValid()).isFalse();
+    assertThat(interruptKept.get()).as("the caller's interrupt is kept").isTrue();
+  }
+
+  // ---- finding 11 of the review of the start-up, settings and health changes -------------------------
+
+  /**
+   * Attack: Builder.start() sets started=true before it constructs the runner, and the constructor is where the
+   * namespace is resolved and checked. A bad namespace (here from the service-account file) throws the right
+   * InvalidElectionSettingException; the user fixes the settings on the same builder and calls start() again,
+   * and is told "this builder already started a runner: two runners from one builder would contend under the
+   * same identity" although no runner was ever started. The message names a cause that does not exist.
+   *
+   * <p>Fix: set started only once the constructor returned (or catch, reset and rethrow), or word the message
+   * as "start() was already called on this builder".
+   */
+  @Test
+  void aStartThatFailedOnABadNamespaceDoesNotClaimARunnerStarted() throws Exception {
+    java.nio.file.Path file = java.nio.file.Files.createTempFile("namespace", "");
+    java.nio.file.Files.writeString(file, "Not_A_Namespace");
+    LeaseSettings bad = LeaseSettings.builder().leaseName(MockApi.LEASE).identity("a")
+        .serviceAccountNamespaceFile(file).lossPolicy(LossPolicy.recontend()).build();
+    ElectionRunner.Builder builder = ElectionRunner.builder()
+        .client(api.client())
+        .decision(MockApi.CONTEND)
+        .settings(bad)
+        .service(log.service("a"));
+    assertThat(catchThrowable(builder::start)).isInstanceOf(InvalidElectionSettingException.class)
+        .hasMessageContaining("Not_A_Namespace");
+
+    builder.settings(MockApi.fastSettings("a").build());
+    Throwable again = catchThrowable(() -> builder.start().close());
+
+    if (again != null) {
+      assertThat(again).as("no runner was started by this builder")
+          .hasMessageNotContaining("already started a runner");
     }
   }
 }

@@ -10,6 +10,7 @@ import io.github.electionpolicy.josdk.OperatorReplicas.Replica;
 import io.github.electionpolicy.josdk.sample.WidgetReconciler;
 import io.github.electionpolicy.testkit.fabric8.LeaseApiExtension;
 import io.github.electionpolicy.testkit.fabric8.LeaseWrite;
+import io.github.electionpolicy.testsupport.Await;
 import io.javaoperatorsdk.operator.api.config.LeaderElectionConfigurationBuilder;
 import java.time.Duration;
 import java.util.Map;
@@ -101,7 +102,9 @@ class FailedStartTest {
     assertTakenThenReleased();
 
     replicas.createWidget("orphan");
-    Thread.sleep(4 * OperatorReplicas.RETRY_PERIOD.toMillis()); // nothing of the failed operator may reconcile it
+    // Must wait: nothing of the failed operator may reconcile it, and with no replica left running nothing marks
+    // the time that passes (no renewals, no reconciliation).
+    Thread.sleep(4 * OperatorReplicas.RETRY_PERIOD.toMillis());
     assertThat(replicas.log.reconciliations("replica-1")).isEmpty();
   }
 

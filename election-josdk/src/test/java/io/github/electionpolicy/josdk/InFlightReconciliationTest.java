@@ -10,6 +10,7 @@ import io.github.electionpolicy.josdk.OperatorLog.Run;
 import io.github.electionpolicy.josdk.OperatorReplicas.Replica;
 import io.github.electionpolicy.testkit.fabric8.LeaseApiExtension;
 import io.github.electionpolicy.testkit.fabric8.LeaseWrite;
+import io.github.electionpolicy.testsupport.Await;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
@@ -61,6 +62,7 @@ class InFlightReconciliationTest {
     long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
     while (System.nanoTime() - end < 0) {
       try {
+        // The reconciliation's own work, deaf to interrupts: it must go on for this long whatever JOSDK does.
         Thread.sleep(Math.max(1, TimeUnit.NANOSECONDS.toMillis(end - System.nanoTime())));
       } catch (InterruptedException ignored) {
         // a reconciler deaf to interrupts: the flag is dropped on purpose

@@ -2,6 +2,7 @@ package io.github.electionpolicy.josdk;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.electionpolicy.testsupport.MarkdownBlocks;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -18,11 +19,7 @@ class JosdkTestkitDocTest {
   @Test
   void thePageShowsTheModulesTestkitTestVerbatim() throws IOException {
     String page = Files.readString(MODULE.resolve("../docs/josdk.md").normalize(), StandardCharsets.UTF_8);
-    int start = page.indexOf(START);
-    int end = page.indexOf(END);
-    assertThat(start).as("marker %s in docs/josdk.md", START.strip()).isNotNegative();
-    assertThat(end).as("marker %s after the start marker", END.strip()).isGreaterThan(start);
-    assertThat(page.substring(start + START.length(), end))
+    assertThat(MarkdownBlocks.between(page, START, END))
         .as("copy WidgetOperatorTestkitTest.java into docs/josdk.md")
         .isEqualTo(Files.readString(MODULE.resolve(
             "src/test/java/io/github/electionpolicy/josdk/WidgetOperatorTestkitTest.java"), StandardCharsets.UTF_8));

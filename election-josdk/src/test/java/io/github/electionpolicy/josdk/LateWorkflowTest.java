@@ -7,6 +7,7 @@ import io.github.electionpolicy.fabric8.LeadershipTerm;
 import io.github.electionpolicy.josdk.OperatorReplicas.Replica;
 import io.github.electionpolicy.josdk.sample.Widget;
 import io.github.electionpolicy.testkit.fabric8.LeaseApiExtension;
+import io.github.electionpolicy.testsupport.Await;
 import io.javaoperatorsdk.operator.api.config.ExecutorServiceManager;
 import io.javaoperatorsdk.operator.api.reconciler.Constants;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
@@ -140,6 +141,7 @@ class LateWorkflowTest {
     boolean interrupted = false;
     while (slowTerm.isValid() || workflowExecutor.get(slowExecutors) != null) {
       try {
+        // A blocking call deaf to interrupts, polling the two conditions it outlives (no listener for either).
         Thread.sleep(5);
       } catch (InterruptedException e) {
         interrupted = true;

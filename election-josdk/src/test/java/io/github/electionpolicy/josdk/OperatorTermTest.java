@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.github.electionpolicy.josdk.sample.Widget;
 import io.github.electionpolicy.testkit.fabric8.LeaseApiExtension;
+import io.github.electionpolicy.testsupport.Await;
 import io.javaoperatorsdk.operator.Operator;
 import io.javaoperatorsdk.operator.OperatorException;
 import io.javaoperatorsdk.operator.RegisteredController;

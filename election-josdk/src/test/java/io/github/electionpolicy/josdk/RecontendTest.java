@@ -10,6 +10,7 @@ import io.github.electionpolicy.josdk.OperatorReplicas.Replica;
 import io.github.electionpolicy.josdk.sample.WidgetReconciler;
 import io.github.electionpolicy.testkit.fabric8.LeaseApiExtension;
 import io.github.electionpolicy.testkit.fabric8.LeaseWrite;
+import io.github.electionpolicy.testsupport.Await;
 import io.javaoperatorsdk.operator.Operator;
 import java.util.List;
 import java.util.Set;

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.github.electionpolicy.fabric8.ElectionState;
 import io.github.electionpolicy.josdk.OperatorReplicas.Replica;
 import io.github.electionpolicy.testkit.fabric8.LeaseApiExtension;
+import io.github.electionpolicy.testsupport.Await;
 import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.AfterEach;

@@ -7,6 +7,7 @@ import io.github.electionpolicy.josdk.OperatorLog.Run;
 import io.github.electionpolicy.josdk.OperatorReplicas.Replica;
 import io.github.electionpolicy.testkit.fabric8.LeaseApiExtension;
 import io.github.electionpolicy.testkit.fabric8.LeaseWrite;
+import io.github.electionpolicy.testsupport.Await;
 import java.util.List;
 import java.util.Set;
 import java.util.stream.Collectors;
@@ -64,7 +65,9 @@ class TwoReplicaOperatorTest {
     Await.until("the leader reconciled the three widgets",
         () -> List.of("alpha", "beta", "gamma").stream().allMatch(w -> r.log.reconciled(leader.identity(), w)),
         () -> r.log);
-    Thread.sleep(4 * OperatorReplicas.RETRY_PERIOD.toMillis()); // the follower must not start an operator meanwhile
+    // Four of the leader's renewals: the follower had as many retry periods to (wrongly) start an operator.
+    long renewed = writesBy(r, leader.identity());
+    Await.until("four more renewals by the leader", () -> writesBy(r, leader.identity()) >= renewed + 4, () -> r.log);
 
     assertThat(r.log.reconciliations(leader.identity())).extracting(OperatorLog.Event::widget)
         .contains("alpha", "beta", "gamma");
@@ -156,5 +159,10 @@ class TwoReplicaOperatorTest {
           .collect(Collectors.toList());
       assertThat(overlapping).as("operators that ran at the same time as %s", a).isEmpty();
     }
+  }
+
+  /** How many Lease writes the server accepted that left {@code holder} in the Lease. */
+  private static long writesBy(OperatorReplicas r, String holder) {
+    return r.api.leaseWrites(OperatorReplicas.LEASE).stream().filter(w -> w.holder().equals(holder)).count();
   }
 }

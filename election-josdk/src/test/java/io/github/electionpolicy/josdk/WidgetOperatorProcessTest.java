@@ -9,6 +9,7 @@ import io.github.electionpolicy.josdk.sample.Widget;
 import io.github.electionpolicy.josdk.sample.WidgetOperator;
 import io.github.electionpolicy.testkit.fabric8.LeaseApiExtension;
 import io.github.electionpolicy.testkit.fabric8.LeaseWrite;
+import io.github.electionpolicy.testsupport.Await;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

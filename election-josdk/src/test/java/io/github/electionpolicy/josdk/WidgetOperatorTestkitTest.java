@@ -74,7 +74,7 @@ class WidgetOperatorTestkitTest {
       if (System.nanoTime() - deadline > 0) {
         return false;
       }
-      Thread.sleep(50);
+      Thread.sleep(50); // polls: nothing to listen to for what a user's operator has done
     }
     return true;
   }

@@ -11,6 +11,8 @@ import io.github.electionpolicy.fabric8.LossHandler;
 import io.github.electionpolicy.fabric8.LossPolicy;
 import io.github.electionpolicy.testkit.fabric8.LeaseApiExtension;
 import io.github.electionpolicy.testkit.fabric8.ReplicaLink;
+import io.github.electionpolicy.testsupport.Await;
+import io.github.electionpolicy.testsupport.LogCapture;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -88,10 +90,10 @@ class ElectionMetricsLifecycleTest {
     metrics.bindTo(first);
     metrics.bindTo(second);
     ElectionRunner runner = metrics.start(contending("a"));
-    assertThat(Await.until(() -> masterStatus(first) == 1 && masterStatus(second) == 1)).isTrue();
+    assertThat(Await.holds(() -> masterStatus(first) == 1 && masterStatus(second) == 1)).isTrue();
 
     runner.close();
-    assertThat(runner.awaitStopped(Await.DEADLINE)).isTrue();
+    assertThat(runner.awaitStopped(Await.GENEROUS)).isTrue();
 
     assertThat(first.getMeters()).as("removed by the time awaitStopped() returns").isEmpty();
     assertThat(second.getMeters()).isEmpty();
@@ -110,10 +112,10 @@ class ElectionMetricsLifecycleTest {
     ElectionMetrics metrics = new ElectionMetrics();
     metrics.bindTo(composite);
     ElectionRunner runner = metrics.start(contending("a"));
-    assertThat(Await.until(() -> masterStatus(child) == 1)).isTrue();
+    assertThat(Await.holds(() -> masterStatus(child) == 1)).isTrue();
 
     runner.close();
-    assertThat(runner.awaitStopped(Await.DEADLINE)).isTrue();
+    assertThat(runner.awaitStopped(Await.GENEROUS)).isTrue();
 
     assertThat(composite.getMeters()).isEmpty();
     assertThat(child.getMeters()).isEmpty();
@@ -130,7 +132,7 @@ class ElectionMetricsLifecycleTest {
     assertThat(registry.get(ElectionMetrics.DECISION).gauge().value()).isEqualTo(1);
 
     runner.close();
-    assertThat(runner.awaitStopped(Await.DEADLINE)).isTrue();
+    assertThat(runner.awaitStopped(Await.GENEROUS)).isTrue();
 
     assertThat(registry.getMeters()).isEmpty();
   }
@@ -143,7 +145,7 @@ class ElectionMetricsLifecycleTest {
     ElectionMetrics metrics = new ElectionMetrics();
     metrics.bindTo(registry);
     ElectionRunner runner = metrics.start(contending("a"));
-    assertThat(runner.awaitStopped(Await.DEADLINE)).isTrue();
+    assertThat(runner.awaitStopped(Await.GENEROUS)).isTrue();
     assertThat(runner.startupFailure()).isPresent();
     assertThat(runner.isClosed()).as("stopped on its own").isFalse();
 
@@ -151,7 +153,7 @@ class ElectionMetricsLifecycleTest {
     assertThat(registry.get(ElectionMetrics.DECISION).gauge().getId().getTag(ElectionMetrics.TAG_OUTCOME))
         .isEqualTo("CONTEND");
     double age = registry.get(ElectionMetrics.LAST_SUCCESS_AGE).gauge().value();
-    assertThat(Await.until(() -> registry.get(ElectionMetrics.LAST_SUCCESS_AGE).gauge().value() > age))
+    assertThat(Await.holds(() -> registry.get(ElectionMetrics.LAST_SUCCESS_AGE).gauge().value() > age))
         .as("no Lease call ever succeeded: the age keeps growing, so LeaderElectionOutOfTouch fires").isTrue();
     assertThat(metrics.toString()).contains("the runner a").contains(", stopped,");
     MeterRegistry later = new SimpleMeterRegistry();
@@ -174,7 +176,7 @@ class ElectionMetricsLifecycleTest {
     denied.bindTo(shared);
     denied.bindTo(onlyTheOld);
     ElectionRunner stopped = denied.start(contending("a"));
-    assertThat(stopped.awaitStopped(Await.DEADLINE)).isTrue();
+    assertThat(stopped.awaitStopped(Await.GENEROUS)).isTrue();
     assertThat(onlyTheOld.getMeters()).hasSize(6);
     api.denyAccess(Set.of());
 
@@ -182,11 +184,11 @@ class ElectionMetricsLifecycleTest {
     try (LogCapture log = new LogCapture()) {
       replacing.bindTo(shared);
       try (ElectionRunner next = replacing.start(contending("a"))) {
-        assertThat(Await.until(() -> leads(next))).isTrue();
+        assertThat(Await.holds(() -> leads(next))).isTrue();
 
-        assertThat(Await.until(() -> masterStatus(shared) == 1)).as("the new runner's master status").isTrue();
+        assertThat(Await.holds(() -> masterStatus(shared) == 1)).as("the new runner's master status").isTrue();
         assertThat(masterStatusMeters(shared)).isEqualTo(1);
-        assertThat(Await.until(() -> shared.get(ElectionMetrics.RENEW_DURATION).timer().count() >= 1))
+        assertThat(Await.holds(() -> shared.get(ElectionMetrics.RENEW_DURATION).timer().count() >= 1))
             .as("its renewals").isTrue();
         assertThat(onlyTheOld.getMeters()).as("the replaced runner is measured nowhere").isEmpty();
         assertThat(log.text()).as("replacing a stopped runner is no conflict").doesNotContain("Not registering");
@@ -204,18 +206,18 @@ class ElectionMetricsLifecycleTest {
     first.bindTo(registry);
     ElectionRunner closed = first.start(contending("a").listener(slowToHearTheStop(stopMayBeHeard)));
     try {
-      assertThat(Await.until(() -> masterStatus(registry) == 1)).isTrue();
+      assertThat(Await.holds(() -> masterStatus(registry) == 1)).isTrue();
       closed.close();
       assertThat(closed.state().kind()).isEqualTo(ElectionState.Kind.STOPPED);
 
       ElectionMetrics second = new ElectionMetrics();
       second.bindTo(registry);
       try (ElectionRunner next = second.start(contending("a"))) {
-        assertThat(Await.until(() -> leads(next))).isTrue();
-        assertThat(Await.until(() -> masterStatus(registry) == 1)).as("the new runner's").isTrue();
+        assertThat(Await.holds(() -> leads(next))).isTrue();
+        assertThat(Await.holds(() -> masterStatus(registry) == 1)).as("the new runner's").isTrue();
 
         stopMayBeHeard.countDown();
-        assertThat(closed.awaitStopped(Await.DEADLINE)).as("the first binder heard the stop").isTrue();
+        assertThat(closed.awaitStopped(Await.GENEROUS)).as("the first binder heard the stop").isTrue();
 
         assertThat(masterStatusMeters(registry)).isEqualTo(1);
         assertThat(masterStatus(registry)).as("the first binder removed none of the second's meters").isEqualTo(1);
@@ -236,18 +238,18 @@ class ElectionMetricsLifecycleTest {
     metrics.bindTo(registry);
     CountDownLatch stopMayBeHeard = new CountDownLatch(1);
     ElectionRunner first = metrics.start(contending("a").listener(slowToHearTheStop(stopMayBeHeard)));
-    assertThat(Await.until(() -> masterStatus(registry) == 1)).isTrue();
+    assertThat(Await.holds(() -> masterStatus(registry) == 1)).isTrue();
 
     first.close();
     try (ElectionRunner next = metrics.start(contending("a"))) {
-      assertThat(Await.until(() -> leads(next))).isTrue();
+      assertThat(Await.holds(() -> leads(next))).isTrue();
       stopMayBeHeard.countDown();
-      assertThat(first.awaitStopped(Await.DEADLINE)).as("the first runner's stop was heard").isTrue();
+      assertThat(first.awaitStopped(Await.GENEROUS)).as("the first runner's stop was heard").isTrue();
 
-      assertThat(Await.until(() -> masterStatus(registry) == 1)).as("the next runner's").isTrue();
+      assertThat(Await.holds(() -> masterStatus(registry) == 1)).as("the next runner's").isTrue();
       assertThat(registry.getMeters()).as("the late stop event removed none of them").hasSize(6);
       long renewals = registry.get(ElectionMetrics.RENEW_DURATION).timer().count();
-      assertThat(Await.until(() -> registry.get(ElectionMetrics.RENEW_DURATION).timer().count() > renewals))
+      assertThat(Await.holds(() -> registry.get(ElectionMetrics.RENEW_DURATION).timer().count() > renewals))
           .as("its renewals").isTrue();
       assertThat(metrics.toString()).contains("running");
     } finally {
@@ -265,14 +267,14 @@ class ElectionMetricsLifecycleTest {
     metrics.bindTo(first);
     metrics.bindTo(second);
     ElectionRunner denied = metrics.start(contending("a"));
-    assertThat(denied.awaitStopped(Await.DEADLINE)).isTrue();
+    assertThat(denied.awaitStopped(Await.GENEROUS)).isTrue();
     assertThat(first.getMeters()).hasSize(6);
     api.denyAccess(Set.of());
 
     try (ElectionRunner next = metrics.start(contending("a"))) {
-      assertThat(Await.until(() -> leads(next))).isTrue();
+      assertThat(Await.holds(() -> leads(next))).isTrue();
 
-      assertThat(Await.until(() -> masterStatus(first) == 1 && masterStatus(second) == 1)).isTrue();
+      assertThat(Await.holds(() -> masterStatus(first) == 1 && masterStatus(second) == 1)).isTrue();
       assertThat(first.getMeters()).hasSize(6);
       assertThat(second.getMeters()).hasSize(6);
     }
@@ -287,7 +289,7 @@ class ElectionMetricsLifecycleTest {
     second.bindTo(shared);
     try (LogCapture log = new LogCapture();
         ElectionRunner a = first.start(contending("a"))) {
-      assertThat(Await.until(() -> leads(a))).isTrue();
+      assertThat(Await.holds(() -> leads(a))).isTrue();
       try (ElectionRunner b = second.start(contending("b"))) {
         assertThat(log.text()).contains("Not registering the election metrics of the runner b")
             .contains("for the runner a (" + api.namespace() + "/orders-controller), which is running")
@@ -295,12 +297,12 @@ class ElectionMetricsLifecycleTest {
         assertThat(masterStatus(shared)).as("a's").isEqualTo(1);
 
         a.close();
-        assertThat(a.awaitStopped(Await.DEADLINE)).isTrue();
+        assertThat(a.awaitStopped(Await.GENEROUS)).isTrue();
 
         assertThat(masterStatusMeters(shared)).isEqualTo(1);
-        assertThat(Await.until(() -> masterStatus(shared) == 1)).as("b took the Lease and the meters").isTrue();
+        assertThat(Await.holds(() -> masterStatus(shared) == 1)).as("b took the Lease and the meters").isTrue();
         assertThat(leads(b)).isTrue();
-        assertThat(Await.until(() -> shared.get(ElectionMetrics.TRANSITIONS).functionCounter().count() == 1))
+        assertThat(Await.holds(() -> shared.get(ElectionMetrics.TRANSITIONS).functionCounter().count() == 1))
             .as("b's own count").isTrue();
       }
     }
@@ -326,16 +328,16 @@ class ElectionMetricsLifecycleTest {
         .build();
     ReplicaLink linkOfA = api.replica("a");
     try (ElectionRunner a = first.start(contending(linkOfA, stopOnLoss))) {
-      assertThat(Await.until(() -> leads(a))).isTrue();
+      assertThat(Await.holds(() -> leads(a))).isTrue();
       try (ElectionRunner b = second.start(contending("b"))) {
-        assertThat(Await.until(() -> b.state().kind() == ElectionState.Kind.FOLLOWING)).isTrue();
+        assertThat(Await.holds(() -> b.state().kind() == ElectionState.Kind.FOLLOWING)).isTrue();
 
         linkOfA.refuseConnections();
 
-        assertThat(a.awaitStopped(Await.DEADLINE)).as("a lost the Lease and its policy stopped it").isTrue();
+        assertThat(a.awaitStopped(Await.GENEROUS)).as("a lost the Lease and its policy stopped it").isTrue();
         assertThat(a.isClosed()).isFalse();
-        assertThat(Await.until(() -> leads(b))).isTrue();
-        assertThat(Await.until(() -> masterStatus(shared) == 1)).as("b's meters replaced a's").isTrue();
+        assertThat(Await.holds(() -> leads(b))).isTrue();
+        assertThat(Await.holds(() -> masterStatus(shared) == 1)).as("b's meters replaced a's").isTrue();
         assertThat(masterStatusMeters(shared)).isEqualTo(1);
         assertThat(first.toString()).contains("stopped, meters removed");
       }
@@ -351,7 +353,7 @@ class ElectionMetricsLifecycleTest {
     metrics.bindTo(registry);
     WeakReference<ElectionRunner> runner = startAndAwaitStopped(metrics);
 
-    assertThat(Await.until(() -> {
+    assertThat(Await.holds(() -> {
       System.gc();
       return runner.get() == null;
     })).as("the stopped runner was collected").isTrue();
@@ -361,7 +363,7 @@ class ElectionMetricsLifecycleTest {
 
   private WeakReference<ElectionRunner> startAndAwaitStopped(ElectionMetrics metrics) throws InterruptedException {
     ElectionRunner runner = metrics.start(contending("a"));
-    assertThat(runner.awaitStopped(Await.DEADLINE)).isTrue();
+    assertThat(runner.awaitStopped(Await.GENEROUS)).isTrue();
     return new WeakReference<>(runner);
   }
 }

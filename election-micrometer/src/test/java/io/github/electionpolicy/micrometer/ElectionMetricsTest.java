@@ -6,6 +6,7 @@ import io.github.electionpolicy.fabric8.ElectionRunner;
 import io.github.electionpolicy.fabric8.LeaderService;
 import io.github.electionpolicy.fabric8.LeaseSettings;
 import io.github.electionpolicy.testkit.fabric8.LeaseApiExtension;
+import io.github.electionpolicy.testsupport.Await;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
@@ -31,9 +32,9 @@ class ElectionMetricsTest {
   @Test
   void aLeaderShowsMasterStatusOneAndOneTransition() throws Exception {
     try (MeteredReplica a = MeteredReplica.start(api, "a")) {
-      assertThat(Await.until(() -> a.masterStatus() == 1)).as("master status of the leader").isTrue();
+      assertThat(Await.holds(() -> a.masterStatus() == 1)).as("master status of the leader").isTrue();
       // The state is the runner's own; the count follows on its listener thread.
-      assertThat(Await.until(() -> a.transitions() == 1)).isTrue();
+      assertThat(Await.holds(() -> a.transitions() == 1)).isTrue();
 
       assertThat(a.renewFailures()).isZero();
       assertThat(a.decision().getId().getTag(ElectionMetrics.TAG_OUTCOME)).isEqualTo("CONTEND");
@@ -57,13 +58,13 @@ class ElectionMetricsTest {
   void aFollowerShowsMasterStatusZeroAndNoTransition() throws Exception {
     try (MeteredReplica a = MeteredReplica.startLeader(api, "a");
         MeteredReplica b = MeteredReplica.start(api, "b")) {
-      assertThat(Await.until(() -> b.runner.state().kind().name().equals("FOLLOWING"))).isTrue();
+      assertThat(Await.holds(() -> b.runner.state().kind().name().equals("FOLLOWING"))).isTrue();
 
       assertThat(b.masterStatus()).isZero();
       assertThat(b.transitions()).isZero();
       assertThat(b.renewals()).isZero();
       // A follower is in touch too: its reads succeed (a watching follower reads once per lease duration).
-      assertThat(Await.until(() -> b.lastSuccessAgeSeconds() < seconds(MeteredReplica.LEASE_DURATION.plusSeconds(2))))
+      assertThat(Await.holds(() -> b.lastSuccessAgeSeconds() < seconds(MeteredReplica.LEASE_DURATION.plusSeconds(2))))
           .isTrue();
       assertThat(a.masterStatus()).isEqualTo(1);
     }
@@ -73,14 +74,14 @@ class ElectionMetricsTest {
   void aHandOverMovesMasterStatusAndCountsATransitionForTheNewLeader() throws Exception {
     MeteredReplica a = MeteredReplica.startLeader(api, "a");
     try (MeteredReplica b = MeteredReplica.start(api, "b")) {
-      assertThat(Await.until(() -> b.runner.state().kind().name().equals("FOLLOWING"))).isTrue();
-      assertThat(Await.until(() -> a.transitions() == 1)).isTrue();
+      assertThat(Await.holds(() -> b.runner.state().kind().name().equals("FOLLOWING"))).isTrue();
+      assertThat(Await.holds(() -> a.transitions() == 1)).isTrue();
 
       a.close();
 
-      assertThat(Await.until(() -> b.masterStatus() == 1)).as("the follower took over").isTrue();
-      assertThat(Await.until(() -> b.transitions() == 1)).isTrue();
-      assertThat(a.runner.awaitStopped(Await.DEADLINE)).isTrue();
+      assertThat(Await.holds(() -> b.masterStatus() == 1)).as("the follower took over").isTrue();
+      assertThat(Await.holds(() -> b.transitions() == 1)).isTrue();
+      assertThat(a.runner.awaitStopped(Await.GENEROUS)).isTrue();
       assertThat(a.registry.getMeters()).as("the old leader was closed: its series are gone").isEmpty();
     }
   }
@@ -88,7 +89,7 @@ class ElectionMetricsTest {
   @Test
   void eachRenewalIsTimed() throws Exception {
     try (MeteredReplica a = MeteredReplica.startLeader(api, "a")) {
-      assertThat(Await.until(() -> a.renewals() >= 3)).as("renewals every retry period").isTrue();
+      assertThat(Await.holds(() -> a.renewals() >= 3)).as("renewals every retry period").isTrue();
 
       Timer renewals = a.registry.get(ElectionMetrics.RENEW_DURATION).timer();
       assertThat(renewals.totalTime(TimeUnit.NANOSECONDS)).isPositive();
@@ -96,7 +97,7 @@ class ElectionMetricsTest {
       assertThat(renewals.max(TimeUnit.NANOSECONDS)).isPositive()
           .isLessThan((double) MeteredReplica.RENEW_DEADLINE.toNanos());
       // A leader's last success is its last renewal, sent within the renew deadline (else it would have lost).
-      assertThat(Await.until(() -> a.lastSuccessAgeSeconds() < seconds(MeteredReplica.RENEW_DEADLINE))).isTrue();
+      assertThat(Await.holds(() -> a.lastSuccessAgeSeconds() < seconds(MeteredReplica.RENEW_DEADLINE))).isTrue();
     }
   }
 
@@ -104,21 +105,21 @@ class ElectionMetricsTest {
   void cuttingTheLeadersLinkCountsRenewFailuresUntilItStopsLeading() throws Exception {
     api.assumeEmbedded();
     try (MeteredReplica a = MeteredReplica.startLeader(api, "a")) {
-      assertThat(Await.until(() -> a.renewals() >= 1)).isTrue();
+      assertThat(Await.holds(() -> a.renewals() >= 1)).isTrue();
 
       a.link.refuseConnections();
 
-      assertThat(Await.until(() -> a.renewFailures() >= 1)).as("renew failures counted").isTrue();
-      assertThat(Await.until(() -> a.masterStatus() == 0)).as("lost at the renew deadline").isTrue();
-      assertThat(Await.until(() -> a.lastSuccessAgeSeconds() > seconds(MeteredReplica.RENEW_DEADLINE)))
+      assertThat(Await.holds(() -> a.renewFailures() >= 1)).as("renew failures counted").isTrue();
+      assertThat(Await.holds(() -> a.masterStatus() == 0)).as("lost at the renew deadline").isTrue();
+      assertThat(Await.holds(() -> a.lastSuccessAgeSeconds() > seconds(MeteredReplica.RENEW_DEADLINE)))
           .as("no Lease call succeeds while cut off").isTrue();
       assertThat(a.transitions()).isEqualTo(1);
 
       a.link.heal();
 
-      assertThat(Await.until(() -> a.masterStatus() == 1)).as("leads again once healed (RECONTEND)").isTrue();
-      assertThat(Await.until(() -> a.transitions() == 2)).isTrue();
-      assertThat(Await.until(() -> a.lastSuccessAgeSeconds() < seconds(MeteredReplica.RENEW_DEADLINE))).isTrue();
+      assertThat(Await.holds(() -> a.masterStatus() == 1)).as("leads again once healed (RECONTEND)").isTrue();
+      assertThat(Await.holds(() -> a.transitions() == 2)).isTrue();
+      assertThat(Await.holds(() -> a.lastSuccessAgeSeconds() < seconds(MeteredReplica.RENEW_DEADLINE))).isTrue();
     }
   }
 

@@ -8,6 +8,8 @@ import io.github.electionpolicy.fabric8.LeaderService;
 import io.github.electionpolicy.fabric8.LeaseSettings;
 import io.github.electionpolicy.fabric8.LossPolicy;
 import io.github.electionpolicy.testkit.fabric8.LeaseApiExtension;
+import io.github.electionpolicy.testsupport.Await;
+import io.github.electionpolicy.testsupport.LogCapture;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
@@ -42,9 +44,9 @@ class ElectionMetricsWiringTest {
     ElectionMetrics metrics = new ElectionMetrics();
     metrics.bindTo(before);
     try (ElectionRunner runner = metrics.start(contending("a").service(idle()))) {
-      assertThat(Await.until(() -> before.get(ElectionMetrics.MASTER_STATUS).gauge().value() == 1)).isTrue();
+      assertThat(Await.holds(() -> before.get(ElectionMetrics.MASTER_STATUS).gauge().value() == 1)).isTrue();
       // The state is the runner's own; the count follows on its listener thread.
-      assertThat(Await.until(() -> before.get(ElectionMetrics.TRANSITIONS).functionCounter().count() == 1))
+      assertThat(Await.holds(() -> before.get(ElectionMetrics.TRANSITIONS).functionCounter().count() == 1))
           .isTrue();
 
       metrics.bindTo(after);
@@ -54,7 +56,7 @@ class ElectionMetricsWiringTest {
           .as("counted before the registry was bound").isEqualTo(1);
       assertThat(after.getMeters()).hasSameSizeAs(before.getMeters());
       // The timer of a registry bound later sees the renewals from then on.
-      assertThat(Await.until(() -> after.get(ElectionMetrics.RENEW_DURATION).timer().count() >= 1)).isTrue();
+      assertThat(Await.holds(() -> after.get(ElectionMetrics.RENEW_DURATION).timer().count() >= 1)).isTrue();
     }
   }
 
@@ -67,10 +69,10 @@ class ElectionMetricsWiringTest {
     try (ElectionRunner runner = metrics.start(contending("a").service(idle()))) {
       metrics.bindTo(registry);
       Timer timer = registry.get(ElectionMetrics.RENEW_DURATION).timer();
-      assertThat(Await.until(() -> timer.count() >= 3)).isTrue();
+      assertThat(Await.holds(() -> timer.count() >= 3)).isTrue();
 
       runner.close();
-      assertThat(runner.awaitStopped(Await.DEADLINE)).as("listener events delivered").isTrue();
+      assertThat(runner.awaitStopped(Await.GENEROUS)).as("listener events delivered").isTrue();
 
       // Each renewal is an update of the Lease the server accepted after the one that took it (one whose
       // answer came too late is a failure, not a renewal): counted twice, they would outnumber those writes.
@@ -109,8 +111,8 @@ class ElectionMetricsWiringTest {
     assertThat(registry.getMeters()).as("no runner, no meters").isEmpty();
 
     try (ElectionRunner runner = metrics.start(builder.service(idle()))) {
-      assertThat(Await.until(() -> registry.get(ElectionMetrics.MASTER_STATUS).gauge().value() == 1)).isTrue();
-      assertThat(Await.until(() -> registry.get(ElectionMetrics.RENEW_DURATION).timer().count() >= 2)).isTrue();
+      assertThat(Await.holds(() -> registry.get(ElectionMetrics.MASTER_STATUS).gauge().value() == 1)).isTrue();
+      assertThat(Await.holds(() -> registry.get(ElectionMetrics.RENEW_DURATION).timer().count() >= 2)).isTrue();
 
       assertThat(registry.get(ElectionMetrics.TRANSITIONS).functionCounter().count())
           .as("the listener was added to the builder once").isEqualTo(1);
@@ -155,13 +157,13 @@ class ElectionMetricsWiringTest {
 
     try (ElectionRunner measured = metrics.start(contending("a").service(idle()));
         ElectionRunner other = abandoned.service(idle()).start()) {
-      assertThat(Await.until(() -> other.state().kind().name().equals("LEADING")
+      assertThat(Await.holds(() -> other.state().kind().name().equals("LEADING")
           && measured.state().kind().name().equals("LEADING"))).isTrue();
-      assertThat(Await.until(() -> registry.get(ElectionMetrics.TRANSITIONS).functionCounter().count() == 1))
+      assertThat(Await.holds(() -> registry.get(ElectionMetrics.TRANSITIONS).functionCounter().count() == 1))
           .isTrue();
 
       other.close();
-      assertThat(other.awaitStopped(Await.DEADLINE)).as("its listener events delivered").isTrue();
+      assertThat(other.awaitStopped(Await.GENEROUS)).as("its listener events delivered").isTrue();
 
       assertThat(registry.get(ElectionMetrics.TRANSITIONS).functionCounter().count())
           .as("only the measured runner's term, not the other runner's").isEqualTo(1);
@@ -195,7 +197,7 @@ class ElectionMetricsWiringTest {
     metricsOfB.bindTo(shared);
     try (ElectionRunner a = metricsOfA.start(contending("a").service(idle()));
         ElectionRunner b = metricsOfB.start(contending("b").service(idle()))) {
-      assertThat(Await.until(() -> shared.find(ElectionMetrics.MASTER_STATUS).gauges().stream()
+      assertThat(Await.holds(() -> shared.find(ElectionMetrics.MASTER_STATUS).gauges().stream()
           .mapToDouble(gauge -> gauge.value()).sum() == 1)).as("exactly one of the two leads").isTrue();
 
       assertThat(shared.find(ElectionMetrics.MASTER_STATUS).gauges()).extracting(g -> g.getId().getTag("replica"))

@@ -11,6 +11,7 @@ import io.github.electionpolicy.fabric8.LeaseSettings;
 import io.github.electionpolicy.fabric8.LossPolicy;
 import io.github.electionpolicy.testkit.fabric8.LeaseApi;
 import io.github.electionpolicy.testkit.fabric8.ReplicaLink;
+import io.github.electionpolicy.testsupport.Await;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
@@ -61,7 +62,7 @@ final class MeteredReplica implements AutoCloseable {
   /** Starts a replica and waits until it leads, so one started next follows. */
   static MeteredReplica startLeader(LeaseApi api, String identity) throws InterruptedException {
     MeteredReplica replica = start(api, identity);
-    if (!Await.until(replica::leads)) {
+    if (!Await.holds(replica::leads)) {
       replica.close();
       throw new AssertionError(identity + " did not lead: " + replica.runner.state());
     }

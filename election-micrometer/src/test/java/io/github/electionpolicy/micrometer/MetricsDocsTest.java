@@ -2,6 +2,7 @@ package io.github.electionpolicy.micrometer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.electionpolicy.testsupport.MarkdownBlocks;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -35,11 +36,7 @@ class MetricsDocsTest {
   static String markedBlock(String text, String marker, String language) {
     String start = "<!-- " + marker + ":start -->\n```" + language + "\n";
     String end = "```\n<!-- " + marker + ":end -->";
-    int from = text.indexOf(start);
-    int to = text.indexOf(end);
-    assertThat(from).as("marker %s in %s", start.strip(), DOC).isNotNegative();
-    assertThat(to).as("marker %s after the start marker in %s", end.strip(), DOC).isGreaterThan(from);
-    return text.substring(from + start.length(), to);
+    return MarkdownBlocks.between(text, start, end);
   }
 
   @Test

@@ -9,6 +9,7 @@ import io.github.electionpolicy.fabric8.LeaderService;
 import io.github.electionpolicy.fabric8.LeaseSettings;
 import io.github.electionpolicy.fabric8.LossPolicy;
 import io.github.electionpolicy.testkit.fabric8.LeaseApi;
+import io.github.electionpolicy.testsupport.Await;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -99,15 +100,16 @@ public final class PrometheusScrapeExample {
 
   private static void awaitRenewals(Iterable<PrometheusMeterRegistry> registries, long renewals)
       throws InterruptedException {
-    long deadline = System.nanoTime() + WAIT.toNanos();
-    while (System.nanoTime() - deadline < 0) {
+    boolean renewed = Await.holds(() -> {
       for (PrometheusMeterRegistry registry : registries) {
         if (registry.get(ElectionMetrics.RENEW_DURATION).timer().count() >= renewals) {
-          return;
+          return true;
         }
       }
-      Thread.sleep(20);
+      return false;
+    }, WAIT);
+    if (!renewed) {
+      throw new IllegalStateException("no replica renewed the Lease " + renewals + " times within " + WAIT);
     }
-    throw new IllegalStateException("no replica renewed the Lease " + renewals + " times within " + WAIT);
   }
 }

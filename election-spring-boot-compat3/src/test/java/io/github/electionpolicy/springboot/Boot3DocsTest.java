@@ -2,6 +2,7 @@ package io.github.electionpolicy.springboot;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.electionpolicy.testsupport.MarkdownBlocks;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -19,12 +20,7 @@ class Boot3DocsTest {
   @Test
   void thePageShowsTheIndicatorsThisBuildRunsOnSpringBoot35() throws IOException {
     String page = Files.readString(Docs.PAGE, StandardCharsets.UTF_8);
-    int start = page.indexOf(START);
-    int end = page.indexOf(END);
-    assertThat(start).as("marker %s", START.strip()).isNotNegative();
-    assertThat(end).as("marker %s", END.strip()).isGreaterThan(start);
-
-    assertThat(page.substring(start + START.length(), end))
+    assertThat(MarkdownBlocks.between(page, START, END))
         .as("the Java block between the markers; copy %s there", SOURCE)
         .isEqualTo(Files.readString(SOURCE, StandardCharsets.UTF_8));
   }

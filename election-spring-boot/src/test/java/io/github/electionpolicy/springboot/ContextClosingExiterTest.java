@@ -3,6 +3,7 @@ package io.github.electionpolicy.springboot;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.electionpolicy.fabric8.Exiter;
+import io.github.electionpolicy.testsupport.Await;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -73,7 +74,7 @@ class ContextClosingExiterTest {
     context.refresh();
     Thread shutdownHook = new Thread(context::close, "shutdown-hook");
     shutdownHook.start();
-    assertThat(closing.await(Await.DEADLINE.toSeconds(), TimeUnit.SECONDS)).isTrue();
+    assertThat(closing.await(Await.GENEROUS.toSeconds(), TimeUnit.SECONDS)).isTrue();
 
     long before = System.nanoTime();
     new ContextClosingExiter(context, process).exit(1);
@@ -85,7 +86,7 @@ class ContextClosingExiterTest {
     // Spring waits for the close in progress, or (when the closing thread is blocked, which Spring Framework
     // takes for stuck) returns at once: either way the exit comes, once, and the close completes.
     Await.until("the process exit", () -> events.contains("process exit 1"));
-    shutdownHook.join(Await.DEADLINE.toMillis());
+    shutdownHook.join(Await.GENEROUS.toMillis());
     assertThat(shutdownHook.isAlive()).as("the close in progress completed").isFalse();
     assertThat(events).containsExactlyInAnyOrder("context closed", "process exit 1");
   }

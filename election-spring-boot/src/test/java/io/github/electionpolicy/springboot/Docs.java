@@ -1,7 +1,6 @@
 package io.github.electionpolicy.springboot;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
+import io.github.electionpolicy.testsupport.MarkdownBlocks;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -27,24 +26,7 @@ final class Docs {
 
   /** The lines of the first fenced block after the line containing {@code marker}, fences excluded. */
   static List<String> blockAfter(String marker) {
-    List<String> page = lines();
-    int at = -1;
-    for (int i = 0; i < page.size() && at < 0; i++) {
-      if (page.get(i).contains(marker)) {
-        at = i;
-      }
-    }
-    assertThat(at).as("a line containing \"%s\" in %s", marker, PAGE).isNotNegative();
-    int open = at + 1;
-    while (open < page.size() && !page.get(open).startsWith("```")) {
-      open++;
-    }
-    int close = open + 1;
-    while (close < page.size() && !page.get(close).equals("```")) {
-      close++;
-    }
-    assertThat(close).as("a fenced block after \"%s\" in %s", marker, PAGE).isLessThan(page.size());
-    return page.subList(open + 1, close);
+    return MarkdownBlocks.blockAfter(lines(), marker, "");
   }
 
   /** A block written to a file under target/, e.g. to give Spring Boot as configuration. */

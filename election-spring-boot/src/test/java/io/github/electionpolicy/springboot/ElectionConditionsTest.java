@@ -18,6 +18,7 @@ import io.github.electionpolicy.fabric8.LossHandler;
 import io.github.electionpolicy.fabric8.LossPolicy;
 import io.github.electionpolicy.testkit.fabric8.LeaseApiExtension;
 import io.github.electionpolicy.testkit.fabric8.ReplicaLink;
+import io.github.electionpolicy.testsupport.Await;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;

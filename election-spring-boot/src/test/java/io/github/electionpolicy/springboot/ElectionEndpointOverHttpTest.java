@@ -8,6 +8,7 @@ import io.github.electionpolicy.fabric8.LeaderService;
 import io.github.electionpolicy.fabric8.LeadershipTerm;
 import io.github.electionpolicy.testkit.fabric8.LeaseApiExtension;
 import io.github.electionpolicy.testkit.fabric8.ReplicaLink;
+import io.github.electionpolicy.testsupport.Await;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;

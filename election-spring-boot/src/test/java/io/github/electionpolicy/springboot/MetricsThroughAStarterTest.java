@@ -6,6 +6,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.github.electionpolicy.fabric8.ElectionRunner;
 import io.github.electionpolicy.micrometer.ElectionMetrics;
 import io.github.electionpolicy.testkit.fabric8.LeaseApiExtension;
+import io.github.electionpolicy.testsupport.Await;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;

@@ -7,6 +7,7 @@ import io.github.electionpolicy.fabric8.ElectionState;
 import io.github.electionpolicy.fabric8.LeaderService;
 import io.github.electionpolicy.testkit.fabric8.LeaseApiExtension;
 import io.github.electionpolicy.testkit.fabric8.LeaseWrite;
+import io.github.electionpolicy.testsupport.Await;
 import java.util.Optional;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
@@ -63,9 +64,11 @@ class TwoApplicationsTest {
     try (ConfigurableApplicationContext first = start("replica-1");
         ConfigurableApplicationContext second = start("replica-2")) {
       Await.until("one replica runs its LeaderService bean", () -> log.running().size() == 1);
-      Thread.sleep(600); // three retry periods: the follower must not start its service too
-      assertThat(log.running()).hasSize(1);
       String leader = log.running().iterator().next();
+      // Three of the leader's renewals (retry periods): the follower must not start its service too.
+      long renewed = writesBy(leader);
+      Await.until("three more renewals by " + leader, () -> writesBy(leader) >= renewed + 3);
+      assertThat(log.running()).hasSize(1);
       String follower = leader.equals("replica-1") ? "replica-2" : "replica-1";
       ConfigurableApplicationContext leading = leader.equals("replica-1") ? first : second;
       ConfigurableApplicationContext following = leading == first ? second : first;
@@ -82,5 +85,10 @@ class TwoApplicationsTest {
       assertThat(following.getBean(ElectionLifecycle.class).state().kind()).isEqualTo(ElectionState.Kind.LEADING);
     }
     assertThat(log.running()).isEmpty();
+  }
+
+  /** How many Lease writes the server accepted that left {@code holder} in the Lease. */
+  private long writesBy(String holder) {
+    return api.leaseWrites(LEASE).stream().filter(w -> w.holder().equals(holder)).count();
   }
 }

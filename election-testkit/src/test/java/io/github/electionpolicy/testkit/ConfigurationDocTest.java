@@ -2,6 +2,7 @@ package io.github.electionpolicy.testkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.electionpolicy.testsupport.MarkdownBlocks;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -22,11 +23,7 @@ class ConfigurationDocTest {
     Path doc = Path.of(System.getProperty("basedir", ".")).resolve(path).normalize();
     String text = Files.readString(doc, StandardCharsets.UTF_8);
 
-    int start = text.indexOf(START);
-    int end = text.indexOf(END);
-    assertThat(start).as("marker %s in %s", START.strip(), doc).isNotNegative();
-    assertThat(end).as("marker %s in %s after the start marker", END, doc).isGreaterThan(start);
-    assertThat(text.substring(start + START.length(), end))
+    assertThat(MarkdownBlocks.between(text, START, END))
         .as("the table between the markers in %s; regenerate it with TruthTable.toMarkdown()", doc)
         .isEqualTo(TruthTable.toMarkdown());
   }

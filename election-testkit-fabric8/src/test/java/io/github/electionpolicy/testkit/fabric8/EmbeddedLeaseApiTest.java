@@ -10,6 +10,7 @@ import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.api.model.coordination.v1.LeaseBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.github.electionpolicy.testsupport.Await;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -197,13 +198,7 @@ class EmbeddedLeaseApiTest {
   }
 
   static boolean await(BooleanSupplier condition) throws InterruptedException {
-    long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-    while (System.nanoTime() - deadline < 0) {
-      if (condition.getAsBoolean()) {
-        return true;
-      }
-      Thread.sleep(10);
-    }
-    return condition.getAsBoolean();
+    return Await.holds(condition, Duration.ofSeconds(5));
   }
+
 }

@@ -9,7 +9,6 @@ import io.fabric8.kubernetes.client.extended.leaderelection.LeaderElector;
 import io.fabric8.kubernetes.client.extended.leaderelection.resourcelock.LeaseLock;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 
 /**
  * A stand-in for a controller's {@code main} in {@link ThreeProcessFailoverTest}: it finds its API server through
@@ -59,6 +58,6 @@ final class LeaderElectorReplica {
     } catch (Exception stopped) {
       // cancelled by the shutdown hook
     }
-    TimeUnit.DAYS.sleep(1); // the shutdown hook ends the process
+    Thread.currentThread().join(); // blocks for ever: the shutdown hook ends the process
   }
 }

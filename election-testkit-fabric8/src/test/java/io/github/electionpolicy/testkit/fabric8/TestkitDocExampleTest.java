@@ -3,6 +3,7 @@ package io.github.electionpolicy.testkit.fabric8;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.coordination.v1.LeaseSpecBuilder;
+import io.github.electionpolicy.testsupport.MarkdownBlocks;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -35,12 +36,7 @@ class TestkitDocExampleTest {
   void testkitDocShowsTheDownstreamFailoverTestVerbatim() throws IOException {
     Path doc = resolve("../docs/testkit.md");
     String text = Files.readString(doc, StandardCharsets.UTF_8);
-    int start = text.indexOf(START);
-    int end = text.indexOf(END);
-    assertThat(start).as("marker %s in %s", START.strip(), doc).isNotNegative();
-    assertThat(end).as("marker %s in %s after the start marker", END.strip(), doc).isGreaterThan(start);
-
-    assertThat(text.substring(start + START.length(), end))
+    assertThat(MarkdownBlocks.between(text, START, END))
         .as("the Java block between the markers in %s; copy %s there", doc, EXAMPLE)
         .isEqualTo(Files.readString(resolve(EXAMPLE), StandardCharsets.UTF_8));
   }
@@ -60,11 +56,7 @@ class TestkitDocExampleTest {
       "(\\S+) lease ([^/]+)/(\\S+) rv=(\\d+) holder=\"([^\"]*)\" transitions=(\\d+) duration=(\\d+)s .*");
 
   private static String between(String text, String start, String end) {
-    int from = text.indexOf(start);
-    int to = from < 0 ? -1 : text.indexOf(end, from + start.length());
-    assertThat(from).as("marker %s in docs/testkit.md", start).isNotNegative();
-    assertThat(to).as("marker %s after %s", end, start).isGreaterThan(from);
-    return text.substring(from + start.length(), to);
+    return MarkdownBlocks.between(text, start, end);
   }
 
   @Test

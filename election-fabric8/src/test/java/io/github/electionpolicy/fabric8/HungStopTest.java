@@ -4,16 +4,112 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** Attacks on the latest concurrency changes of the runner (final review). */
-class FinalReviewAttackTest {
+/**
+ * A service's {@code stop()} that does not return: every stop has {@code stopTimeout} as its deadline, after a
+ * failed start, a loss under {@code RECONTEND}, a failure of the election logic or a close; past it the runner
+ * gives the term up without a release, is not live, reaches {@code STOPPED} and {@code awaitStopped()} returns.
+ * (From the adversarial reviews of the runner's rewrite onto RunnerLifecycle, commit 0201dfc, and of its
+ * concurrency changes before that, the "final review".)
+ */
+class HungStopTest {
 
   @RegisterExtension
   final MockApi api = new MockApi().answeringAccessReviews();
+  private final ServiceLog log = new ServiceLog();
+
+  private static final Duration STOP_TIMEOUT = Duration.ofSeconds(2);
+
+  /**
+   * FINDING 1. A service fails to start; ServiceSequence.startAll then stops the services it already started,
+   * on the services lane, with no deadline (no StopServices command, so no StopDeadline timer). When one of
+   * those stop() calls hangs, ServicesStarted never reaches the lifecycle: it stays LEADING with services
+   * STARTING, the elector keeps renewing the Lease for ever (no Relinquish is ever sent), no other replica can
+   * ever lead, and health stays live (servicesHung is never set). Every other stop has stopTimeout as deadline.
+   */
+  @Test
+  void aStopThatHangsAfterAFailedStartHasStopTimeoutAsDeadline() throws Exception {
+    CountDownLatch unblock = new CountDownLatch(1);
+    CountDownLatch stopEntered = new CountDownLatch(1);
+    LeaderService hangsInStop = new LeaderService() {
+      @Override
+      public void start(LeadershipTerm term) {}
+
+      @Override
+      public void stop() throws InterruptedException {
+        stopEntered.countDown();
+        unblock.await();
+      }
+    };
+    LeaderService failsToStart = LeaderService.of(term -> {
+      throw new IllegalStateException("simulated: the second service cannot start");
+    }, () -> { });
+    ElectionRunner a = ElectionRunner.builder()
+        .client(api.client())
+        .decision(MockApi.CONTEND)
+        .settings(MockApi.fastSettings("a").stopTimeout(STOP_TIMEOUT).build())
+        .service(hangsInStop)
+        .service(failsToStart)
+        .start();
+    Replica b = null;
+    try {
+      assertThat(stopEntered.await(5, TimeUnit.SECONDS)).as("a led, its second start failed").isTrue();
+      b = Replica.start("b", api.client(), MockApi.fastSettings("b").build(), log);
+
+      // After stopTimeout the runner must give up on the stop: liveness false, the term given up without a
+      // release, and another replica leads once the Lease expired.
+      boolean bLeads = Replica.awaitTrue(b::leads,
+          STOP_TIMEOUT.plus(MockApi.LEASE_DURATION).plus(MockApi.LEASE_DURATION).plusSeconds(1));
+      assertThat(a.isLive()).as("a stop() outlived stopTimeout: not live; state %s", a.state()).isFalse();
+      assertThat(bLeads).as("b leads once a gave the term up; a is %s, Lease %s", a.state(),
+          api.lease().getSpec().getHolderIdentity()).isTrue();
+    } finally {
+      unblock.countDown();
+      a.close();
+      if (b != null) {
+        b.close();
+      }
+    }
+  }
+
+  /**
+   * FINDING 1, running unelected: the same stop without a deadline makes Builder.start() (which waits for the
+   * unelected start) hang for ever instead of throwing the start's failure after at most stopTimeout.
+   */
+  @Test
+  void unelectedAStopThatHangsAfterAFailedStartHasStopTimeoutAsDeadline() throws Exception {
+    CountDownLatch unblock = new CountDownLatch(1);
+    LeaderService hangsInStop = new LeaderService() {
+      @Override
+      public void start(LeadershipTerm term) {}
+
+      @Override
+      public void stop() throws InterruptedException {
+        unblock.await();
+      }
+    };
+    LeaderService failsToStart = LeaderService.of(term -> {
+      throw new IllegalStateException("simulated: the second service cannot start");
+    }, () -> { });
+    CompletableFuture<ElectionRunner> starting = CompletableFuture.supplyAsync(() -> ElectionRunner.builder()
+        .decision(MockApi.RUN_UNELECTED)
+        .settings(LeaseSettings.builder().leaseName(MockApi.LEASE).stopTimeout(STOP_TIMEOUT).build())
+        .service(hangsInStop)
+        .service(failsToStart)
+        .start());
+    try {
+      boolean returned = Replica.awaitTrue(starting::isDone, STOP_TIMEOUT.plusSeconds(3));
+      assertThat(returned).as("start() returns (throws) once the stop outlived stopTimeout").isTrue();
+      assertThat(starting).isCompletedExceptionally();
+    } finally {
+      unblock.countDown();
+    }
+  }
 
   /**
    * RECONTEND, a loss whose stop() is slow (still running), and a close() that begins meanwhile: the loss
