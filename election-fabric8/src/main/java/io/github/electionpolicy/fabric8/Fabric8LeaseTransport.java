@@ -318,8 +318,8 @@ final class Fabric8LeaseTransport implements LeaseTransport {
       Consumer<Throwable> failed) {
     Optional<LeaseAccessDeniedException> denied;
     try {
-      denied = RbacPreflight.check(reviewClient, namespace, settings, () -> over.get() || closed.get(), io,
-          eventAccess);
+      denied = RbacPreflight.check(reviewClient, namespace, settings, () -> over.get() || closed.get(),
+          closed::get, io, eventAccess);
     } catch (RuntimeException | Error e) {
       inFlight.remove(call);
       if (over.compareAndSet(false, true)) {

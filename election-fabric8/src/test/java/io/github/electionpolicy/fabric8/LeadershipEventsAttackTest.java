@@ -8,7 +8,6 @@ import io.fabric8.mockwebserver.http.RecordedRequest;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.UnaryOperator;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 /** Attacks on the leadership Events: what they must never do to the election. */
@@ -32,7 +31,6 @@ class LeadershipEventsAttackTest {
    * sent, a bound of the client that cannot come early); without it, right after the Lease reviews.
    */
   @Test
-  @Disabled("FINDING 1: the RBAC preflight waits for the advisory events review before contending")
   void aSlowEventsReviewDoesNotDelayTheFirstLeaseWrite() throws Exception {
     AtomicLong eventsReviewArrived = new AtomicLong();
     UnaryOperator<Dispatcher> slowEventsReview = delegate -> new Dispatcher() {
