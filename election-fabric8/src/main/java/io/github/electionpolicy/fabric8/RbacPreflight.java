@@ -18,8 +18,8 @@ import org.slf4j.LoggerFactory;
  * before the Lease loop, so {@code start()} never waits for the API server; the runner acts on a denial. Its
  * reviews are independent, so they are sent at once on the same I/O pool (see {@link LeaseAccess#review(String,
  * String, LeaseAccess.Reviewer, java.util.concurrent.Executor)}): the preflight costs about one round trip.
- * With leadership Events on, one more review, sent at the same time and never waited for, asks whether Events may be created; a
- * denial is a warning ({@link EventAccess}), never a reason not to contend.
+ * With leadership Events on, one more review, sent at the same time and never waited for, asks whether Events
+ * may be created; a denial is a warning ({@link EventAccess}), never a reason not to contend.
  */
 final class RbacPreflight {
 
