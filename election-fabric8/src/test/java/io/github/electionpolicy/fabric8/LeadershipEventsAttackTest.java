@@ -8,6 +8,7 @@ import io.fabric8.mockwebserver.http.RecordedRequest;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 /** Attacks on the leadership Events: what they must never do to the election. */
@@ -55,6 +56,63 @@ class LeadershipEventsAttackTest {
       assertThat(firstWrite - eventsReviewArrived.get())
           .as("the first Lease write waited for the events review to be given up")
           .isLessThan(REVIEW_TIMEOUT_NANOS / 2);
+    }
+  }
+
+  /**
+   * FINDING 2: Event writes take the slots of the Lease calls. Both go through {@code SharedPools.io()}, whose
+   * {@value SharedPools#IO_MAX_CALLS} calls in flight at once are the JVM's bound for Lease calls: "a call
+   * refused past that bound fails at once, as a failed call". A runner keeps one Event write in flight while
+   * the events endpoint hangs (each for the request timeout), so with enough runners in a JVM (one per Lease,
+   * e.g. an operator electing per shard) best-effort writes that hang use up the bound, and the renewals of
+   * healthy runners are refused: the Events then block the election. Here 64 transports (as 64 runners do)
+   * each have their Event hang at the server; a Lease read sent after is refused instead of answered.
+   */
+  @Test
+  @Disabled("FINDING 2: hanging Event writes use up the I/O bound of the Lease calls, whose renewals are refused")
+  void hangingEventWritesLeaveTheLeaseCallsTheirSlots() throws Exception {
+    String eventsPath = "/api/v1/namespaces/" + MockApi.NAMESPACE + "/events";
+    java.util.concurrent.atomic.AtomicInteger eventPosts = new java.util.concurrent.atomic.AtomicInteger();
+    UnaryOperator<Dispatcher> hanging = delegate -> new Dispatcher() {
+      @Override
+      public MockResponse dispatch(RecordedRequest request) {
+        String path = request.getPath() == null ? "" : request.getPath();
+        if ("POST".equals(request.getMethod()) && path.startsWith(eventsPath)) {
+          eventPosts.incrementAndGet();
+          return new MockResponse().setResponseCode(201).setBody("{}").setBodyDelay(Duration.ofSeconds(60));
+        }
+        return delegate.dispatch(request);
+      }
+    };
+    // A request timeout long enough that the writes still hang when the read is sent.
+    LeaseSettings settings = MockApi.fastSettings("a").leaseDuration(Duration.ofSeconds(60))
+        .renewDeadline(Duration.ofSeconds(40)).retryPeriod(Duration.ofSeconds(2)).build();
+    java.util.List<Fabric8LeaseTransport> transports = new java.util.ArrayList<>();
+    java.util.concurrent.CountDownLatch written = new java.util.concurrent.CountDownLatch(SharedPools.IO_MAX_CALLS);
+    try (MockApi api = new MockApi(hanging)) {
+      try {
+        for (int i = 0; i < SharedPools.IO_MAX_CALLS; i++) {
+          Fabric8LeaseTransport transport = new Fabric8LeaseTransport(api.client(), MockApi.NAMESPACE, settings,
+              SharedPools.io());
+          transports.add(transport);
+          transport.recordEvent(new LeadershipEvent(MockApi.LEASE + "." + Long.toHexString(1_000 + i),
+              LeadershipEvent.Kind.BECAME_LEADER, "r" + i, 0, "r" + i + " became leader (fencing token 0)",
+              java.time.Instant.now()), written::countDown);
+        }
+        // Each runner's one Event write is at the server, unanswered (or given up at the client already).
+        assertThat(Replica.awaitTrue(() -> eventPosts.get() + (SharedPools.IO_MAX_CALLS - written.getCount())
+            >= SharedPools.IO_MAX_CALLS, PATIENCE)).isTrue();
+        java.util.concurrent.CompletableFuture<LeaseStep.Answer> answer = new java.util.concurrent.CompletableFuture<>();
+        try (Fabric8LeaseTransport healthy = new Fabric8LeaseTransport(api.client(), MockApi.NAMESPACE, settings,
+            SharedPools.io())) {
+          healthy.read((result, failure) -> answer.complete(result));
+          LeaseStep.Answer result = answer.get(30, java.util.concurrent.TimeUnit.SECONDS);
+          assertThat(result).as("a healthy runner's Lease call is not refused for Event writes")
+              .isNotInstanceOf(LeaseStep.Answer.Failed.class);
+        }
+      } finally {
+        transports.forEach(Fabric8LeaseTransport::close);
+      }
     }
   }
 }
