@@ -42,6 +42,7 @@ final class Fabric8LeaseTransport implements LeaseTransport {
   private final String name;
   private final LeaseSettings settings;
   private final ExecutorService io;
+  private final ExecutorService eventsIo = SharedPools.events();
   private final AtomicBoolean closed = new AtomicBoolean();
   private final Set<Call> inFlight = ConcurrentHashMap.newKeySet();
   private volatile Lease lastSeen;
@@ -318,8 +319,8 @@ final class Fabric8LeaseTransport implements LeaseTransport {
       Consumer<Throwable> failed) {
     Optional<LeaseAccessDeniedException> denied;
     try {
-      denied = RbacPreflight.check(reviewClient, namespace, settings, () -> over.get() || closed.get(), io,
-          eventAccess);
+      denied = RbacPreflight.check(reviewClient, namespace, settings, () -> over.get() || closed.get(),
+          closed::get, io, eventAccess);
     } catch (RuntimeException | Error e) {
       inFlight.remove(call);
       if (over.compareAndSet(false, true)) {
@@ -334,16 +335,17 @@ final class Fabric8LeaseTransport implements LeaseTransport {
   }
 
   /**
-   * Creates the Event on the I/O pool, with the Lease calls' client (its request timeout, no retries); not among
-   * the calls in flight, so a close neither cuts it short nor refuses it. A 403 goes to the {@link EventAccess}, which warns
-   * once; any other failure is logged at DEBUG.
+   * Creates the Event on the shared workers, apart from the Lease calls' bound ({@link SharedPools#events()}),
+   * with the Lease calls' client (its request timeout, no retries); not among the calls in flight, so a close
+   * neither cuts it short nor refuses it. A 403 goes to the {@link EventAccess}, which warns once; any other
+   * failure is logged at DEBUG.
    */
   @Override
   public void recordEvent(LeadershipEvent event, Runnable done) {
     // Written after a close too: the Event that ends a closing runner's term is due just before its transport
     // closes, and may wait behind an earlier one still in flight.
     try {
-      io.execute(() -> {
+      eventsIo.execute(() -> {
         try {
           client.v1().events().inNamespace(namespace).resource(event(event)).create();
         } catch (KubernetesClientException e) {
@@ -361,8 +363,8 @@ final class Fabric8LeaseTransport implements LeaseTransport {
         }
       });
     } catch (RejectedExecutionException e) {
-      LOG.debug("Leadership Event \"{}\" on Lease {}/{} not recorded: every I/O thread is busy", event.message(),
-          namespace, name);
+      LOG.debug("Leadership Event \"{}\" on Lease {}/{} not recorded: {} Event writes are in flight in this JVM",
+          event.message(), namespace, name, SharedPools.EVENTS_MAX_CALLS);
       done.run();
     }
   }

@@ -2,10 +2,12 @@ package io.github.electionpolicy.fabric8;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.util.Optional;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.FutureTask;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -16,8 +18,8 @@ import org.slf4j.LoggerFactory;
  * before the Lease loop, so {@code start()} never waits for the API server; the runner acts on a denial. Its
  * reviews are independent, so they are sent at once on the same I/O pool (see {@link LeaseAccess#review(String,
  * String, LeaseAccess.Reviewer, java.util.concurrent.Executor)}): the preflight costs about one round trip.
- * With leadership Events on, one more review, sent at the same time, asks whether Events may be created; a
- * denial is a warning ({@link EventAccess}), never a reason not to contend.
+ * With leadership Events on, one more review, sent at the same time and never waited for, asks whether Events
+ * may be created; a denial is a warning ({@link EventAccess}), never a reason not to contend.
  */
 final class RbacPreflight {
 
@@ -32,6 +34,16 @@ final class RbacPreflight {
    */
   static Optional<LeaseAccessDeniedException> check(KubernetesClient userClient, String namespace,
       LeaseSettings settings, BooleanSupplier closing, Executor io, EventAccess events) {
+    return check(userClient, namespace, settings, closing, closing, io, events);
+  }
+
+  /**
+   * As {@link #check(KubernetesClient, String, LeaseSettings, BooleanSupplier, Executor, EventAccess)};
+   * {@code closed} tells whether the runner closed after the check returned: the events review is advice only,
+   * so the check never waits for it, and a denial it answers later is reported then, unless the runner closed.
+   */
+  static Optional<LeaseAccessDeniedException> check(KubernetesClient userClient, String namespace,
+      LeaseSettings settings, BooleanSupplier closing, BooleanSupplier closed, Executor io, EventAccess events) {
     String leaseName = settings.leaseName();
     LeaseAccess.Reviewer reviewer = review -> {
       if (closing.getAsBoolean()) {
@@ -41,28 +53,30 @@ final class RbacPreflight {
       return answer == null || answer.getStatus() == null
           ? Optional.empty() : Optional.ofNullable(answer.getStatus().getAllowed());
     };
-    FutureTask<Optional<Boolean>> eventsReview = null;
+    EventsReview eventsReview = null;
     if (events != null) {
       var question = events.question();
-      eventsReview = new FutureTask<>(() -> reviewer.allowed(question));
+      eventsReview = new EventsReview(() -> reviewer.allowed(question), events, closed);
       try {
         io.execute(eventsReview);
       } catch (RejectedExecutionException e) {
-        // Run on this thread when its answer is needed.
+        // Never run on this thread: the runner would wait for advice. A refused write reports a denial instead.
+        LOG.debug("Could not check RBAC for events: {}", e.toString());
+        eventsReview = null;
       }
     }
     try {
       return check(namespace, settings, closing, LeaseAccess.review(namespace, leaseName, reviewer, io), events,
           eventsReview);
     } finally {
-      if (eventsReview != null) {
+      if (eventsReview != null && !eventsReview.wanted) {
         eventsReview.cancel(true);
       }
     }
   }
 
   private static Optional<LeaseAccessDeniedException> check(String namespace, LeaseSettings settings,
-      BooleanSupplier closing, LeaseAccess access, EventAccess events, FutureTask<Optional<Boolean>> eventsReview) {
+      BooleanSupplier closing, LeaseAccess access, EventAccess events, EventsReview eventsReview) {
     String leaseName = settings.leaseName();
     if (closing.getAsBoolean()) {
       // The runner is not going to contend: there is nothing to warn of.
@@ -82,25 +96,62 @@ final class RbacPreflight {
               + "duration ({}). To fix, grant the Role:\n{}", namespace, Durations.format(settings.retryPeriod()),
               Durations.format(settings.leaseDuration()), LeaseAccess.roleYaml(namespace, leaseName));
         }
-        if (eventsReview != null && eventsDenied(eventsReview)) {
-          events.denied("the RBAC preflight found create on events denied");
+        if (eventsReview != null) {
+          eventsReview.reportWhenAnswered();
         }
       }
     }
     return Optional.empty();
   }
 
-  /** Whether the events review answered "denied"; a review that failed or gave no verdict is no denial. */
-  private static boolean eventsDenied(FutureTask<Optional<Boolean>> review) {
-    review.run(); // a no-op unless no I/O thread took it
-    try {
-      return review.get().map(allowed -> !allowed).orElse(false);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return false;
-    } catch (Exception e) {
-      LOG.debug("Could not check RBAC for events: {}", e.toString());
-      return false;
+  /**
+   * The review of {@code create} on events: advice only, so nobody waits for it. Once the Lease's own access is
+   * granted, a denial it answers (now or later) goes to the {@link EventAccess}, unless the runner closed first;
+   * a review that failed or gave no verdict is no denial.
+   */
+  private static final class EventsReview extends FutureTask<Optional<Boolean>> {
+    private final EventAccess events;
+    private final BooleanSupplier closed;
+    private final AtomicBoolean settled = new AtomicBoolean();
+    private volatile boolean wanted;
+
+    EventsReview(Callable<Optional<Boolean>> review, EventAccess events, BooleanSupplier closed) {
+      super(review);
+      this.events = events;
+      this.closed = closed;
+    }
+
+    void reportWhenAnswered() {
+      wanted = true;
+      if (isDone()) {
+        report();
+      }
+    }
+
+    @Override
+    protected void done() {
+      if (wanted) {
+        report();
+      }
+    }
+
+    private void report() {
+      if (!settled.compareAndSet(false, true) || isCancelled() || closed.getAsBoolean()) {
+        return;
+      }
+      boolean denied;
+      try {
+        denied = get().map(allowed -> !allowed).orElse(false);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      } catch (Exception e) {
+        LOG.debug("Could not check RBAC for events: {}", e.toString());
+        return;
+      }
+      if (denied) {
+        events.denied("the RBAC preflight found create on events denied");
+      }
     }
   }
 }

@@ -28,6 +28,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class SharedPools {
 
   static final int IO_MAX_CALLS = 64;
+  /** Leadership Event writes in flight at once in the JVM, bounded apart from the Lease calls. */
+  static final int EVENTS_MAX_CALLS = 16;
   static final long KEEP_ALIVE_SECONDS = 10;
   private static final String WORKER = "election-worker-";
 
@@ -39,6 +41,10 @@ final class SharedPools {
 
   private static final ExecutorService IO = new BoundedCalls(WORKERS, IO_MAX_CALLS);
 
+  // Best-effort writes never take the Lease calls' slots: Event writes that hang (an events endpoint that does
+  // not answer, in every runner of the JVM) would otherwise get a healthy runner's renewal refused.
+  private static final ExecutorService EVENTS = new BoundedCalls(WORKERS, EVENTS_MAX_CALLS);
+
   private SharedPools() {}
 
   /** Runs user code; never the Lease loop's work. */
@@ -49,6 +55,14 @@ final class SharedPools {
   /** Runs blocking Lease calls, at most {@value #IO_MAX_CALLS} at once, on the same workers. */
   static ExecutorService io() {
     return IO;
+  }
+
+  /**
+   * Writes the leadership Events, at most {@value #EVENTS_MAX_CALLS} at once, on the same workers but apart
+   * from the bound of the Lease calls: one more is refused (and the Event dropped).
+   */
+  static ExecutorService events() {
+    return EVENTS;
   }
 
   private static java.util.concurrent.ThreadFactory daemon(String prefix) {
