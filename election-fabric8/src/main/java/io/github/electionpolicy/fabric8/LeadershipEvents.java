@@ -84,6 +84,10 @@ final class LeadershipEvents {
         }
       }
     }
+    if (ending == null && lost == null && step.action() instanceof LeaseStep.Finished) {
+      // A finish with no release sent (the renew deadline had passed): the Lease is left to expire.
+      ending = "left the Lease to expire";
+    }
     boolean over = lost != null || ending != null || step.action() instanceof LeaseStep.Finished;
     if (leadingToken != null && over) {
       int token = leadingToken;

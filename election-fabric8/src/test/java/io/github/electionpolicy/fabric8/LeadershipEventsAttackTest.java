@@ -8,7 +8,6 @@ import io.fabric8.mockwebserver.http.RecordedRequest;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.UnaryOperator;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 /** Attacks on the leadership Events: what they must never do to the election. */
@@ -127,7 +126,6 @@ class LeadershipEventsAttackTest {
    * {@code Finished} with no fact), so the Event tells neither that the Lease was left to expire nor why.
    */
   @Test
-  @Disabled("FINDING 3: a close past the renew deadline ends the term with a bare 'stopped leading', no ending")
   void aCloseWhoseRenewalFailsPastTheDeadlineSaysHowTheTermEnded() {
     long ms = 1_000_000L;
     long deadline = 10_000 * ms;

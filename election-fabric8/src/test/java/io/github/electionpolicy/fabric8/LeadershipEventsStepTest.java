@@ -110,10 +110,11 @@ class LeadershipEventsStepTest {
   }
 
   @Test
-  void aFinishPastTheDeadlineEndsTheTermWithoutADetail() {
+  void aFinishPastTheDeadlineLeavesTheLeaseToExpire() {
     events.due(elected(2, null), T0);
 
-    assertThat(messages(step(new LeaseStep.Finished()))).containsExactly("pod-a stopped leading (fencing token 2)");
+    assertThat(messages(step(new LeaseStep.Finished())))
+        .containsExactly("pod-a stopped leading (fencing token 2): left the Lease to expire");
   }
 
   @Test

@@ -110,6 +110,7 @@ final class SimFaults {
         if (!r.alive || r.process != process) {
           return;
         }
+        disturbClosing(sim); // what follows is a fault of its own (a close, a cut-off) when it strikes
         switch (t.then()) {
           case CLOSE -> r.close(500 * MS);
           case CLOSE_FROM_CALLBACK -> r.armCloseFromCallback(500 * MS);
@@ -171,6 +172,8 @@ final class SimFaults {
       int process = r.process;
       sim.at(sim.now() + s.gapMillis() * MS, () -> {
         if (r.alive && r.process == process) {
+          // A fault of its own when it strikes: a replica closing then cannot be expected to release.
+          disturbClosing(sim);
           // Cut off rather than crashed: its services run until its term ends, as the followers take over.
           net.partition(r.index, Direction.BOTH, 1);
           sim.breakWatches(r, false);
