@@ -7,3 +7,4 @@ cd "$(dirname "$0")"
 bash downstream-ci/run.sh
 bash quickstart/run.sh
 bash runtime-classpath/run.sh
+bash demo/run.sh
