@@ -145,6 +145,7 @@ final class SimReplica {
   void startProcess() {
     process++;
     alive = true;
+    sim.processStarted(this);
     paused = false;
     deferred = new ArrayList<>();
     long origin = spec.originNearWrap() ? Long.MAX_VALUE - sim.random().nextLong(60_000_000_000L)
@@ -355,6 +356,7 @@ final class SimReplica {
       return;
     }
     alive = false;
+    sim.processDied(this);
     paused = false;
     deferred = new ArrayList<>();
     services.clear();

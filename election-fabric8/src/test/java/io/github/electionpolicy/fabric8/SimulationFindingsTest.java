@@ -179,4 +179,21 @@ class SimulationFindingsTest {
 
     assertThat(Simulator.run(schedule, SimVariant.REAL).invariants().violations()).as("%s", schedule).isEmpty();
   }
+
+  /**
+   * Found by a CI run's generated schedules, a gap of the harness: the only contending replica (the other runs
+   * unelected), paused until just before the quiet tail, found its term lost, exited under EXIT and restarted after
+   * its restart delay, in the tail; nobody could lead meanwhile, and liveness was judged from the tail's start.
+   * Liveness is now judged from the tail or from a contender's restart in it, whichever is later.
+   */
+  @Test
+  void aLoneContenderThatExitsAtTheEndOfTheFaultsIsJudgedFromItsRestart() {
+    ReplicaSpec exiting = new ReplicaSpec(1, 700, 116, 200, LossPolicy.Kind.EXIT, 1, 0, 0, false);
+    ReplicaSpec unelected = new ReplicaSpec(1, 700, 116, 200, LossPolicy.Kind.RECONTEND, 1, 0, 0, false)
+        .asUnelected();
+    SimSchedule schedule = new SimSchedule(0, List.of(exiting, unelected),
+        List.of(new SimSchedule.Pause(0, 9230, 20708)), 30_000, 50);
+
+    assertThat(Simulator.run(schedule, SimVariant.REAL).invariants().violations()).as("%s", schedule).isEmpty();
+  }
 }

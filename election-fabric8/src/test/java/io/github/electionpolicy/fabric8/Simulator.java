@@ -50,7 +50,7 @@ final class Simulator {
   // Terms (holder and acquireTime: an operator may have changed leaseTransitions) whose Lease was deleted.
   private final java.util.Set<String> deletedUnder = new java.util.HashSet<>();
   private final long quietFrom;
-  private final long end;
+  private long end;
   private long now;
   private Runnable onNextRelease;
   private long seq;
@@ -58,6 +58,10 @@ final class Simulator {
   private long steps;
   private long latestTerm;
   private boolean livenessMet;
+  // Contending processes alive now, and since when one has been alive without a gap (for liveness in the tail).
+  private int contendersAlive;
+  private long contendersUpSince;
+  private int livenessDeferrals;
 
   private Simulator(SimSchedule schedule, SimVariant variant) {
     this.schedule = schedule;
@@ -85,12 +89,7 @@ final class Simulator {
     SimFaults.schedule(this, schedule);
     at(choices.nextLong(100_000_000L), this::probe);
     at(quietFrom, this::checkLiveness);
-    at(quietFrom + schedule.livenessBoundMillis() * 1_000_000L, () -> {
-      if (!livenessMet) {
-        invariants.liveness("no replica led within " + schedule.livenessBoundMillis() + "ms of the quiet tail");
-      }
-      livenessMet = true;
-    });
+    at(quietFrom + schedule.livenessBoundMillis() * 1_000_000L, this::livenessDeadline);
     while (!queue.isEmpty()) {
       Event event = queue.poll();
       if (event.time() > end) {
@@ -169,6 +168,41 @@ final class Simulator {
     LeaseRecord lease = server.current();
     return lease != null && lease.heldBy(term.holderIdentity()) && lease.transitions() == term.leaseTransitions()
         && term.acquireTime().equals(lease.acquireTime());
+  }
+
+  /**
+   * Liveness is judged from the quiet tail, or from when a contending process is up again in it, whichever is
+   * later: a process that a fault just before the tail made exit (its loss policy) restarts only after its restart
+   * delay, and when it was the only contender nobody can lead meanwhile.
+   */
+  private void livenessDeadline() {
+    if (livenessMet) {
+      return;
+    }
+    long bound = schedule.livenessBoundMillis() * 1_000_000L;
+    long due = contendersAlive == 0 ? now + bound : Math.max(quietFrom, contendersUpSince) + bound;
+    if (due > now && livenessDeferrals++ < 10) {
+      end = Math.max(end, due + 2_000_000_000L);
+      at(due, this::livenessDeadline);
+      return;
+    }
+    invariants.liveness("no replica led within " + schedule.livenessBoundMillis() + "ms of the quiet tail"
+        + (livenessDeferrals > 0 ? " (or of a contender's restart in it)" : ""));
+    livenessMet = true;
+  }
+
+  /** A replica's process started: counted for liveness if it contends. */
+  void processStarted(SimReplica replica) {
+    if (!replica.spec.unelected() && contendersAlive++ == 0) {
+      contendersUpSince = now;
+    }
+  }
+
+  /** A replica's process ended (crash, exit, or after its runner stopped). */
+  void processDied(SimReplica replica) {
+    if (!replica.spec.unelected()) {
+      contendersAlive--;
+    }
   }
 
   private void checkLiveness() {
