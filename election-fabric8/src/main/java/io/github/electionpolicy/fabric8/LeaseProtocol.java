@@ -227,10 +227,7 @@ final class LeaseProtocol {
   /** The runner's services stopped: a leader releases ({@code release}) or leaves the Lease to expire. */
   LeaseStep finish(Moment now, boolean release) {
     requireIdle();
-    closing = true;
-    if (finish == Finish.NONE) {
-      finish = release ? Finish.RELEASE : Finish.ABANDON;
-    }
+    finishRequested(release);
     return step(next(now));
   }
 
@@ -279,10 +276,7 @@ final class LeaseProtocol {
     if (role != Role.LOST) {
       throw new IllegalStateException("finishAfterLoss while " + role);
     }
-    closing = true;
-    if (finish == Finish.NONE) {
-      finish = release ? Finish.RELEASE : Finish.ABANDON;
-    }
+    finishRequested(release);
     if (release && lossLeftOwnWrite) {
       lossLeftOwnWrite = false;
       releaseRetried = true; // the renew deadline has passed: a conflict is not retried
