@@ -122,7 +122,7 @@ class LeadershipEventsAttackTest {
    * the Lease", ": left the Lease to expire" or ": the release failed, so the Lease expires"), and that a term that
    * ended otherwise is a loss with its cause. Here the runner closes while its renewal is in flight (an API server
    * that answers the Lease's update with 500s), the renewal fails after the renew deadline, and the protocol
-   * finishes without a release ({@code LeaseProtocol.lead}: {@code finish == RELEASE} past the deadline returns
+   * finishes without a release ({@code LeaseProtocolRenewing.lead}: {@code finish == RELEASE} past the deadline returns
    * {@code Finished} with no fact), so the Event tells neither that the Lease was left to expire nor why.
    */
   @Test

@@ -32,7 +32,8 @@ final class SimulationCoverage {
       "RunnerLifecycleLines", "LifecycleDriver", "RunnerCallbacks", "RunnerAssembly", "LeaseElector", "CallbackLane",
       "ServiceSequence", "LeadershipTerm", "WriteGateInterceptor", "HealthRule", "RunnerView");
 
-  static final List<String> PROTOCOL = List.of("LeaseProtocol");
+  static final List<String> PROTOCOL = List.of("LeaseProtocol", "LeaseProtocolState", "LeaseProtocolAcquiring",
+      "LeaseProtocolRenewing", "LeaseProtocolReleasing");
 
   private SimulationCoverage() {}
 

@@ -1,0 +1,194 @@
+package io.github.electionpolicy.fabric8;
+
+import io.github.electionpolicy.fabric8.LeaseProtocol.Flaw;
+import io.github.electionpolicy.fabric8.LeaseProtocol.Role;
+import io.github.electionpolicy.fabric8.LeaseProtocolState.Pending;
+import io.github.electionpolicy.fabric8.LeaseStep.Action;
+import io.github.electionpolicy.fabric8.LeaseStep.Answer;
+import io.github.electionpolicy.fabric8.LeaseStep.FactKind;
+import io.github.electionpolicy.fabric8.LeaseStep.FailureKind;
+import io.github.electionpolicy.fabric8.LeaseStep.Moment;
+import java.util.Optional;
+
+/**
+ * The follower's rules of {@link LeaseProtocol}, the acquiring half of client-go's {@code tryAcquireOrRenew}: when
+ * to read the Lease (at once, every retry period while polling, once per lease duration under a watch), when the
+ * holder's term has run out on this process's own clock, what a read's answer leads to, and how a new term is
+ * written and taken in (its fencing token counted past every one seen).
+ *
+ * <p>Pure: static functions of the {@link LeaseProtocolState} and the current {@link Moment}; no thread, lock,
+ * clock or logger. Not thread-safe: the protocol's one driver thread calls them.
+ */
+final class LeaseProtocolAcquiring {
+
+  private LeaseProtocolAcquiring() {}
+
+  static Action follow(LeaseProtocolState s, Moment now) {
+    if (s.closing) {
+      s.role = Role.FINISHED;
+      return new LeaseStep.Finished();
+    }
+    long t = now.nanos();
+    if (s.backingOff) {
+      if (t - s.notBeforeNanos < 0) {
+        return new LeaseStep.Await(s.notBeforeNanos);
+      }
+      s.backingOff = false;
+      s.readNow = true;
+    }
+    if (s.readNow || !s.watchOpen || !s.readOnce || t - (s.lastReadSentNanos + readPeriodNanos(s)) >= 0
+        || t - attemptDueNanos(s, t) >= 0) {
+      s.readNow = false;
+      s.pending = Pending.READ;
+      s.pendingSentNanos = t;
+      return new LeaseStep.Read(t + s.requestTimeoutNanos);
+    }
+    return awaitAsFollower(s, t);
+  }
+
+  private static long readPeriodNanos(LeaseProtocolState s) {
+    return s.watchOpen ? s.leaseDurationNanos : s.retryPeriodNanos;
+  }
+
+  private static Action awaitAsFollower(LeaseProtocolState s, long t) {
+    long wake;
+    if (s.failuresInARow > 0 || !s.watchOpen) {
+      long jitter = (long) (s.retryPeriodNanos * 0.2 * s.random.nextDouble());
+      wake = t + s.retryPeriodNanos + jitter;
+    } else {
+      wake = s.lastReadSentNanos + readPeriodNanos(s);
+    }
+    if (s.failuresInARow == 0) {
+      // Try exactly when the holder's lease runs out, not at the next tick after it.
+      long due = attemptDueNanos(s, t);
+      if (due - t <= 0) {
+        due = t + s.retryPeriodNanos;
+      }
+      if (due - wake < 0) {
+        wake = due;
+      }
+    }
+    return new LeaseStep.Await(wake);
+  }
+
+  /**
+   * When this follower should next try for the Lease: at once when it is free, missing without a holder to
+   * wait for, or left by this process's own last term; otherwise once the holder's lease duration has passed
+   * since the record last changed.
+   */
+  static long attemptDueNanos(LeaseProtocolState s, long t) {
+    if (!s.observedAny) {
+      return t;
+    }
+    if (s.observed == null) {
+      boolean heldByAnother = s.lastHolder != null && !s.lastHolder.equals(s.identity);
+      return heldByAnother ? s.observedNanos + s.lastHolderDurationNanos : t;
+    }
+    String holder = s.observed.holder();
+    if (holder == null || holder.equals(s.identity) && isOwnLastTerm(s, s.observed)) {
+      return t;
+    }
+    long duration = s.durationNanos(s.observed);
+    if (s.flaw == Flaw.EARLY_TAKEOVER) {
+      return s.observedNanos + duration - s.retryPeriodNanos;
+    }
+    if (s.flaw == Flaw.REMOTE_RENEW_TIME && s.observed.renewTime() != null && s.observedWall != null) {
+      return s.observedNanos + java.time.Duration.between(s.observedWall, s.observed.renewTime()).toNanos()
+          + duration;
+    }
+    return s.observedNanos + duration;
+  }
+
+  /**
+   * Whether a record naming this identity is this process's own last term, left by it: exactly what its last
+   * confirmed write stored (same term and resourceVersion, so a restored copy of an older record does not
+   * count), or the term of a take whose answer never came (the server may have applied it).
+   */
+  private static boolean isOwnLastTerm(LeaseProtocolState s, LeaseRecord record) {
+    boolean lastWrite = record.sameTerm(s.lastWritten) && s.lastWritten.resourceVersion() != null
+        && s.lastWritten.resourceVersion().equals(record.resourceVersion());
+    return lastWrite || record.sameTerm(s.lastAttempted);
+  }
+
+  static Action readAnswered(LeaseProtocolState s, Moment now, Answer answer) {
+    long t = now.nanos();
+    if (answer instanceof Answer.Failed failed) {
+      s.failed(failed.failure());
+      return awaitAsFollower(s, t);
+    }
+    s.succeeded(s.pendingSentNanos);
+    s.readOnce = true;
+    s.lastReadSentNanos = s.pendingSentNanos;
+    s.lastReadDoneNanos = t;
+    LeaseRecord current = answer instanceof Answer.Found found ? found.record() : null;
+    if (current == null && !(answer instanceof Answer.Missing)) {
+      throw new IllegalArgumentException("a read answers Found, Missing or Failed, not " + answer);
+    }
+    s.lastReadVersion = current == null ? null : current.resourceVersion();
+    s.observe(current, t, now.wall());
+    if (attemptDueNanos(s, t) - t > 0) {
+      // A Lease deleted under its holder may still be led: wait out the holder's lease duration.
+      String holder = current == null ? s.lastHolder : current.holder();
+      if (current != null && current.heldBy(s.identity) && !s.warnedOfSameIdentity) {
+        s.warnedOfSameIdentity = true;
+        s.fact(FactKind.SAME_IDENTITY_WAITING, s.identity);
+      }
+      s.signals.add(new LeaseStep.Following(Optional.ofNullable(holder)));
+      return awaitAsFollower(s, t);
+    }
+    // Every new term counts as a transition, even one taken back from this process's own earlier term:
+    // leaseTransitions then tells any two terms apart, which fencing relies on.
+    if (s.highestTransitions >= Integer.MAX_VALUE
+        && (current == null || current.transitions() < Integer.MAX_VALUE)) {
+      // An exhausted token was reset by an operator (the Lease deleted, or its count lowered), as the
+      // TOKEN_EXHAUSTED error asks: count on from the Lease, not from the exhausted maximum.
+      s.highestTransitions = current == null ? -1 : current.transitions();
+      s.fact(FactKind.TOKEN_RESET, Long.toString(s.highestTransitions + 1));
+    }
+    long base = Math.max(s.highestTransitions, current == null ? -1 : current.transitions());
+    if (base >= Integer.MAX_VALUE) {
+      s.fact(FactKind.TOKEN_EXHAUSTED, Long.toString(base));
+      s.signals.add(new LeaseStep.Following(Optional.ofNullable(current == null ? null : current.holder())));
+      return new LeaseStep.Await(t + s.leaseDurationNanos);
+    }
+    s.takingFrom = Optional.ofNullable(current == null ? null : current.holder());
+    long transitions = s.flaw == Flaw.NO_TRANSITION_INCREMENT ? Math.max(0, base) : base + 1;
+    LeaseRecord taken = new LeaseRecord(s.identity, s.leaseDurationSeconds, LeaseProtocolState.wall(now),
+        LeaseProtocolState.wall(now), (int) transitions, current == null ? null : current.resourceVersion());
+    s.pending = Pending.TAKE;
+    s.pendingSentNanos = t;
+    s.takeInFlight = taken;
+    return current == null ? new LeaseStep.Create(taken, t + s.requestTimeoutNanos)
+        : new LeaseStep.Update(taken, t + s.requestTimeoutNanos);
+  }
+
+  static Action takeAnswered(LeaseProtocolState s, Moment now, Answer answer) {
+    long sent = s.pendingSentNanos;
+    if (answer instanceof Answer.Written written) {
+      s.succeeded(sent);
+      LeaseRecord record = written.record();
+      s.observe(record, now.nanos());
+      s.mine = record;
+      s.lastWritten = record;
+      s.lastAttempted = null;
+      s.lastRenewSentNanos = sent;
+      s.lastAttemptNanos = sent;
+      s.role = Role.LEADING;
+      s.releaseRetried = false;
+      s.signals.add(new LeaseStep.Elected(record, sent + s.renewDeadlineNanos, s.takingFrom));
+      return LeaseProtocolRenewing.lead(s, now);
+    }
+    LeaseStep.Answer.Failed failed = (Answer.Failed) answer;
+    if (failed.kind() != FailureKind.OTHER) {
+      // Another replica wrote first, or the Lease went away: read again at once.
+      s.succeeded(sent);
+      s.readNow = true;
+      return follow(s, now);
+    }
+    s.lastAttempted = s.takeInFlight;
+    s.failed(failed.failure());
+    // The take failed without naming a holder: this process follows, whoever (if anyone) leads.
+    s.signals.add(new LeaseStep.Following(Optional.empty()));
+    return awaitAsFollower(s, now.nanos());
+  }
+}

@@ -1,0 +1,164 @@
+package io.github.electionpolicy.fabric8;
+
+import io.github.electionpolicy.fabric8.LeaseProtocol.Flaw;
+import io.github.electionpolicy.fabric8.LeaseProtocol.Role;
+import io.github.electionpolicy.fabric8.LeaseStep.FactKind;
+import io.github.electionpolicy.fabric8.LeaseStep.Moment;
+import io.github.electionpolicy.fabric8.LeaseStep.Signal;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.SplittableRandom;
+
+/**
+ * Everything one {@link LeaseProtocol} remembers between inputs: its settings, its role and the request in flight,
+ * what it has seen of the Lease and when, its own terms, how it is asked to end, and whether it is in touch with
+ * the API server. It also keeps the bookkeeping that every rule shares: taking in an observation, counting a call
+ * that succeeded or failed, and noting a fact for the log.
+ *
+ * <p>Pure: no thread, lock, clock or logger; the time comes in with each input. The rules that change this state
+ * live beside it, one class per role: {@link LeaseProtocolAcquiring} (a follower reads and takes the Lease),
+ * {@link LeaseProtocolRenewing} (a leader renews it or loses it) and {@link LeaseProtocolReleasing} (a leader lets
+ * it go). Only those classes and {@link LeaseProtocol} touch its fields. Not thread-safe: one driver thread.
+ */
+final class LeaseProtocolState {
+
+  /** The request in flight, named by what its answer is taken in as. */
+  enum Pending { NONE, READ, TAKE, RENEW, REREAD, RELEASE, RELEASE_REREAD }
+
+  /** How the runner asked the protocol to end a term: not yet, by releasing, or by leaving it to expire. */
+  enum Finish { NONE, RELEASE, ABANDON }
+
+  final String identity;
+  final long leaseDurationNanos;
+  final int leaseDurationSeconds;
+  final long renewDeadlineNanos;
+  final long retryPeriodNanos;
+  final long requestTimeoutNanos;
+  final SplittableRandom random;
+  final Flaw flaw;
+
+  Role role = Role.FOLLOWING;
+  Pending pending = Pending.NONE;
+  long pendingSentNanos;
+  final List<Signal> signals = new ArrayList<>();
+
+  // What this follower last observed: the record (null when missing), and when it last changed.
+  boolean observedAny;
+  LeaseRecord observed;
+  long observedNanos;
+  java.time.Instant observedWall;
+  String lastHolder;
+  long lastHolderDurationNanos;
+  long highestTransitions = -1;
+  boolean readNow = true;
+  boolean watchOpen;
+  long lastReadSentNanos;
+  long lastReadDoneNanos;
+  String lastReadVersion;
+  boolean readOnce;
+  int failuresInARow;
+  boolean warnedOfSameIdentity;
+  Optional<String> takingFrom = Optional.empty();
+
+  // This process's terms.
+  LeaseRecord mine;
+  LeaseRecord lastWritten;
+  // A take whose answer never came: the server may have applied it, and then the Lease shows this term.
+  LeaseRecord lastAttempted;
+  LeaseRecord takeInFlight;
+  long lastRenewSentNanos;
+  long lastAttemptNanos;
+  boolean releaseRetried;
+
+  boolean closing;
+  Finish finish = Finish.NONE;
+  boolean relinquishing;
+  boolean relinquishRelease;
+  boolean lostByRelinquish;
+  // The last loss left the Lease as this replica last wrote it: a renewal landed after the renew deadline, or
+  // the term lapsed on its own clock. A close after such a loss may release it (see finishAfterLoss).
+  boolean lossLeftOwnWrite;
+  int failedTermsInARow;
+  long notBeforeNanos;
+  boolean backingOff;
+
+  long lastSuccessNanos;
+  boolean succeededOnce;
+  boolean lastSuccessWhileWatching;
+
+  LeaseProtocolState(String identity, long leaseDurationNanos, long renewDeadlineNanos, long retryPeriodNanos,
+      long requestTimeoutNanos, long seed, Flaw flaw) {
+    this.flaw = flaw;
+    this.identity = identity;
+    this.leaseDurationNanos = leaseDurationNanos;
+    this.leaseDurationSeconds = (int) Math.min(Integer.MAX_VALUE, Math.max(1, leaseDurationNanos / 1_000_000_000L));
+    this.renewDeadlineNanos = renewDeadlineNanos;
+    this.retryPeriodNanos = retryPeriodNanos;
+    this.requestTimeoutNanos = requestTimeoutNanos;
+    this.random = new SplittableRandom(seed);
+  }
+
+  // ---- observations -------------------------------------------------------------------------------------
+
+  /** Notes the record seen ({@code null}: the Lease does not exist) and when it last changed. */
+  void observe(LeaseRecord record, long t) {
+    observe(record, t, null);
+  }
+
+  void observe(LeaseRecord record, long t, java.time.Instant wall) {
+    boolean changed = !observedAny || (record == null ? observed != null : !record.sameContent(observed));
+    if (changed) {
+      // Never earlier than a change already seen: an event taken in after a read may be older than the read,
+      // and dating the change back would judge the holder's lease expired too soon.
+      if (!observedAny || t - observedNanos > 0) {
+        observedNanos = t;
+        observedWall = wall;
+      }
+      observedAny = true;
+      observed = record;
+      if (record != null && record.leaseDurationSeconds() != null
+          && record.leaseDurationSeconds() > LeaseProtocol.LONG_LEASE_SECONDS && !record.heldBy(identity)) {
+        fact(FactKind.LONG_LEASE_DURATION, record.holder() + " " + record.leaseDurationSeconds());
+      }
+    }
+    if (record != null) {
+      lastHolder = record.holder();
+      lastHolderDurationNanos = durationNanos(record);
+      highestTransitions = Math.max(highestTransitions, record.transitions());
+    }
+  }
+
+  /** The holder's lease duration as it wrote it; this process's own when unset or not positive. */
+  long durationNanos(LeaseRecord record) {
+    Integer seconds = record.leaseDurationSeconds();
+    return seconds == null || seconds <= 0 ? leaseDurationNanos : seconds * 1_000_000_000L;
+  }
+
+  // ---- contact with the API server ----------------------------------------------------------------------
+
+  /** Notes a successful call, dated when it was sent: time in flight never counts as time in touch. */
+  void succeeded(long sentNanos) {
+    lastSuccessNanos = sentNanos;
+    succeededOnce = true;
+    lastSuccessWhileWatching = role == Role.FOLLOWING && watchOpen;
+    if (failuresInARow > 0) {
+      failuresInARow = 0;
+      fact(FactKind.REACHABLE_AGAIN, "");
+    }
+  }
+
+  void failed(String failure) {
+    fact(failuresInARow++ == 0 ? FactKind.UNREACHABLE : FactKind.STILL_UNREACHABLE, failure);
+  }
+
+  void fact(FactKind kind, String detail) {
+    signals.add(new LeaseStep.Fact(kind, detail));
+  }
+
+  /** The wall time written into a record: microseconds, as the API server stores a MicroTime. */
+  static java.time.Instant wall(Moment now) {
+    return now.wall().truncatedTo(ChronoUnit.MICROS);
+  }
+}
