@@ -27,9 +27,10 @@ final class SimulationCoverage {
    * The runner: every production class the simulation drives, except the protocol, counted on its own, and the log
    * lines (LeaseLog, RunnerLog), which are off in the simulation's JVM.
    */
-  static final List<String> RUNNER = List.of("ElectionRunner", "RunnerLifecycle", "RunnerLifecyclePhase",
-      "RunnerLifecycleInput", "RunnerLifecycleCommand", "RunnerLifecycleConfig", "RunnerLifecycleServices",
-      "RunnerLifecycleLines", "LifecycleDriver", "RunnerCallbacks", "RunnerAssembly", "LeaseElector", "CallbackLane",
+  static final List<String> RUNNER = List.of("ElectionRunner", "RunnerLifecycle", "RunnerLifecycleState",
+      "RunnerLifecycleClosing", "RunnerLifecycleLoss", "RunnerLifecycleStopping", "RunnerLifecycleEnding",
+      "RunnerLifecyclePhase", "RunnerLifecycleInput", "RunnerLifecycleCommand", "RunnerLifecycleConfig",
+      "RunnerLifecycleServices", "RunnerLifecycleLines", "LifecycleDriver", "RunnerCallbacks", "RunnerAssembly", "LeaseElector", "CallbackLane",
       "ServiceSequence", "LeadershipTerm", "WriteGateInterceptor", "HealthRule", "RunnerView");
 
   static final List<String> PROTOCOL = List.of("LeaseProtocol", "LeaseProtocolState", "LeaseProtocolAcquiring",

@@ -1,0 +1,77 @@
+package io.github.electionpolicy.fabric8;
+
+import io.github.electionpolicy.fabric8.ElectionState.StopCause;
+import io.github.electionpolicy.fabric8.RunnerLifecycleCommand.*;
+import io.github.electionpolicy.fabric8.RunnerLifecyclePhase.*;
+import java.util.Optional;
+
+/**
+ * What {@code close()} leads to in each phase of {@link RunnerLifecycle}: the term ends, the elector stops
+ * acquiring, the services stop under their deadline, and the elector is finished (releasing the Lease only after a
+ * clean stop); a close during a loss answers the loss, and a close while exiting stops at once, since the exiter
+ * may never return.
+ *
+ * <p>Pure: static functions of the {@link RunnerLifecycleState}, which they change and append commands to; no
+ * thread, lock, clock or logger. Not thread-safe: {@link RunnerLifecycle} calls them on the runner's loop.
+ */
+final class RunnerLifecycleClosing {
+
+  private RunnerLifecycleClosing() {}
+
+  static void close(RunnerLifecycleState s) {
+    if (s.closeRequested) {
+      return; // close twice
+    }
+    s.closeRequested = true;
+    if (s.phase instanceof Created) {
+      RunnerLifecycleEnding.stopped(s, StopCause.CLOSED, Optional.empty());
+    } else if (s.phase instanceof Unelected) {
+      s.emit(new EndTerm(s.term));
+      closeServicesThen(s);
+    } else if (s.phase instanceof Preflight) {
+      s.electorDone = true;
+      RunnerLifecycleEnding.stopped(s, StopCause.CLOSED, Optional.empty());
+    } else if (s.phase instanceof Contending) {
+      s.emit(new CloseElector());
+      closeServicesThen(s);
+    } else if (s.phase instanceof Leading) {
+      s.emit(new EndTerm(s.term));
+      s.emit(new CloseElector());
+      if (s.config.flaw() == RunnerFlaw.RELEASE_BEFORE_STOP) {
+        s.emit(new FinishElector(true));
+      }
+      closeServicesThen(s);
+    } else if (s.phase instanceof Stopping stopping) {
+      if (stopping.reason() == StopReason.LOSS) {
+        // The elector waits for the loss to be handled: closing is the answer.
+        s.emit(new ElectorAfterLoss(false));
+        s.phase = new Stopping(StopReason.CLOSE, Optional.empty());
+      }
+      // A failed election keeps its cause; closeRequested keeps it from exiting.
+    } else if (s.phase instanceof HandlingLoss) {
+      // The handler's answer no longer matters; the services are stopped.
+      s.emit(new ElectorAfterLoss(false));
+      RunnerLifecycleEnding.finish(s, StopCause.CLOSED, Optional.empty(), true);
+    } else if (s.phase instanceof Exiting exiting) {
+      // The exiter may never return (System.exit runs the shutdown hook that called close()).
+      RunnerLifecycleEnding.stopped(s, exiting.cause(), exiting.failure());
+    }
+    // Finishing, Stopped: already on the way out.
+  }
+
+  /** On close: stop the services if any run, then finish; or finish at once. */
+  private static void closeServicesThen(RunnerLifecycleState s) {
+    s.relinquishAfterStop = false;
+    if (s.services.active()) {
+      s.stopServices();
+      s.phase = new Stopping(StopReason.CLOSE, Optional.empty());
+    } else if (s.services == RunnerLifecycleServices.STOPPING) {
+      // A stop is in flight (after a failed start): the Lease waits for its outcome, under its deadline.
+      s.phase = new Stopping(StopReason.CLOSE, Optional.empty());
+    } else {
+      boolean clean = !s.unreportedUnclean && s.services != RunnerLifecycleServices.HUNG;
+      s.unreportedUnclean = false;
+      RunnerLifecycleEnding.finish(s, StopCause.CLOSED, Optional.empty(), clean);
+    }
+  }
+}
