@@ -276,8 +276,6 @@ final class LeaseProtocol {
         ? Math.max(s.renewDeadlineNanos, s.leaseDurationNanos + s.requestTimeoutNanos) : s.renewDeadlineNanos;
   }
 
-  // ---- following ----------------------------------------------------------------------------------------
-
   // ---- dispatch -----------------------------------------------------------------------------------------
 
   private Action next(Moment now) {
