@@ -65,7 +65,7 @@ final class SimFaults {
       net.slow(r, s.latencyMillis() * MS, 1);
       window(sim, s.forMillis(), () -> net.slow(r, s.latencyMillis() * MS, -1));
     } else if (fault instanceof Crash c) {
-      sim.replicas().get(c.replica() % n).die(c.restartAfterMillis() * MS);
+      sim.replicas().get(c.replica() % n).crash(c.restartAfterMillis() * MS);
     } else if (fault instanceof Pause p) {
       sim.replicas().get(p.replica() % n).pause(Math.min(p.forMillis() * MS, sim.quietFromNanos() - sim.now()));
     } else if (fault instanceof Close c) {

@@ -84,7 +84,11 @@ record SimSchedule(long seed, List<ReplicaSpec> replicas, List<Fault> faults, lo
   /** Each network leg of this replica takes up to {@code latencyMillis}: requests time out. */
   record Slow(int replica, long at, long forMillis, long latencyMillis) implements Fault {}
 
-  /** The process vanishes: no release, its reconcilers stop at once; a fresh one starts later. */
+  /**
+   * The process vanishes: no release, its reconcilers stop at once; a fresh one starts later. Every other crash
+   * first goes through the runner's own crash hook ({@link ElectionRunner#crashForTest()}), which the tests use to
+   * kill a replica: to the others it must look the same (the process sends nothing more).
+   */
   record Crash(int replica, long at, long restartAfterMillis) implements Fault {}
 
   /** Stop-the-world: nothing of the process runs, timers included; on resume its reconcilers act first. */
@@ -111,8 +115,15 @@ record SimSchedule(long seed, List<ReplicaSpec> replicas, List<Fault> faults, lo
   /** Watch events are dropped or delayed for a while, or every watch ends (410 Gone). */
   record WatchTrouble(long at, long forMillis, WatchKind kind) implements Fault {}
 
-  /** How a replica's reconcilers misbehave. */
-  enum Trouble { START_THROWS_EXCEPTION, START_THROWS_ERROR, STOP_THROWS_EXCEPTION, STOP_THROWS_ERROR, STOP_HANGS }
+  /**
+   * How a replica's reconcilers misbehave. START_THROWS_ERROR throws an AssertionError, START_THROWS_VM_ERROR an
+   * OutOfMemoryError (a {@link VirtualMachineError}: the JVM may be broken, so the runner may not release nor
+   * contend again); STOP_THROWS_ERROR a StackOverflowError.
+   */
+  enum Trouble {
+    START_THROWS_EXCEPTION, START_THROWS_ERROR, STOP_THROWS_EXCEPTION, STOP_THROWS_ERROR, STOP_HANGS,
+    START_THROWS_VM_ERROR
+  }
 
   /** For a while, every call of that kind to this replica's reconcilers misbehaves. */
   record ReconcilerTrouble(int replica, long at, long forMillis, Trouble trouble) implements Fault {}
