@@ -113,6 +113,8 @@ final class SimReplica {
   private boolean exiterCalled;
   // The runner's crash hook runs: a killed process sends nothing and records nothing.
   private boolean crashing;
+  // An Event of this process could not be handed to a thread (the Error of a LoopFault): its Events have a gap.
+  private boolean eventRefused;
   private boolean throwingListener;
   /** The last state the replica's listener heard, and since when the runner's own state differs from it. */
   private ElectionState heard;
@@ -184,6 +186,7 @@ final class SimReplica {
     fatalEver = false;
     exiterCalled = false;
     crashing = false;
+    eventRefused = false;
     // The state a runner starts in is not an event: the listener hears what comes after it.
     heard = spec.unelected() ? new ElectionState.NotContending(identity) : new ElectionState.Starting();
     mismatchSince = -1;
@@ -576,6 +579,9 @@ final class SimReplica {
    * token, the tokens growing from term to term, and no term left open.
    */
   private void checkLeadershipEvents(int p) {
+    if (eventRefused) {
+      return; // an Event the pool could not take is lost, as one the full pool drops: Events are best effort
+    }
     Integer open = null;
     boolean lost = false;
     int last = Integer.MIN_VALUE;
@@ -1086,6 +1092,14 @@ final class SimReplica {
     @Override
     public void recordEvent(LeadershipEvent event, Runnable done) {
       checkCrashing("the Event \"" + event.message() + "\"");
+      if (transportThrows > 0 && transportThrowsError && process == p) {
+        // The Events' pool cannot start a thread either: its Error reaches the loop, as from the production
+        // transport, which only takes a RejectedExecutionException (a full pool) for a dropped Event.
+        transportThrows--;
+        loopFaultHits();
+        eventRefused = true;
+        throw new OutOfMemoryError("simulated: unable to create native thread for an Event");
+      }
       if (process == p) {
         leadershipEvents.add(new RecordedEvent(p, event));
       }

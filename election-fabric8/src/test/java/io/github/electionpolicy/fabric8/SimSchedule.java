@@ -160,7 +160,10 @@ record SimSchedule(long seed, List<ReplicaSpec> replicas, List<Fault> faults, lo
 
   /** What breaks inside the runner's own loop task: the failure of the election logic itself. */
   enum LoopFaultKind {
-    /** The I/O pool cannot take a Lease call: the transport throws an Error ("unable to create native thread"). */
+    /**
+     * The I/O pool cannot take a Lease call (nor an Event: the Events' pool cannot start a thread either): the transport
+     * throws an Error ("unable to create native thread").
+     */
     TRANSPORT_THROWS_ERROR,
     /** The transport throws a RuntimeException from a Lease call or a watch start. */
     TRANSPORT_THROWS_EXCEPTION,
@@ -170,7 +173,8 @@ record SimSchedule(long seed, List<ReplicaSpec> replicas, List<Fault> faults, lo
 
   /**
    * The next {@code count} hand-overs of that kind in this replica's runner throw, inside its loop's task: the
-   * runner must stop as {@code ELECTION_FAILED}, its services stopped, its loop left intact.
+   * runner must stop as {@code ELECTION_FAILED}, its services stopped, its loop left intact. Two in a row strike
+   * whoever leads, if one does (the second may then hit the failure's own path).
    */
   record LoopFault(int replica, long at, LoopFaultKind kind, int count) implements Fault {}
 
