@@ -58,6 +58,8 @@ final class LifecycleDriver {
   private boolean draining;
   private boolean failing;
   private boolean reportedStopped;
+  // The emergency stop ended the runner without its lifecycle, whose state is then unknown: it takes no input more.
+  private boolean lifecycleAbandoned;
   private ElectionState state;
   private RunnerLoop.Timer stopTimer;
   private LeaseTransport.Call preflightCall;
@@ -220,6 +222,11 @@ final class LifecycleDriver {
     if (draining) {
       return;
     }
+    if (lifecycleAbandoned) {
+      // A close() after the emergency stop would have it stop the services again and arm a deadline, after STOPPED.
+      inputs.clear();
+      return;
+    }
     draining = true;
     try {
       RunnerLifecycleInput input;
@@ -280,6 +287,7 @@ final class LifecycleDriver {
     if (reportedStopped) {
       return;
     }
+    lifecycleAbandoned = true;
     if (state instanceof ElectionState.Leading leading) {
       leading.term().end();
     }

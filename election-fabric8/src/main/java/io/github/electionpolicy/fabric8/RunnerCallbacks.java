@@ -146,6 +146,9 @@ final class RunnerCallbacks {
         exiter.exit(LossPolicy.LOSS_EXIT_STATUS);
       } catch (Throwable e) {
         log.error("Exiter failed", e);
+        if (flaw == RunnerFlaw.EXITER_FAILURE_UNREPORTED) {
+          return;
+        }
       }
       exiterReturned = true;
       report.accept(new RunnerLifecycleInput.Exited());

@@ -37,6 +37,8 @@ enum RunnerFlaw {
   HUNG_STOP_LOOKS_LIVE,
   /** Driver: a listener that throws keeps the listeners after it from hearing the event (try outside the loop). */
   LISTENER_FAILURE_ENDS_DISPATCH,
+  /** Callbacks: an exiter that throws is logged but not reported, so the runner stays exiting for ever (a return). */
+  EXITER_FAILURE_UNREPORTED,
   /**
    * Public surface: {@code close()} checks the closed flag, hands the close to the loop, and only then sets the
    * flag (a check-then-act split in two). The loop may stop the runner before the flag is set: a reader then sees

@@ -65,7 +65,7 @@ final class SimFaults {
       net.slow(r, s.latencyMillis() * MS, 1);
       window(sim, s.forMillis(), () -> net.slow(r, s.latencyMillis() * MS, -1));
     } else if (fault instanceof Crash c) {
-      sim.replicas().get(c.replica() % n).die(c.restartAfterMillis() * MS);
+      sim.replicas().get(c.replica() % n).crash(c.restartAfterMillis() * MS);
     } else if (fault instanceof Pause p) {
       sim.replicas().get(p.replica() % n).pause(Math.min(p.forMillis() * MS, sim.quietFromNanos() - sim.now()));
     } else if (fault instanceof Close c) {
@@ -79,7 +79,10 @@ final class SimFaults {
         r.close(c.restartAfterMillis() * MS);
       }
     } else if (fault instanceof SimSchedule.LoopFault f) {
-      sim.replicas().get(f.replica() % n).loopFault(f.kind(), f.count());
+      // Two in a row strike the leader if one leads: its failure path has the most to do (its term's Event, its
+      // services' stop), and a second failure on that path ends the runner through its emergency stop.
+      SimReplica leader = f.count() > 1 ? leader(sim) : null;
+      (leader != null ? leader : sim.replicas().get(f.replica() % n)).loopFault(f.kind(), f.count());
     } else if (fault instanceof Foreign f) {
       foreign(sim, f);
     } else if (fault instanceof DeleteLease) {

@@ -181,6 +181,15 @@ final class SimInvariants {
     lifecycle("LEADERSHIP_EVENTS: " + detail);
   }
 
+  /**
+   * Invariant 16: at one instant the readers agree: {@code currentTerm()} is the LEADING state's term (the
+   * unelected one while not contending, none otherwise), {@code isReady()} and {@code isLive()} are
+   * {@code health()}'s, and a term whose {@code awaitEnd} returned is not valid.
+   */
+  void readersDisagree(String detail) {
+    lifecycle("READERS_DISAGREE: " + detail);
+  }
+
   private void lifecycle(String line) {
     lifecycleViolations++;
     violation(line);

@@ -107,6 +107,14 @@ final class SimReplica {
   private boolean startThrewEver;
   // The loss handler answered STOP, threw or returned null: the runner must contend no more.
   private boolean lossAnsweredStop;
+  // A service's start threw a VirtualMachineError in this process: the runner may not contend again after a loss.
+  private boolean fatalEver;
+  // The loss policy's exiter was called in this process (it may throw or return, then the runner stops as LOST).
+  private boolean exiterCalled;
+  // The runner's crash hook runs: a killed process sends nothing and records nothing.
+  private boolean crashing;
+  // An Event of this process could not be handed to a thread (the Error of a LoopFault): its Events have a gap.
+  private boolean eventRefused;
   private boolean throwingListener;
   /** The last state the replica's listener heard, and since when the runner's own state differs from it. */
   private ElectionState heard;
@@ -118,6 +126,7 @@ final class SimReplica {
   private ArrayDeque<Runnable> inline;
   private boolean inlineDraining;
   private SplittableRandom choices;
+  private SplittableRandom laterChoices;
 
   // close() as a fault.
   private boolean closing;
@@ -174,6 +183,10 @@ final class SimReplica {
     uncleanEver = false;
     startThrewEver = false;
     lossAnsweredStop = false;
+    fatalEver = false;
+    exiterCalled = false;
+    crashing = false;
+    eventRefused = false;
     // The state a runner starts in is not an event: the listener hears what comes after it.
     heard = spec.unelected() ? new ElectionState.NotContending(identity) : new ElectionState.Starting();
     mismatchSince = -1;
@@ -181,6 +194,7 @@ final class SimReplica {
     stopRunEnd = -1;
     runner = null;
     choices = sim.choices();
+    laterChoices = sim.laterChoices();
     // The access reviews' verdict: denied or failing only while faults happen (a denied process exits and restarts).
     boolean faulty = sim.now() < sim.quietFromNanos();
     int v = choices.nextInt(100);
@@ -325,6 +339,9 @@ final class SimReplica {
     if (term.isValid()) {
       sim.invariants().lossHandlerEarly(identity + "'s loss handler heard of a term that is still valid");
     }
+    if (laterChoices.nextInt(8) == 0) {
+      close(sim.restartDelay()); // closed from inside the handler (its answer then no longer counts)
+    }
     int pick = choices.nextInt(20);
     long beforeQuiet = sim.quietFromNanos() - sim.now() - 1;
     if (pick >= 17 && beforeQuiet > 0) {
@@ -344,10 +361,54 @@ final class SimReplica {
     return null;
   }
 
-  /** The exiter: the process ends at once, its Lease left to expire. */
+  /**
+   * The exiter. Mostly the process ends at once, its Lease left to expire (System.exit). Else, from the seed: the
+   * exit runs a shutdown hook that closes the runner (from the exiter's own thread here, so close() returns at
+   * once, and the process ends once the runner stopped); or the exiter throws (a SecurityException from
+   * System.exit) or returns without exiting: then the runner must stop as LOST all the same, and the process ends
+   * as its main would, once it sees STOPPED.
+   */
   private void exited() {
+    callbackEntered();
     sim.invariants().exited();
-    die(sim.restartDelay());
+    exiterCalled = true;
+    int pick = laterChoices.nextInt(8);
+    if (pick >= 3) {
+      die(sim.restartDelay());
+      return;
+    }
+    if (pick == 2) {
+      close(sim.restartDelay());
+      return;
+    }
+    int p = process;
+    sim.at(handBackTime() + stopTimeoutNanos + 1_000_000L, this, () -> {
+      if (process == p && !stopped) {
+        sim.invariants().awaitStoppedHangs(identity + "'s exiter returned" + (pick == 0 ? " (threw)" : "")
+            + " but its runner is still " + runner.state());
+      }
+    });
+    if (pick == 0) {
+      throw new SecurityException("simulated: exit not permitted");
+    }
+  }
+
+  /**
+   * A crash fault: every other time through the runner's own crash hook first (as the tests kill a replica), which
+   * must end it as a killed process ends to the others: it sends nothing more, records no Event.
+   */
+  void crash(long restartAfterNanos) {
+    if (alive && !paused && runner != null && !stopped && laterChoices.nextBoolean()) {
+      crashing = true;
+      inline = new ArrayDeque<>(); // the hook waits for its loop task: run it at once, on this one thread
+      try {
+        runner.crashForTest();
+      } finally {
+        inline = null;
+        crashing = false;
+      }
+    }
+    die(restartAfterNanos);
   }
 
   /** The process is gone (crash, exit, or the end after close): nothing of it runs any more. */
@@ -518,6 +579,9 @@ final class SimReplica {
    * token, the tokens growing from term to term, and no term left open.
    */
   private void checkLeadershipEvents(int p) {
+    if (eventRefused) {
+      return; // an Event the pool could not take is lost, as one the full pool drops: Events are best effort
+    }
     Integer open = null;
     boolean lost = false;
     int last = Integer.MIN_VALUE;
@@ -622,10 +686,10 @@ final class SimReplica {
         if (spec.unelected()) {
           return "though it ran unelected";
         }
-        if (!closing && spec.lossPolicy() == LossPolicy.Kind.EXIT) {
+        if (!closing && spec.lossPolicy() == LossPolicy.Kind.EXIT && !exiterCalled) {
           return "under EXIT without exiting";
         }
-        return spec.lossPolicy() == LossPolicy.Kind.EXIT || uncleanEver || lossAnsweredStop ? null
+        return spec.lossPolicy() == LossPolicy.Kind.EXIT || uncleanEver || lossAnsweredStop || fatalEver ? null
             : "under " + spec.lossPolicy() + " though every stop returned cleanly and nothing asked it to stop";
       case ACCESS_DENIED:
         if (verdict != Verdict.DENIED) {
@@ -670,6 +734,20 @@ final class SimReplica {
       sim.invariants().liveAfterHungStop(identity + " reads live at " + now / 1_000_000 + "ms while a stop runs "
           + (now - stopRunStart) / 1_000_000 + "ms past its start, beyond stopTimeout " + stopTimeoutNanos / 1_000_000
           + "ms (" + state + ")");
+    }
+    Optional<LeadershipTerm> current = runner.currentTerm();
+    boolean termAgrees = state instanceof ElectionState.Leading leading ? current.equals(Optional.of(leading.term()))
+        : state instanceof ElectionState.NotContending ? current.isPresent() : current.isEmpty();
+    if (!termAgrees || runner.isReady() != health.ready() || runner.isLive() != health.live()) {
+      sim.invariants().readersDisagree(identity + " at " + now / 1_000_000 + "ms: state " + state + ", currentTerm "
+          + current + ", health " + health + ", isReady " + runner.isReady() + ", isLive " + runner.isLive());
+    }
+    try {
+      if (lastTerm != null && lastTerm.awaitEnd(Duration.ZERO) && lastTerm.isValid()) {
+        sim.invariants().readersDisagree(identity + "'s term " + lastTerm + " has ended yet reads valid");
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
     if (state.equals(heard)) {
       mismatchSince = -1;
@@ -903,6 +981,13 @@ final class SimReplica {
       }
     }
 
+    private void checkCrashing(String what) {
+      if (crashing) {
+        sim.invariants().requestAfterStop(identity + " sent " + what + " from its crash hook: a killed process "
+            + "sends nothing");
+      }
+    }
+
     private void mayThrow(String what) {
       if (transportThrows > 0 && process == p && !closed) {
         transportThrows--;
@@ -915,6 +1000,7 @@ final class SimReplica {
     }
 
     private Call send(Action action, Answered done) {
+      checkCrashing(action.getClass().getSimpleName());
       checkAllowed(action.getClass().getSimpleName());
       mayThrow(action.getClass().getSimpleName());
       if (closed || process != p) {
@@ -946,6 +1032,7 @@ final class SimReplica {
 
     @Override
     public Call watch(WatchEvents events) {
+      checkCrashing("Watch");
       checkAllowed("Watch");
       mayThrow("Watch");
       if (closed || process != p) {
@@ -1004,6 +1091,15 @@ final class SimReplica {
     /** Written at once into the replica's model: Events take no part in the election the simulation checks. */
     @Override
     public void recordEvent(LeadershipEvent event, Runnable done) {
+      checkCrashing("the Event \"" + event.message() + "\"");
+      if (transportThrows > 0 && transportThrowsError && process == p) {
+        // The Events' pool cannot start a thread either: its Error reaches the loop, as from the production
+        // transport, which only takes a RejectedExecutionException (a full pool) for a dropped Event.
+        transportThrows--;
+        loopFaultHits();
+        eventRefused = true;
+        throw new OutOfMemoryError("simulated: unable to create native thread for an Event");
+      }
       if (process == p) {
         leadershipEvents.add(new RecordedEvent(p, event));
       }
@@ -1104,6 +1200,11 @@ final class SimReplica {
       if (fails && trouble(Trouble.START_THROWS_ERROR)) {
         startThrewEver = true;
         throw new AssertionError("simulated Error from start");
+      }
+      if (fails && trouble(Trouble.START_THROWS_VM_ERROR)) {
+        startThrewEver = true;
+        fatalEver = true;
+        throw new OutOfMemoryError("simulated: Java heap space, in start");
       }
       if (running()) {
         sim.invariants().selfOverlap(identity + "'s service " + index + " started again at " + sim.now() / 1_000_000

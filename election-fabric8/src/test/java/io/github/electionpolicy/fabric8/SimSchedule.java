@@ -84,7 +84,11 @@ record SimSchedule(long seed, List<ReplicaSpec> replicas, List<Fault> faults, lo
   /** Each network leg of this replica takes up to {@code latencyMillis}: requests time out. */
   record Slow(int replica, long at, long forMillis, long latencyMillis) implements Fault {}
 
-  /** The process vanishes: no release, its reconcilers stop at once; a fresh one starts later. */
+  /**
+   * The process vanishes: no release, its reconcilers stop at once; a fresh one starts later. Every other crash
+   * first goes through the runner's own crash hook ({@link ElectionRunner#crashForTest()}), which the tests use to
+   * kill a replica: to the others it must look the same (the process sends nothing more).
+   */
   record Crash(int replica, long at, long restartAfterMillis) implements Fault {}
 
   /** Stop-the-world: nothing of the process runs, timers included; on resume its reconcilers act first. */
@@ -111,8 +115,15 @@ record SimSchedule(long seed, List<ReplicaSpec> replicas, List<Fault> faults, lo
   /** Watch events are dropped or delayed for a while, or every watch ends (410 Gone). */
   record WatchTrouble(long at, long forMillis, WatchKind kind) implements Fault {}
 
-  /** How a replica's reconcilers misbehave. */
-  enum Trouble { START_THROWS_EXCEPTION, START_THROWS_ERROR, STOP_THROWS_EXCEPTION, STOP_THROWS_ERROR, STOP_HANGS }
+  /**
+   * How a replica's reconcilers misbehave. START_THROWS_ERROR throws an AssertionError, START_THROWS_VM_ERROR an
+   * OutOfMemoryError (a {@link VirtualMachineError}: the JVM may be broken, so the runner may not release nor
+   * contend again); STOP_THROWS_ERROR a StackOverflowError.
+   */
+  enum Trouble {
+    START_THROWS_EXCEPTION, START_THROWS_ERROR, STOP_THROWS_EXCEPTION, STOP_THROWS_ERROR, STOP_HANGS,
+    START_THROWS_VM_ERROR
+  }
 
   /** For a while, every call of that kind to this replica's reconcilers misbehaves. */
   record ReconcilerTrouble(int replica, long at, long forMillis, Trouble trouble) implements Fault {}
@@ -149,7 +160,10 @@ record SimSchedule(long seed, List<ReplicaSpec> replicas, List<Fault> faults, lo
 
   /** What breaks inside the runner's own loop task: the failure of the election logic itself. */
   enum LoopFaultKind {
-    /** The I/O pool cannot take a Lease call: the transport throws an Error ("unable to create native thread"). */
+    /**
+     * The I/O pool cannot take a Lease call (nor an Event: the Events' pool cannot start a thread either): the transport
+     * throws an Error ("unable to create native thread").
+     */
     TRANSPORT_THROWS_ERROR,
     /** The transport throws a RuntimeException from a Lease call or a watch start. */
     TRANSPORT_THROWS_EXCEPTION,
@@ -159,7 +173,8 @@ record SimSchedule(long seed, List<ReplicaSpec> replicas, List<Fault> faults, lo
 
   /**
    * The next {@code count} hand-overs of that kind in this replica's runner throw, inside its loop's task: the
-   * runner must stop as {@code ELECTION_FAILED}, its services stopped, its loop left intact.
+   * runner must stop as {@code ELECTION_FAILED}, its services stopped, its loop left intact. Two in a row strike
+   * whoever leads, if one does (the second may then hit the failure's own path).
    */
   record LoopFault(int replica, long at, LoopFaultKind kind, int count) implements Fault {}
 

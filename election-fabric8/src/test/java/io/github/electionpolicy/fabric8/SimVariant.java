@@ -2,7 +2,7 @@ package io.github.electionpolicy.fabric8;
 
 /**
  * What the simulation runs: the real protocol and runner, or one deliberate defect that the invariants must
- * catch (which shows they can fail at all). Four defects live in {@link LeaseProtocol.Flaw}, fourteen in
+ * catch (which shows they can fail at all). Four defects live in {@link LeaseProtocol.Flaw}, fifteen in
  * {@link RunnerFlaw}: the lifecycle, the driver, the elector and its watch, the service sequencing, the term and
  * the write gate. All of them are in the production classes the simulation drives, never in the simulation's own code.
  */
@@ -26,7 +26,8 @@ enum SimVariant {
   FAILURE_LEAVES_SERVICES(LeaseProtocol.Flaw.NONE, RunnerFlaw.FAILURE_LEAVES_SERVICES),
   UNELECTED_FAILED_START_LEAVES_SERVICES(LeaseProtocol.Flaw.NONE, RunnerFlaw.UNELECTED_FAILED_START_LEAVES_SERVICES),
   HUNG_STOP_LOOKS_LIVE(LeaseProtocol.Flaw.NONE, RunnerFlaw.HUNG_STOP_LOOKS_LIVE),
-  LISTENER_FAILURE_ENDS_DISPATCH(LeaseProtocol.Flaw.NONE, RunnerFlaw.LISTENER_FAILURE_ENDS_DISPATCH);
+  LISTENER_FAILURE_ENDS_DISPATCH(LeaseProtocol.Flaw.NONE, RunnerFlaw.LISTENER_FAILURE_ENDS_DISPATCH),
+  EXITER_FAILURE_UNREPORTED(LeaseProtocol.Flaw.NONE, RunnerFlaw.EXITER_FAILURE_UNREPORTED);
 
   final LeaseProtocol.Flaw flaw;
   final RunnerFlaw runnerFlaw;

@@ -41,6 +41,9 @@ final class Simulator {
   // The runner's own random choices (preflight verdicts, loss handlers' answers, listeners that throw): a stream of
   // their own, so that adding one changes none of the network's or the protocol's.
   private final SplittableRandom choices;
+  // The choices added later (how an exiter ends, a loss handler that closes, a crash through the runner's hook): a
+  // stream of their own, so that the schedules found before them replay the same choices as when they were found.
+  private final SplittableRandom laterChoices;
   private final SimNetwork network;
   private final SimApiServer server;
   private final SimInvariants invariants = new SimInvariants();
@@ -67,6 +70,7 @@ final class Simulator {
     this.schedule = schedule;
     this.random = new SplittableRandom(schedule.seed());
     this.choices = new SplittableRandom(schedule.seed() ^ 0x5DEECE66DL);
+    this.laterChoices = new SplittableRandom(schedule.seed() ^ 0x2545F4914F6CDD1DL);
     this.network = new SimNetwork(random, schedule.maxLatencyMillis() * 1_000_000L, schedule.replicas().size());
     this.server = new SimApiServer(this::leaseChanged);
     this.quietFrom = schedule.quietFromMillis() * 1_000_000L;
@@ -232,6 +236,11 @@ final class Simulator {
   /** A replica process's own stream of the runner's random choices. */
   SplittableRandom choices() {
     return new SplittableRandom(choices.nextLong());
+  }
+
+  /** A replica process's stream of the choices added later (see {@link #laterChoices}). */
+  SplittableRandom laterChoices() {
+    return new SplittableRandom(laterChoices.nextLong());
   }
 
   SimNetwork network() {
