@@ -49,6 +49,24 @@ final class RunnerLog {
     lane.log(logger, Level.ERROR, format, args);
   }
 
+  /**
+   * Writes an ERROR line about a failure, on the calling thread, whatever writing it throws (a user exception whose
+   * message or stack trace throws, an {@link OutOfMemoryError} in the appender): the line about a failure must never
+   * keep the safety action after it (the next service's stop, the report to the loop, the next task of a lane)
+   * from happening. Falls back to the line without the stack trace, then to no line.
+   */
+  static void errorSafely(Logger logger, String format, Object... args) {
+    try {
+      if (!logger.isErrorEnabled()) {
+        return;
+      }
+      FormattingTuple line = MessageFormatter.arrayFormat(format, args);
+      Lane.write(logger, Level.ERROR, line.getMessage(), line.getThrowable());
+    } catch (Throwable e) {
+      // Lane.write fell back already; a failure before it (the logger itself) leaves no line.
+    }
+  }
+
   /** The levels the runner logs at (SLF4J 1.7's Logger has no level type). */
   enum Level {
     DEBUG, INFO, WARN, ERROR
@@ -184,8 +202,26 @@ final class RunnerLog {
       }
     }
 
-    /** Writes a formatted line: passed without arguments, no brace in the message is a placeholder again. */
-    private static void write(Logger logger, Level level, String message, Throwable failure) {
+    /**
+     * Writes a formatted line: passed without arguments, no brace in the message is a placeholder again. Never
+     * throws: if writing the failure's stack trace throws, the line is written without it, naming only the
+     * failure's class; if that throws too, the line is lost, never the lane it is written on (see
+     * {@link RunnerLog#errorSafely}).
+     */
+    static void write(Logger logger, Level level, String message, Throwable failure) {
+      try {
+        writeAsIs(logger, level, message, failure);
+      } catch (Throwable e) {
+        try {
+          writeAsIs(logger, level, failure == null ? message + " (the line could not be written whole)"
+              : message + " (" + failure.getClass().getName() + ", whose stack trace could not be written)", null);
+        } catch (Throwable again) {
+          // Lost: the appender cannot write at all.
+        }
+      }
+    }
+
+    private static void writeAsIs(Logger logger, Level level, String message, Throwable failure) {
       switch (level) {
         case DEBUG -> {
           if (failure == null) {
