@@ -22,7 +22,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * apart, each by its request timeout, and all of them together by {@value #IO_MAX_CALLS} in flight at once: calls
  * that hang (runners cut off from their API server) take workers of their own instead of queueing a healthy
  * runner's renewal behind them, and a call refused past that bound fails at once, as a failed call, which the
- * elector retries. A worker is named {@code election-io-<n>} while it makes a Lease call and after the runner
+ * elector retries; so does one the pool cannot start a thread for (its {@link Error} reaches the caller as a
+ * {@link RejectedExecutionException}). A worker is named {@code election-io-<n>} while it makes a Lease call and after the runner
  * while it runs that runner's callback (see {@link CallbackLane}).
  */
 final class SharedPools {
@@ -107,9 +108,15 @@ final class SharedPools {
             inFlight.decrementAndGet();
           }
         });
-      } catch (RejectedExecutionException | Error e) {
+      } catch (RejectedExecutionException e) {
         inFlight.decrementAndGet();
         throw e;
+      } catch (Error e) {
+        // The pool could not start a thread ("unable to create native thread"): refused like a call past the
+        // bound, a failed call the elector retries (as a callback lane keeps a hand-over for a retry), never an
+        // Error out of the caller's step on the loop, which would fail the election.
+        inFlight.decrementAndGet();
+        throw new RejectedExecutionException("no thread could be started for the call: " + e, e);
       }
     }
 
