@@ -78,12 +78,16 @@ final class RunnerLog {
    * {@code election-log[lease:identity]} only while it writes). The lane is bounded: at most {@link #LIMIT}
    * lines wait at once. Past that (an appender that has fallen that far behind, or blocks for good) a line is
    * dropped and counted rather than held, so a stuck appender cannot grow the heap without bound; one WARN
-   * line, queued behind the waiting ones, then says how many were dropped.
+   * line, queued behind the waiting ones, then says how many were dropped. Lines the pool refuses (no thread could
+   * be started) are kept, in order, and handed over again by the next line or by whoever waits for them.
    */
   static final class Lane {
 
     /** The most lines of one runner that wait to be written at once. */
     static final int LIMIT = 1_000;
+
+    /** How often a waiter hands refused lines over again (see {@link #awaitWritten}). */
+    private static final long RETRY_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(10);
 
     private static final Logger SUMMARY = LoggerFactory.getLogger(ElectionRunner.class);
 
@@ -115,7 +119,26 @@ final class RunnerLog {
      * ({@code Long.MAX_VALUE}: for ever).
      */
     boolean awaitWritten(long timeoutNanos) throws InterruptedException {
-      return lane.awaitIdle(timeoutNanos);
+      // Lines the pool refused are handed over again by the runner's next line; a runner's last lines have none,
+      // so whoever waits for them (close(), awaitStopped(), the exiter) hands the lane over again itself, every
+      // RETRY_NANOS while the pool refuses, instead of waiting its whole bound for lines nobody hands over.
+      boolean forever = timeoutNanos == Long.MAX_VALUE;
+      long deadline = System.nanoTime() + (forever ? 0 : timeoutNanos);
+      while (true) {
+        if (lane.refused()) {
+          lane.retry();
+        }
+        long left = forever ? Long.MAX_VALUE : deadline - System.nanoTime();
+        if (!lane.refused()) {
+          return lane.awaitIdle(left);
+        }
+        if (left <= 0) {
+          return false;
+        }
+        if (lane.awaitIdle(Math.min(left, RETRY_NANOS))) {
+          return true;
+        }
+      }
     }
 
     void log(Logger logger, Level level, String format, Object[] args) {
