@@ -44,7 +44,7 @@ final class SharedPools {
 
   // Best-effort writes never take the Lease calls' slots: Event writes that hang (an events endpoint that does
   // not answer, in every runner of the JVM) would otherwise get a healthy runner's renewal refused.
-  private static final ExecutorService EVENTS = new BoundedCalls(WORKERS, EVENTS_MAX_CALLS);
+  private static final BoundedCalls EVENTS = new BoundedCalls(WORKERS, EVENTS_MAX_CALLS);
 
   private SharedPools() {}
 
@@ -62,7 +62,7 @@ final class SharedPools {
    * Writes the leadership Events, at most {@value #EVENTS_MAX_CALLS} at once, on the same workers but apart
    * from the bound of the Lease calls: one more is refused (and the Event dropped).
    */
-  static ExecutorService events() {
+  static BoundedCalls events() {
     return EVENTS;
   }
 
@@ -92,6 +92,16 @@ final class SharedPools {
 
     @Override
     public void execute(Runnable call) {
+      execute(call, null);
+    }
+
+    /**
+     * As {@link #execute(Runnable)}, then runs {@code then} (if not null) on the same worker once the call's slot
+     * is free again: a call that hands the next one over there (a runner's next Event) leaves it the slot it held,
+     * instead of holding two at the hand-over and getting the next one refused when the others are in use.
+     * {@code then} does not run if the call is refused.
+     */
+    void execute(Runnable call, Runnable then) {
       if (inFlight.incrementAndGet() > limit) {
         inFlight.decrementAndGet();
         throw new RejectedExecutionException(limit + " Lease calls are in flight in this JVM already");
@@ -106,6 +116,9 @@ final class SharedPools {
           } finally {
             thread.setName(name);
             inFlight.decrementAndGet();
+            if (then != null) {
+              then.run();
+            }
           }
         });
       } catch (RejectedExecutionException e) {
