@@ -67,10 +67,21 @@ final class SharedPools {
   }
 
   private static java.util.concurrent.ThreadFactory daemon(String prefix) {
+    return threadFactory(prefix);
+  }
+
+  /**
+   * Daemon threads named {@code prefix<n>} that take nothing from the thread that happens to start them (which
+   * varies: the loop, a runner's caller of {@code start()}, a worker): no inheritable thread-locals, and the
+   * library's class loader as their context class loader, so that every runner's callbacks see the same context
+   * and no caller's loader or request-scoped value is kept alive by a thread every runner shares.
+   */
+  static java.util.concurrent.ThreadFactory threadFactory(String prefix) {
     AtomicInteger count = new AtomicInteger();
     return task -> {
-      Thread t = new Thread(task, prefix + count.incrementAndGet());
+      Thread t = new Thread(null, task, prefix + count.incrementAndGet(), 0, false);
       t.setDaemon(true);
+      t.setContextClassLoader(SharedPools.class.getClassLoader());
       return t;
     };
   }
