@@ -138,7 +138,8 @@ final class CallbackLane {
         try {
           task.run();
         } catch (Throwable e) {
-          LOG.error("A callback of {} failed", threadName, e);
+          // Never throws: a line that fails must not strand the tasks queued behind this one.
+          RunnerLog.errorSafely(LOG, "A callback of {} failed", threadName, e);
         }
       }
     } finally {

@@ -42,7 +42,7 @@ final class Fabric8LeaseTransport implements LeaseTransport {
   private final String name;
   private final LeaseSettings settings;
   private final ExecutorService io;
-  private final ExecutorService eventsIo = SharedPools.events();
+  private final SharedPools.BoundedCalls eventsIo = SharedPools.events();
   private final AtomicBoolean closed = new AtomicBoolean();
   private final Set<Call> inFlight = ConcurrentHashMap.newKeySet();
   private volatile Lease lastSeen;
@@ -358,10 +358,8 @@ final class Fabric8LeaseTransport implements LeaseTransport {
         } catch (RuntimeException | LinkageError e) {
           LOG.debug("Could not record the leadership Event \"{}\" on Lease {}/{}: {}", event.message(), namespace,
               name, e.toString());
-        } finally {
-          done.run();
         }
-      });
+      }, done); // once the write's slot is free: the runner's next Event takes it
     } catch (RejectedExecutionException e) {
       LOG.debug("Leadership Event \"{}\" on Lease {}/{} not recorded: {} Event writes are in flight in this JVM",
           event.message(), namespace, name, SharedPools.EVENTS_MAX_CALLS);

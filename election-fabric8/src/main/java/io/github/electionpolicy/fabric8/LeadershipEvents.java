@@ -158,7 +158,7 @@ final class LeadershipEvents {
       }
       sending = true;
     }
-    transport.recordEvent(event, this::sent);
+    send(event);
   }
 
   /** The Event in flight was answered (written or not): the next one goes. */
@@ -171,6 +171,20 @@ final class LeadershipEvents {
         return;
       }
     }
-    transport.recordEvent(next, this::sent);
+    send(next);
+  }
+
+  /**
+   * Hands {@code event} to the transport; one it cannot take is not recorded, and the next one goes. The transport
+   * passes on what the shared pool throws when it cannot start a thread (an {@link Error}, as the callback lanes
+   * see it too): that must neither fail the election (this runs in the elector's step, on the loop) nor leave the
+   * Events marked as sending, with none written again.
+   */
+  private void send(LeadershipEvent event) {
+    try {
+      transport.recordEvent(event, this::sent);
+    } catch (RuntimeException | Error e) {
+      sent();
+    }
   }
 }

@@ -49,6 +49,24 @@ final class RunnerLog {
     lane.log(logger, Level.ERROR, format, args);
   }
 
+  /**
+   * Writes an ERROR line about a failure, on the calling thread, whatever writing it throws (a user exception whose
+   * message or stack trace throws, an {@link OutOfMemoryError} in the appender): the line about a failure must never
+   * keep the safety action after it (the next service's stop, the report to the loop, the next task of a lane)
+   * from happening. Falls back to the line without the stack trace, then to no line.
+   */
+  static void errorSafely(Logger logger, String format, Object... args) {
+    try {
+      if (!logger.isErrorEnabled()) {
+        return;
+      }
+      FormattingTuple line = MessageFormatter.arrayFormat(format, args);
+      Lane.write(logger, Level.ERROR, line.getMessage(), line.getThrowable());
+    } catch (Throwable e) {
+      // Lane.write fell back already; a failure before it (the logger itself) leaves no line.
+    }
+  }
+
   /** The levels the runner logs at (SLF4J 1.7's Logger has no level type). */
   enum Level {
     DEBUG, INFO, WARN, ERROR
@@ -60,12 +78,16 @@ final class RunnerLog {
    * {@code election-log[lease:identity]} only while it writes). The lane is bounded: at most {@link #LIMIT}
    * lines wait at once. Past that (an appender that has fallen that far behind, or blocks for good) a line is
    * dropped and counted rather than held, so a stuck appender cannot grow the heap without bound; one WARN
-   * line, queued behind the waiting ones, then says how many were dropped.
+   * line, queued behind the waiting ones, then says how many were dropped. Lines the pool refuses (no thread could
+   * be started) are kept, in order, and handed over again by the next line or by whoever waits for them.
    */
   static final class Lane {
 
     /** The most lines of one runner that wait to be written at once. */
     static final int LIMIT = 1_000;
+
+    /** How often a waiter hands refused lines over again (see {@link #awaitWritten}). */
+    private static final long RETRY_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(10);
 
     private static final Logger SUMMARY = LoggerFactory.getLogger(ElectionRunner.class);
 
@@ -97,7 +119,26 @@ final class RunnerLog {
      * ({@code Long.MAX_VALUE}: for ever).
      */
     boolean awaitWritten(long timeoutNanos) throws InterruptedException {
-      return lane.awaitIdle(timeoutNanos);
+      // Lines the pool refused are handed over again by the runner's next line; a runner's last lines have none,
+      // so whoever waits for them (close(), awaitStopped(), the exiter) hands the lane over again itself, every
+      // RETRY_NANOS while the pool refuses, instead of waiting its whole bound for lines nobody hands over.
+      boolean forever = timeoutNanos == Long.MAX_VALUE;
+      long deadline = System.nanoTime() + (forever ? 0 : timeoutNanos);
+      while (true) {
+        if (lane.refused()) {
+          lane.retry();
+        }
+        long left = forever ? Long.MAX_VALUE : deadline - System.nanoTime();
+        if (!lane.refused()) {
+          return lane.awaitIdle(left);
+        }
+        if (left <= 0) {
+          return false;
+        }
+        if (lane.awaitIdle(Math.min(left, RETRY_NANOS))) {
+          return true;
+        }
+      }
     }
 
     void log(Logger logger, Level level, String format, Object[] args) {
@@ -184,8 +225,26 @@ final class RunnerLog {
       }
     }
 
-    /** Writes a formatted line: passed without arguments, no brace in the message is a placeholder again. */
-    private static void write(Logger logger, Level level, String message, Throwable failure) {
+    /**
+     * Writes a formatted line: passed without arguments, no brace in the message is a placeholder again. Never
+     * throws: if writing the failure's stack trace throws, the line is written without it, naming only the
+     * failure's class; if that throws too, the line is lost, never the lane it is written on (see
+     * {@link RunnerLog#errorSafely}).
+     */
+    static void write(Logger logger, Level level, String message, Throwable failure) {
+      try {
+        writeAsIs(logger, level, message, failure);
+      } catch (Throwable e) {
+        try {
+          writeAsIs(logger, level, failure == null ? message + " (the line could not be written whole)"
+              : message + " (" + failure.getClass().getName() + ", whose stack trace could not be written)", null);
+        } catch (Throwable again) {
+          // Lost: the appender cannot write at all.
+        }
+      }
+    }
+
+    private static void writeAsIs(Logger logger, Level level, String message, Throwable failure) {
       switch (level) {
         case DEBUG -> {
           if (failure == null) {

@@ -141,7 +141,9 @@ final class ServiceSequence {
         service.start(term);
         running.add(service);
       } catch (Throwable e) {
-        LOG.error("LeaderService {} failed to start; stopping the others and giving up the term", service, e);
+        // Never throws (a failure whose stack trace cannot be written): the term is given up whatever was thrown.
+        RunnerLog.errorSafely(LOG, "LeaderService {} failed to start; stopping the others and giving up the term",
+            service, e);
         // The term is given up: work already started sees it end before its stop() is called. The stop is the
         // runner's next call (with its deadline), not this one's.
         if (flaw != RunnerFlaw.FAILED_START_TERM_LEFT_VALID) {
@@ -181,7 +183,9 @@ final class ServiceSequence {
       try {
         service.stop();
       } catch (Throwable e) {
-        LOG.error("LeaderService {} failed to stop cleanly; the Lease will not be released", service, e);
+        // Never throws: the services after this one are stopped whatever this one threw.
+        RunnerLog.errorSafely(LOG, "LeaderService {} failed to stop cleanly; the Lease will not be released",
+            service, e);
         failures.add(new Failure(service, e));
       }
     }

@@ -22,7 +22,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * apart, each by its request timeout, and all of them together by {@value #IO_MAX_CALLS} in flight at once: calls
  * that hang (runners cut off from their API server) take workers of their own instead of queueing a healthy
  * runner's renewal behind them, and a call refused past that bound fails at once, as a failed call, which the
- * elector retries. A worker is named {@code election-io-<n>} while it makes a Lease call and after the runner
+ * elector retries; so does one the pool cannot start a thread for (its {@link Error} reaches the caller as a
+ * {@link RejectedExecutionException}). A worker is named {@code election-io-<n>} while it makes a Lease call and after the runner
  * while it runs that runner's callback (see {@link CallbackLane}).
  */
 final class SharedPools {
@@ -43,7 +44,7 @@ final class SharedPools {
 
   // Best-effort writes never take the Lease calls' slots: Event writes that hang (an events endpoint that does
   // not answer, in every runner of the JVM) would otherwise get a healthy runner's renewal refused.
-  private static final ExecutorService EVENTS = new BoundedCalls(WORKERS, EVENTS_MAX_CALLS);
+  private static final BoundedCalls EVENTS = new BoundedCalls(WORKERS, EVENTS_MAX_CALLS);
 
   private SharedPools() {}
 
@@ -61,15 +62,26 @@ final class SharedPools {
    * Writes the leadership Events, at most {@value #EVENTS_MAX_CALLS} at once, on the same workers but apart
    * from the bound of the Lease calls: one more is refused (and the Event dropped).
    */
-  static ExecutorService events() {
+  static BoundedCalls events() {
     return EVENTS;
   }
 
   private static java.util.concurrent.ThreadFactory daemon(String prefix) {
+    return threadFactory(prefix);
+  }
+
+  /**
+   * Daemon threads named {@code prefix<n>} that take nothing from the thread that happens to start them (which
+   * varies: the loop, a runner's caller of {@code start()}, a worker): no inheritable thread-locals, and the
+   * library's class loader as their context class loader, so that every runner's callbacks see the same context
+   * and no caller's loader or request-scoped value is kept alive by a thread every runner shares.
+   */
+  static java.util.concurrent.ThreadFactory threadFactory(String prefix) {
     AtomicInteger count = new AtomicInteger();
     return task -> {
-      Thread t = new Thread(task, prefix + count.incrementAndGet());
+      Thread t = new Thread(null, task, prefix + count.incrementAndGet(), 0, false);
       t.setDaemon(true);
+      t.setContextClassLoader(SharedPools.class.getClassLoader());
       return t;
     };
   }
@@ -91,6 +103,16 @@ final class SharedPools {
 
     @Override
     public void execute(Runnable call) {
+      execute(call, null);
+    }
+
+    /**
+     * As {@link #execute(Runnable)}, then runs {@code then} (if not null) on the same worker once the call's slot
+     * is free again: a call that hands the next one over there (a runner's next Event) leaves it the slot it held,
+     * instead of holding two at the hand-over and getting the next one refused when the others are in use.
+     * {@code then} does not run if the call is refused.
+     */
+    void execute(Runnable call, Runnable then) {
       if (inFlight.incrementAndGet() > limit) {
         inFlight.decrementAndGet();
         throw new RejectedExecutionException(limit + " Lease calls are in flight in this JVM already");
@@ -105,11 +127,20 @@ final class SharedPools {
           } finally {
             thread.setName(name);
             inFlight.decrementAndGet();
+            if (then != null) {
+              then.run();
+            }
           }
         });
-      } catch (RejectedExecutionException | Error e) {
+      } catch (RejectedExecutionException e) {
         inFlight.decrementAndGet();
         throw e;
+      } catch (Error e) {
+        // The pool could not start a thread ("unable to create native thread"): refused like a call past the
+        // bound, a failed call the elector retries (as a callback lane keeps a hand-over for a retry), never an
+        // Error out of the caller's step on the loop, which would fail the election.
+        inFlight.decrementAndGet();
+        throw new RejectedExecutionException("no thread could be started for the call: " + e, e);
       }
     }
 

@@ -22,9 +22,11 @@ final class SharedRunnerLoop implements RunnerLoop {
   private volatile Thread thread;
 
   private SharedRunnerLoop() {
+    java.util.concurrent.ThreadFactory inheritsNothing = SharedPools.threadFactory("election-loop-");
     executor = new ScheduledThreadPoolExecutor(1, task -> {
-      Thread t = new Thread(task, "election-loop");
-      t.setDaemon(true);
+      // As the workers: nothing of the first runner's caller (see SharedPools.threadFactory).
+      Thread t = inheritsNothing.newThread(task);
+      t.setName("election-loop");
       thread = t;
       return t;
     });

@@ -70,4 +70,27 @@ class CallbackLaneTest {
     assertThat(lane.submit(() -> ran.add("a"))).isTrue();
     assertThat(ran).containsExactly("a");
   }
+
+  /** Thrown by user code with a broken message: writing its stack trace throws too (as under OutOfMemoryError). */
+  static final class UnprintableFailure extends RuntimeException {
+    @Override
+    public String getMessage() {
+      throw new IllegalStateException("getMessage() of a user exception failed");
+    }
+  }
+
+  @Test
+  void aTaskWhoseFailureCannotBeLoggedLeavesTheLaneRunningTheTasksAfterIt() throws InterruptedException {
+    // The lane logs what a task threw; if that line fails too, the lane must not be left marked running with its
+    // queue stranded: the later tasks (a stop, the listeners' STOPPED) would never run, and awaitIdle() would wait
+    // for ever (awaitStopped() never returned).
+    lane.submit(() -> {
+      throw new UnprintableFailure();
+    });
+    lane.submit(() -> ran.add("the stop after it"));
+
+    assertThat(ran).containsExactly("the stop after it");
+    assertThat(lane.busy()).isFalse();
+    assertThat(lane.awaitIdle(0)).isTrue();
+  }
 }

@@ -49,4 +49,70 @@ class Fabric8LeaseTransportTest {
       io.shutdownNow();
     }
   }
+
+  /**
+   * FINDING 3 (h-attack2). A pool that cannot start a thread throws an {@link Error} ("unable to create native
+   * thread"), which BoundedCalls passed on; the transport caught only RejectedExecutionException, so the Error came
+   * out of {@code read()} (and {@code watch()}) on the runner's loop and failed the election (ELECTION_FAILED, an
+   * exit under {@code EXIT}) where a refused call is a failed call that the elector retries. The preflight's
+   * reviews and the Event writes go through the same bound. A call the pool cannot start is refused like one past
+   * the bound.
+   */
+  @Test
+  void aCallThePoolCannotStartAThreadForFailsAsARefusedCall() {
+    java.util.concurrent.ExecutorService noThread = new java.util.concurrent.AbstractExecutorService() {
+      @Override
+      public void execute(Runnable command) {
+        throw new OutOfMemoryError("simulated: unable to create native thread");
+      }
+
+      @Override
+      public void shutdown() {}
+
+      @Override
+      public java.util.List<Runnable> shutdownNow() {
+        return java.util.List.of();
+      }
+
+      @Override
+      public boolean isShutdown() {
+        return false;
+      }
+
+      @Override
+      public boolean isTerminated() {
+        return false;
+      }
+
+      @Override
+      public boolean awaitTermination(long timeout, TimeUnit unit) {
+        return false;
+      }
+    };
+    SharedPools.BoundedCalls io = new SharedPools.BoundedCalls(noThread, SharedPools.IO_MAX_CALLS);
+    java.util.List<LeaseStep.Answer> answers = new java.util.ArrayList<>();
+    boolean[] watchClosed = {false};
+    try (Fabric8LeaseTransport transport = new Fabric8LeaseTransport(api.client(), MockApi.NAMESPACE,
+        MockApi.fastSettings("a").build(), io)) {
+      // Caught here so that the simulated OutOfMemoryError fails the test instead of ending the test JVM.
+      org.assertj.core.api.Assertions.assertThatCode(() -> {
+        transport.read((answer, failure) -> answers.add(answer));
+        transport.watch(new LeaseTransport.WatchEvents() {
+          @Override
+          public void opened() {}
+
+          @Override
+          public void changed(LeaseRecord record) {}
+
+          @Override
+          public void closed() {
+            watchClosed[0] = true;
+          }
+        });
+      }).doesNotThrowAnyException();
+    }
+    assertThat(answers).singleElement().isInstanceOf(LeaseStep.Answer.Failed.class);
+    assertThat(watchClosed[0]).as("the watch is reported closed, so the elector polls").isTrue();
+    assertThat(io.inFlight()).isZero();
+  }
 }

@@ -166,6 +166,78 @@ class LeadershipEventsAttackTest {
             + "|the release failed, so the Lease expires)");
   }
 
+  /**
+   * FINDING 5 (h-attack2). A runner's next Event is handed to the pool by the write before it, from its worker,
+   * while that write still holds its slot of the {@value SharedPools#EVENTS_MAX_CALLS} Event writes: a runner
+   * takes two slots at each hand-over. With the other slots in use (other runners' writes, an events endpoint
+   * that is slow), the next Event is refused although the write before it is over, and so is every Event queued
+   * behind it (each refusal hands the next over at once). Here the other 15 slots are held; the runner's first
+   * Event is written, and the second, queued behind it, must be written after it.
+   */
+  @Test
+  void theEventQueuedBehindAWriteTakesTheSlotThatWriteLeaves() throws Exception {
+    String eventsPath = "/api/v1/namespaces/" + MockApi.NAMESPACE + "/events";
+    java.util.concurrent.atomic.AtomicInteger eventPosts = new java.util.concurrent.atomic.AtomicInteger();
+    java.util.concurrent.CountDownLatch bothDue = new java.util.concurrent.CountDownLatch(1);
+    UnaryOperator<Dispatcher> holdingTheFirst = delegate -> new Dispatcher() {
+      @Override
+      public MockResponse dispatch(RecordedRequest request) {
+        String path = request.getPath() == null ? "" : request.getPath();
+        if ("POST".equals(request.getMethod()) && path.startsWith(eventsPath)) {
+          if (eventPosts.incrementAndGet() == 1) {
+            try {
+              bothDue.await(); // the second Event waits behind this one, not sent on its own
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          }
+          return new MockResponse().setResponseCode(201).setBody("{}");
+        }
+        return delegate.dispatch(request);
+      }
+    };
+    java.util.concurrent.CountDownLatch others = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch othersHeld = new java.util.concurrent.CountDownLatch(
+        SharedPools.EVENTS_MAX_CALLS - 1);
+    try (MockApi api = new MockApi(holdingTheFirst)) {
+      try {
+        // The bound is the JVM's: Event writes of earlier tests (a runner's last Events, written after its close)
+        // are over first, so that exactly the 15 held here are in flight.
+        assertThat(Replica.awaitTrue(() -> SharedPools.events().inFlight() == 0, Duration.ofSeconds(60))).isTrue();
+        for (int i = 0; i < SharedPools.EVENTS_MAX_CALLS - 1; i++) {
+          SharedPools.events().execute(() -> {
+            othersHeld.countDown();
+            try {
+              others.await();
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          });
+        }
+        assertThat(othersHeld.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        try (Fabric8LeaseTransport transport = new Fabric8LeaseTransport(api.client(), MockApi.NAMESPACE,
+            MockApi.fastSettings("a").build(), SharedPools.io())) {
+          LeadershipEvents events = new LeadershipEvents(MockApi.LEASE, "pod-a",
+              LeaseSettings.builder().leaseName(MockApi.LEASE).build(), transport);
+          java.time.Instant wall = java.time.Instant.now();
+          events.due(new LeaseStep(new LeaseStep.Await(0), java.util.List.of(new LeaseStep.Elected(
+              new LeaseRecord("pod-a", 15, wall, wall, 3, "7"), 0, java.util.Optional.empty()))), wall);
+          // The loss and the end of the term, due in one step: the first goes, the second waits behind it.
+          events.step(new LeaseStep(new LeaseStep.HandleLoss(), java.util.List.of(new LeaseStep.Lost(
+              LeaseStep.LossCause.DELETED, java.util.Optional.empty()))), wall);
+          bothDue.countDown();
+
+          assertThat(Replica.awaitTrue(() -> eventPosts.get() == 2, PATIENCE))
+              .as("the second Event is written once the first is, not refused for the slot the first still held")
+              .isTrue();
+        }
+      } finally {
+        bothDue.countDown();
+        others.countDown();
+      }
+    }
+  }
+
   /** No Event is written: the table is the point. */
   private static final class NoTransport extends ForwardingTransport {
     NoTransport() {

@@ -220,6 +220,40 @@ class LeadershipEventsStepTest {
     assertThat(sent).hasSize(1 + LeadershipEvents.MAX_QUEUED);
   }
 
+  /**
+   * Fabric8LeaseTransport.recordEvent passes on what the shared pool throws besides a rejection: BoundedCalls
+   * rethrows the {@link Error} of a pool that cannot start a thread ("unable to create native thread"). Thrown out
+   * of {@code step()}, which the elector calls on the loop, it failed the election (ELECTION_FAILED, an exit
+   * under {@code EXIT}) for an Event that is best effort; and it left the Events marked as sending for good, so no
+   * later Event was written. Thrown from the Event after it (handed over on the worker that answered), it ended
+   * the chain the same way. A hand-over that fails is an Event not recorded: the next one goes.
+   */
+  @Test
+  void anEventThePoolCannotTakeIsDroppedWithoutFailingTheStepOrStoppingTheEventsAfterIt() {
+    java.util.Set<Integer> refused = java.util.Set.of(1, 3);
+    int[] calls = {0};
+    LeadershipEvents refusing = new LeadershipEvents("orders-controller", "pod-a", SETTINGS, new NoTransport() {
+      @Override
+      public void recordEvent(LeadershipEvent event, Runnable done) {
+        if (refused.contains(++calls[0])) {
+          throw new OutOfMemoryError("simulated: unable to create native thread");
+        }
+        sent.add(event);
+        done.run();
+      }
+    });
+
+    // Caught here so that the simulated OutOfMemoryError fails the test instead of ending the test JVM.
+    org.assertj.core.api.Assertions.assertThatCode(() -> {
+      refusing.step(elected(1, null), T0);
+      refusing.step(step(new LeaseStep.HandleLoss(), new LeaseStep.Lost(LossCause.DELETED, Optional.empty())), T0);
+      refusing.step(elected(2, null), T0);
+    }).doesNotThrowAnyException();
+
+    assertThat(sent).extracting(LeadershipEvent::message).containsExactly(
+        "pod-a lost leadership (fencing token 1): the Lease was deleted", "pod-a became leader (fencing token 2)");
+  }
+
   /** docs/events.md's table of loss causes is what the messages say, at the default renew deadline. */
   @Test
   void theLossCausesOfTheDocsAreTheMessagesEnds() throws java.io.IOException {

@@ -171,6 +171,32 @@ class RunnerLogTest {
     }
   }
 
+  /**
+   * FINDING 4 (h-attack2). A line the pool refused is handed over again only by the runner's next line; the lines
+   * a runner logs last ("Stopped a (CLOSED)", the ERROR of a hung stop) have no next line, so they were never
+   * written, even once threads could be had again, and whoever waited for them (close(), awaitStopped(), the
+   * exiter) waited its whole bound (the stop timeout) first. The waiter hands the lane over again itself.
+   */
+  @Test
+  void theLastLinesThePoolRefusedAreWrittenOnceAThreadCanBeHadWithoutANextLine() throws InterruptedException {
+    java.util.concurrent.atomic.AtomicBoolean refuse = new java.util.concurrent.atomic.AtomicBoolean(true);
+    RunnerLog.Lane refused = new RunnerLog.Lane(loop, task -> {
+      if (refuse.get()) {
+        throw new RejectedExecutionException("no thread");
+      }
+      task.run();
+    }, "lease:a");
+    RunnerLog onRefused = new RunnerLog(ElectionRunner.class, refused);
+    try (LogCapture captured = new LogCapture()) {
+      onRefused.info("Stopped {} ({})", "a", "CLOSED");
+      refuse.set(false);
+
+      // As close() waits, bounded by the stop timeout: the pool takes work again, and no line follows.
+      assertThat(refused.awaitWritten(Duration.ofSeconds(20).toNanos())).as("written, not waited out").isTrue();
+      assertThat(captured.text()).contains("Stopped a (CLOSED)");
+    }
+  }
+
   @Test
   void aDisabledLevelIsNeitherFormattedNorQueued() {
     log.debug("Lease {}: {}", "ns/lease", "still unreachable");

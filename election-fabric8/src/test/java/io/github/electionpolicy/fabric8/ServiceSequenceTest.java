@@ -220,4 +220,35 @@ class ServiceSequenceTest {
     assertThat(again.kind()).isEqualTo(ServiceSequence.StartKind.STARTED);
     assertThat(world.calls).containsExactly("start r1", "stop r1", "start r1");
   }
+
+  @Test
+  void aStopFailureWhoseLineCannotBeWrittenStillStopsTheOthersAndIsReported() {
+    // Logging what stop() threw may throw too (a user exception whose message throws, an OutOfMemoryError): the
+    // safety actions happen whatever was thrown, so the services before it are still stopped and the stop is
+    // reported unclean, instead of the line's failure ending stopAll() with services left running.
+    World world = new World();
+    world.sequence = new ServiceSequence(Stream.of(Double.ok("r1"),
+        Double.ok("r2").stopThrows(new CallbackLaneTest.UnprintableFailure())).map(d -> d.in(world))
+        .collect(Collectors.toList()));
+    world.sequence.startAll(LeadershipTerm.unelected("a", Instant.EPOCH, world.now::get));
+
+    ServiceSequence.StopOutcome outcome = world.sequence.stopAll();
+
+    assertThat(world.calls).containsExactly("start r1", "start r2", "stop r2", "stop r1");
+    assertThat(outcome.clean()).isFalse();
+  }
+
+  @Test
+  void aStartFailureWhoseLineCannotBeWrittenStillEndsTheTermAndIsReported() {
+    World world = new World();
+    world.sequence = new ServiceSequence(Stream.of(Double.ok("r1"),
+        Double.ok("r2").startThrows(new CallbackLaneTest.UnprintableFailure())).map(d -> d.in(world))
+        .collect(Collectors.toList()));
+    world.term = LeadershipTerm.unelected("a", Instant.EPOCH, world.now::get);
+
+    ServiceSequence.StartOutcome outcome = world.sequence.startAll(world.term);
+
+    assertThat(outcome.kind()).isEqualTo(ServiceSequence.StartKind.FAILED);
+    assertThat(world.term.isValid()).as("the failed start gives the term up").isFalse();
+  }
 }

@@ -139,4 +139,39 @@ class SharedPoolsTest {
     assertThatThrownBy(io::shutdownNow).isInstanceOf(UnsupportedOperationException.class);
     assertThat(io.isShutdown()).isFalse();
   }
+
+  /**
+   * FINDING 6 (h-attack2). The shared threads (the workers, the loop) are started by whichever thread first hands
+   * them work, and a new Thread inherits that thread's context class loader and inheritable thread-locals: the
+   * first runner's caller of start() (a request thread, a web application's loader), or the loop. Shared by every
+   * runner, they then ran every other runner's callbacks with that one caller's context, and kept it (a class
+   * loader, a request-scoped value) alive for as long as the JVM. A shared thread carries the library's class
+   * loader and inherits nothing.
+   */
+  @Test
+  void aSharedThreadInheritsNothingFromTheThreadThatStartedIt() throws Exception {
+    InheritableThreadLocal<String> requestScoped = new InheritableThreadLocal<>();
+    ClassLoader callersLoader = new java.net.URLClassLoader(new java.net.URL[0], null);
+    AtomicReference<String> seenValue = new AtomicReference<>("unset");
+    AtomicReference<ClassLoader> seenLoader = new AtomicReference<>();
+    Thread caller = new Thread(() -> {
+      requestScoped.set("tenant-a");
+      Thread shared = SharedPools.threadFactory("election-worker-").newThread(() -> {
+        seenValue.set(requestScoped.get());
+        seenLoader.set(Thread.currentThread().getContextClassLoader());
+      });
+      shared.start();
+      try {
+        shared.join();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    });
+    caller.setContextClassLoader(callersLoader);
+    caller.start();
+    caller.join();
+
+    assertThat(seenValue.get()).as("an inheritable thread-local of the caller").isNull();
+    assertThat(seenLoader.get()).isSameAs(SharedPools.class.getClassLoader());
+  }
 }

@@ -214,4 +214,26 @@ class SimulationFindingsTest {
 
     assertThat(Simulator.run(schedule, SimVariant.REAL).invariants().violations()).as("%s", schedule).isEmpty();
   }
+
+  /**
+   * Found by the simulation run of h-attack2 (18:06 UTC, seed -5916693166509352766, shrunk), and failing on main at
+   * 48b36b9 as well, so not caused by that branch; not yet diagnosed, hence disabled. The only contender (EXIT; the
+   * other replica runs unelected) is partitioned until 18 s, leads, is cut off at 23.1 s by
+   * SlowFollowersThenLeaderCrash, loses at its renew deadline and exits; its next process finds the Lease under its
+   * own identity, waits it out and leads at 33.906 s, 2 ms past the bound (quiet tail at 30 s + 3904 ms). Either the
+   * harness judges from the wrong instant (the restart in the tail, see aLoneContenderThatExitsAtTheEndOfTheFaults
+   * IsJudgedFromItsRestart) or the new process loses ~900 ms (about one request timeout) before its take-over.
+   */
+  @org.junit.jupiter.api.Disabled("undiagnosed liveness miss by 2 ms, failing on main too: see the Javadoc")
+  @Test
+  void aLoneContenderCutOffJustBeforeTheTailLeadsWithinTheBoundAfterItsRestart() {
+    ReplicaSpec exiting = new ReplicaSpec(3, 2700, 450, 880, LossPolicy.Kind.EXIT, 1, 0, 0, false);
+    ReplicaSpec unelected = new ReplicaSpec(3, 2700, 450, 880, LossPolicy.Kind.RECONTEND, 1, 0, 0, false)
+        .asUnelected();
+    SimSchedule schedule = new SimSchedule(0, List.of(exiting, unelected),
+        List.of(new Partition(0, 0, 18064, Direction.BOTH),
+            new SimSchedule.SlowFollowersThenLeaderCrash(22534, 100, 610)), 30_000, 1);
+
+    assertThat(Simulator.run(schedule, SimVariant.REAL).invariants().violations()).as("%s", schedule).isEmpty();
+  }
 }
