@@ -50,6 +50,8 @@ final class RunnerLifecycle {
   // A leader's start failed: once the services it started have stopped, the term is given up.
   private boolean relinquishAfterStop;
   private ElectionState published = new ElectionState.Starting();
+  // Whom the elector followed while the preflight ran (null: it said nothing yet), published once it may contend.
+  private Optional<String> followedInPreflight;
   private List<RunnerLifecycleCommand> out;
 
   RunnerLifecycle(RunnerLifecycleConfig config) {
@@ -118,8 +120,11 @@ final class RunnerLifecycle {
       services = RunnerLifecycleServices.STARTING;
       emit(new StartServices(unelected));
     } else if (config.preflight()) {
+      // The first read overlaps the access reviews: a read changes nothing, and the elector's writes wait for
+      // the verdict (AllowWrites), so a denial still stops the runner before any write.
       phase = new Preflight();
       emit(new RunPreflight());
+      emit(new StartElectorWritesHeld());
     } else {
       phase = new Contending();
       emit(new StartElector());
@@ -132,17 +137,26 @@ final class RunnerLifecycle {
     }
     if (done.denied().isEmpty() || config.flaw() == RunnerFlaw.PREFLIGHT_DENIAL_IGNORED) {
       phase = new Contending();
-      emit(new StartElector());
+      if (followedInPreflight != null) {
+        emit(new Publish(new ElectionState.Following(followedInPreflight)));
+      }
+      emit(new AllowWrites());
       return;
     }
     LeaseAccessDeniedException denied = done.denied().get();
     emit(lines.accessDenied(denied));
+    // The elector only read: ended now, what it read (or reads next) leads to nothing.
+    emit(new AbandonElector());
     electorDone = true;
     stopOrExit(StopCause.ACCESS_DENIED, Optional.of(denied), "Not contending for Lease");
   }
 
   private void followed(Followed followed) {
     if (closeRequested) {
+      return;
+    }
+    if (phase instanceof Preflight) {
+      followedInPreflight = followed.holder(); // not shown before the verdict: a denied runner only starts and stops
       return;
     }
     // While leading, the protocol says who holds the Lease now just before it reports the loss.
@@ -210,7 +224,7 @@ final class RunnerLifecycle {
     electorDone = true;
     if (phase instanceof Finishing finishing) {
       stopped(finishing.cause(), finishing.failure());
-    } else if (phase instanceof Contending || phase instanceof Leading) {
+    } else if (phase instanceof Preflight || phase instanceof Contending || phase instanceof Leading) {
       // Nothing asked it to end: the runner would contend for nothing, for ever.
       electionFailed(new IllegalStateException("the elector ended on its own"));
     }
@@ -227,6 +241,7 @@ final class RunnerLifecycle {
       emit(new EndTerm(term));
       closeServicesThen();
     } else if (phase instanceof Preflight) {
+      emit(new AbandonElector()); // it has written nothing: there is nothing to release
       electorDone = true;
       stopped(StopCause.CLOSED, Optional.empty());
     } else if (phase instanceof Contending) {
@@ -452,6 +467,9 @@ final class RunnerLifecycle {
       return; // the close's stop is in flight; it finishes with the elector already gone
     }
     emit(lines.electionFailed(cause));
+    if (phase instanceof Preflight) {
+      emit(new AbandonElector()); // it reads beside the preflight; it has written nothing
+    }
     if (term != null) {
       // Elected or not: the services stop next, and their term must not outlive the runner.
       emit(new EndTerm(term));
