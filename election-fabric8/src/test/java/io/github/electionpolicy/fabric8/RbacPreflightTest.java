@@ -104,6 +104,9 @@ class RbacPreflightTest {
     try (LogCapture logs = new LogCapture();
         Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log)) {
       assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(5))).isTrue();
+      // watch only decides this warning: it is asked once the verdict is given, so it may come after the take.
+      assertThat(Replica.awaitTrue(() -> logs.text().contains("may not watch leases"), Duration.ofSeconds(5)))
+          .isTrue();
       assertThat(logs.text()).contains("WARN")
           .contains("may not watch leases in namespace \"" + MockApi.NAMESPACE + "\"")
           .contains("a graceful hand-over takes up to one retry period (200ms) instead of milliseconds")
