@@ -76,6 +76,7 @@ final class LeaseElector {
   // Writes wait for the RBAC preflight's verdict (see start): the take decided meanwhile waits in heldWrite.
   private boolean writesHeld;
   private Action heldWrite;
+  private boolean firstAttemptOver;
 
   // Inputs from the runner, taken in at the next wait.
   private boolean closing;
@@ -156,6 +157,16 @@ final class LeaseElector {
       Action write = heldWrite;
       heldWrite = null;
       send(write, true);
+    } else if (mode == Mode.AWAIT) {
+      attemptOver(); // it follows: its first read said so before the verdict came
+    }
+  }
+
+  /** Tells the transport once that the first attempt, after the verdict, is over (see firstAttemptOver). */
+  private void attemptOver() {
+    if (!firstAttemptOver && !writesHeld) {
+      firstAttemptOver = true;
+      transport.firstAttemptOver();
     }
   }
 
@@ -253,6 +264,7 @@ final class LeaseElector {
         send(action, false);
       }
     } else if (action instanceof LeaseStep.Await await) {
+      attemptOver();
       await(await.untilNanos());
     } else if (action instanceof LeaseStep.HandleLoss) {
       LeadershipTerm lostTerm = term;

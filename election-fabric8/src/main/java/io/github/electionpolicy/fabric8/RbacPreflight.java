@@ -19,7 +19,8 @@ import org.slf4j.LoggerFactory;
  * server; the runner acts on a denial. The reviews of the required verbs are independent, so they are sent at
  * once on the same I/O pool (see {@link LeaseAccess#review(String, String, LeaseAccess.Reviewer,
  * java.util.concurrent.Executor, boolean)}): the verdict costs about one round trip. {@code watch} only decides
- * a warning, so it is asked once the verdict is given, off the start path, and warned of when it answers. With
+ * a warning, so it is asked once the verdict is given and the elector's first attempt is over, off the start
+ * path, and warned of when it answers. With
  * leadership Events on, one more review, sent at the start and never waited for, asks whether Events may be
  * created; a denial is a warning ({@link EventAccess}), never a reason not to contend.
  */
@@ -46,6 +47,16 @@ final class RbacPreflight {
    */
   static Optional<LeaseAccessDeniedException> check(KubernetesClient userClient, String namespace,
       LeaseSettings settings, BooleanSupplier closing, BooleanSupplier closed, Executor io, EventAccess events) {
+    return check(userClient, namespace, settings, closing, closed, io, events, Runnable::run);
+  }
+
+  /**
+   * As above; once the verdict is GRANTED, the {@code watch} review (advice only) is handed to {@code later},
+   * which sends it when it likes (the transport: once the elector's first attempt is over), or never.
+   */
+  static Optional<LeaseAccessDeniedException> check(KubernetesClient userClient, String namespace,
+      LeaseSettings settings, BooleanSupplier closing, BooleanSupplier closed, Executor io, EventAccess events,
+      java.util.function.Consumer<Runnable> later) {
     String leaseName = settings.leaseName();
     LeaseAccess.Reviewer reviewer = reviewer(userClient, closing);
     EventsReview eventsReview = null;
@@ -65,7 +76,8 @@ final class RbacPreflight {
       Optional<LeaseAccessDeniedException> denied = check(namespace, settings, closing, access, events,
           eventsReview);
       if (access.verdict() == LeaseAccess.Verdict.GRANTED && !closing.getAsBoolean()) {
-        askWatchLater(reviewer(userClient, closed), namespace, settings, closed, io);
+        LeaseAccess.Reviewer watchReviewer = reviewer(userClient, closed);
+        later.accept(() -> askWatch(watchReviewer, namespace, settings, closed, io));
       }
       return denied;
     } finally {
@@ -92,7 +104,7 @@ final class RbacPreflight {
    * denial only warns (followers then poll). Reported when it answers, unless the runner closed; a review that
    * failed, gave no verdict or found no free I/O thread is no denial.
    */
-  private static void askWatchLater(LeaseAccess.Reviewer reviewer, String namespace, LeaseSettings settings,
+  private static void askWatch(LeaseAccess.Reviewer reviewer, String namespace, LeaseSettings settings,
       BooleanSupplier closed, Executor io) {
     var question = LeaseAccess.question(namespace, settings.leaseName(), LeaseAccess.ADVISED_VERBS.get(0));
     try {
