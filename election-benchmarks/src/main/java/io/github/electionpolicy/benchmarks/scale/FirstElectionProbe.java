@@ -22,10 +22,14 @@ import java.util.concurrent.TimeoutException;
  * }</pre>
  *
  * <p>Arguments: {@code trials} (30), {@code warmup} (5 discarded trials per contender), {@code kubeconfig} (as
- * in the scale benchmark). Timings are the defaults (15 s / 10 s / 2 s); a first election on an empty Lease does
+ * in the scale benchmark), {@code latency.ms} (0; the embedded server holds each answer back that long).
+ * Timings are the defaults (15 s / 10 s / 2 s); a first election on an empty Lease does
  * not wait on them.
  */
 public final class FirstElectionProbe {
+
+  // latency.ms: how long the embedded server holds each answer back (0: not at all).
+  private static long latencyMillis;
 
   private FirstElectionProbe() {}
 
@@ -40,7 +44,9 @@ public final class FirstElectionProbe {
     int warmup = 5;
     List<String> rest = new ArrayList<>();
     for (String arg : args) {
-      if (arg.startsWith("trials=")) {
+      if (arg.startsWith("latency.ms=")) {
+        latencyMillis = Long.parseLong(arg.substring(11));
+      } else if (arg.startsWith("trials=")) {
         trials = Integer.parseInt(arg.substring(7));
       } else if (arg.startsWith("warmup=")) {
         warmup = Integer.parseInt(arg.substring(7));
@@ -68,7 +74,7 @@ public final class FirstElectionProbe {
       throws InterruptedException, TimeoutException {
     Map<String, Distribution> result = new LinkedHashMap<>();
     RequestTimeline timeline = new RequestTimeline();
-    try (SharedServer server = new SharedServer(settings.kubeconfig());
+    try (SharedServer server = new SharedServer(settings.kubeconfig(), latencyMillis);
         KubernetesClient client = server.newClient(timeline)) {
       out.println("first-election probe: " + server.describe() + "; load average "
           + java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
