@@ -47,6 +47,9 @@ final class Fabric8LeaseTransport implements LeaseTransport {
   private final Set<Call> inFlight = ConcurrentHashMap.newKeySet();
   private volatile Lease lastSeen;
   private final EventAccess eventAccess;
+  // The preflight's advice kept off the start path (the watch review), sent at firstAttemptOver.
+  private final java.util.concurrent.atomic.AtomicReference<Runnable> afterFirstAttempt =
+      new java.util.concurrent.atomic.AtomicReference<>();
 
   Fabric8LeaseTransport(KubernetesClient userClient, String namespace, LeaseSettings settings, ExecutorService io) {
     int timeoutMillis = (int) Math.min(Integer.MAX_VALUE, settings.requestTimeout().toMillis());
@@ -315,12 +318,20 @@ final class Fabric8LeaseTransport implements LeaseTransport {
     return call;
   }
 
+  @Override
+  public void firstAttemptOver() {
+    Runnable advice = afterFirstAttempt.getAndSet(null);
+    if (advice != null && !closed.get()) {
+      advice.run(); // hands the review to the I/O pool: never blocks the loop
+    }
+  }
+
   private void runPreflight(Call call, AtomicBoolean over, Consumer<Optional<LeaseAccessDeniedException>> done,
       Consumer<Throwable> failed) {
     Optional<LeaseAccessDeniedException> denied;
     try {
       denied = RbacPreflight.check(reviewClient, namespace, settings, () -> over.get() || closed.get(),
-          closed::get, io, eventAccess);
+          closed::get, io, eventAccess, afterFirstAttempt::set);
     } catch (RuntimeException | Error e) {
       inFlight.remove(call);
       if (over.compareAndSet(false, true)) {

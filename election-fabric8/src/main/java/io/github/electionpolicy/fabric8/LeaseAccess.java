@@ -176,7 +176,8 @@ public record LeaseAccess(
   }
 
   /**
-   * The same review with every question sent at once on {@code executor}: the reviews are independent and
+   * The same review with every question sent at once, on {@code executor} but the first, which the calling thread
+   * asks itself while the others are in flight: the reviews are independent and
    * change nothing, so the verdict is the one {@link #review(String, String, Reviewer)} gives, read in the same
    * order (the first required verb without an answer makes it {@link Verdict#UNKNOWN} with that verb's reason,
    * then the denied verbs, then watch), in about one round trip instead of four. A question no thread of the
@@ -188,17 +189,31 @@ public record LeaseAccess(
    * one after another, none after the first without an answer, watch only when the required verbs are granted.
    */
   static LeaseAccess review(String namespace, String leaseName, Reviewer reviewer, Executor executor) {
+    return review(namespace, leaseName, reviewer, executor, true);
+  }
+
+  /**
+   * As {@link #review(String, String, Reviewer, Executor)}; without {@code askWatch} only the required verbs are
+   * asked and {@link #watchDenied()} is {@code false} (the RBAC preflight asks watch apart, after its verdict: it
+   * only decides a warning). With an executor the first question runs on the calling thread, which would only
+   * wait for it otherwise: one thread hand-over fewer.
+   */
+  static LeaseAccess review(String namespace, String leaseName, Reviewer reviewer, Executor executor,
+      boolean askWatch) {
     Objects.requireNonNull(namespace, "namespace");
     Objects.requireNonNull(leaseName, "leaseName");
     List<String> verbs = new ArrayList<>(REQUIRED_VERBS);
-    verbs.add(ADVISED_VERBS.get(0));
+    if (askWatch) {
+      verbs.add(ADVISED_VERBS.get(0));
+    }
     List<FutureTask<Optional<Boolean>>> questions = new ArrayList<>();
     for (String verb : verbs) {
       SelfSubjectAccessReview question = question(namespace, leaseName, verb);
       questions.add(new FutureTask<>(() -> reviewer.allowed(question)));
     }
     if (executor != null) {
-      for (FutureTask<Optional<Boolean>> question : questions) {
+      // The first is left to this thread: its answer is the first one read.
+      for (FutureTask<Optional<Boolean>> question : questions.subList(1, questions.size())) {
         try {
           executor.execute(question);
         } catch (RejectedExecutionException e) {
@@ -229,9 +244,11 @@ public record LeaseAccess(
       if (!denied.isEmpty()) {
         return new LeaseAccess(Verdict.DENIED, denied, false, Optional.empty());
       }
-      boolean watchDenied;
+      boolean watchDenied = false;
       try {
-        watchDenied = answer(questions.get(REQUIRED_VERBS.size())).map(allowed -> !allowed).orElse(false);
+        if (askWatch) {
+          watchDenied = answer(questions.get(REQUIRED_VERBS.size())).map(allowed -> !allowed).orElse(false);
+        }
       } catch (Exception e) {
         if (e instanceof InterruptedException) {
           Thread.currentThread().interrupt();
@@ -281,7 +298,8 @@ public record LeaseAccess(
     return new LeaseAccess(Verdict.UNKNOWN, List.of(), false, Optional.of(reason));
   }
 
-  private static SelfSubjectAccessReview question(String namespace, String leaseName, String verb) {
+  /** The review of one verb on the Lease (by name, except {@code create}). */
+  static SelfSubjectAccessReview question(String namespace, String leaseName, String verb) {
     return new SelfSubjectAccessReviewBuilder()
         .withNewSpec()
         .withNewResourceAttributes()

@@ -47,7 +47,7 @@ final class LeaseElector {
   }
 
   private enum Mode {
-    NEW, BUSY, REQUEST, AWAIT, LOSS, FINISHED
+    NEW, BUSY, REQUEST, HELD, AWAIT, LOSS, FINISHED
   }
 
   private final LeaseTransport transport;
@@ -73,6 +73,10 @@ final class LeaseElector {
   private LeaseCallFailed lastFailure;
   private LeadershipTerm term;
   private boolean termLapsed;
+  // Writes wait for the RBAC preflight's verdict (see start): the take decided meanwhile waits in heldWrite.
+  private boolean writesHeld;
+  private Action heldWrite;
+  private boolean firstAttemptOver;
 
   // Inputs from the runner, taken in at the next wait.
   private boolean closing;
@@ -130,14 +134,40 @@ final class LeaseElector {
 
   // ---- inputs from the runner ------------------------------------------------------------------------------
 
-  void start() {
+  /**
+   * Starts the loop. With {@code holdWrites} (the RBAC preflight runs beside it) it reads and watches, which
+   * change nothing, but sends no create or update until {@link #allowWrites}: the take it decides meanwhile
+   * waits, and a denial {@link #abandon}s the elector before anything was written.
+   */
+  void start(boolean holdWrites) {
     if (mode != Mode.NEW) {
       throw new IllegalStateException("elector started twice");
     }
     mode = Mode.BUSY;
+    writesHeld = holdWrites;
     // A follower's watch is opened from the start: it sees what changes while the first read is in flight.
     ensureWatch();
     advance(protocol.start(now()));
+  }
+
+  /** The preflight's verdict lets it contend: the held take, if any, is sent now; later writes at once. */
+  void allowWrites() {
+    writesHeld = false;
+    if (mode == Mode.HELD) {
+      Action write = heldWrite;
+      heldWrite = null;
+      send(write, true);
+    } else if (mode == Mode.AWAIT) {
+      attemptOver(); // it follows: its first read said so before the verdict came
+    }
+  }
+
+  /** Tells the transport once that the first attempt, after the verdict, is over (see firstAttemptOver). */
+  private void attemptOver() {
+    if (!firstAttemptOver && !writesHeld) {
+      firstAttemptOver = true;
+      transport.firstAttemptOver();
+    }
   }
 
   /** Stops acquiring; a leader keeps renewing until {@link #finish}. */
@@ -222,10 +252,19 @@ final class LeaseElector {
   private void advance(LeaseStep step) {
     take(step);
     Action action = step.action();
-    if (action instanceof LeaseStep.Read || action instanceof LeaseStep.Create
-        || action instanceof LeaseStep.Update) {
-      send(action);
+    if (action instanceof LeaseStep.Read) {
+      send(action, false);
+    } else if (action instanceof LeaseStep.Create || action instanceof LeaseStep.Update) {
+      if (writesHeld) {
+        // Only a follower's take can come before the verdict: it waits for allowWrites (the protocol counts its
+        // term from the decision, which is earlier than the send: a term that looks shorter, never longer).
+        mode = Mode.HELD;
+        heldWrite = action;
+      } else {
+        send(action, false);
+      }
     } else if (action instanceof LeaseStep.Await await) {
+      attemptOver();
       await(await.untilNanos());
     } else if (action instanceof LeaseStep.HandleLoss) {
       LeadershipTerm lostTerm = term;
@@ -244,6 +283,7 @@ final class LeaseElector {
 
   private void end() {
     mode = Mode.FINISHED;
+    heldWrite = null;
     cancelTimer();
     if (request != null) {
       request.cancel();
@@ -286,8 +326,11 @@ final class LeaseElector {
     }
   }
 
-  /** Sends the request a step asks for, and times it out at its deadline on the loop's clock. */
-  private void send(Action action) {
+  /**
+   * Sends the request a step asks for, and times it out at its deadline on the loop's clock; a take that was
+   * {@code held} for the preflight's verdict gets a full request timeout from now.
+   */
+  private void send(Action action, boolean held) {
     mode = Mode.REQUEST;
     int number = ++requestNumber;
     long answerBy;
@@ -314,7 +357,7 @@ final class LeaseElector {
     if (mode != Mode.REQUEST || number != requestNumber) {
       return; // answered at once, on this very call (a closed transport)
     }
-    long wait = Math.max(1, Math.min(answerBy - ticker.read(), requestTimeoutNanos));
+    long wait = held ? requestTimeoutNanos : Math.max(1, Math.min(answerBy - ticker.read(), requestTimeoutNanos));
     timer = events.onLoopAfter(wait, () -> timedOut(number, wait));
   }
 

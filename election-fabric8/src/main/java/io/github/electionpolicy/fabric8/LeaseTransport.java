@@ -59,6 +59,12 @@ interface LeaseTransport extends AutoCloseable {
   Call preflight(Consumer<Optional<LeaseAccessDeniedException>> done, Consumer<Throwable> failed);
 
   /**
+   * The elector's first attempt is over (it leads, follows or waits, after its verdict): advice the preflight
+   * kept off the start path (the {@code watch} review) may be asked now. Called once, on the loop; never blocks.
+   */
+  default void firstAttemptOver() {}
+
+  /**
    * Records a leadership Event on the Lease, best effort: written off the caller's thread, bounded by a short
    * timeout and never retried. {@code done} runs exactly once, on any thread, when the write is over, whatever
    * became of it (written, refused, failed, or not sent); what failed is the transport's to report. Not a call

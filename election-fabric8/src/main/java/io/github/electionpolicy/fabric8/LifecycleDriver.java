@@ -322,7 +322,13 @@ final class LifecycleDriver {
             feed(new RunnerLifecycleInput.ElectionFailed(failure));
           }));
     } else if (command instanceof RunnerLifecycleCommand.StartElector) {
-      elector.start();
+      elector.start(false);
+    } else if (command instanceof RunnerLifecycleCommand.StartElectorWritesHeld) {
+      elector.start(true);
+    } else if (command instanceof RunnerLifecycleCommand.AllowWrites) {
+      elector.allowWrites();
+    } else if (command instanceof RunnerLifecycleCommand.AbandonElector) {
+      elector.abandon();
     } else if (command instanceof RunnerLifecycleCommand.CloseElector) {
       elector.close();
     } else if (command instanceof RunnerLifecycleCommand.FinishElector finish) {

@@ -14,12 +14,15 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The start-up check of {@link ElectionRunner}: a {@link LeaseAccess} review before contending, so a
- * missing Role fails at start with the fix instead of as a stream of 403s. It runs on a Lease I/O thread,
- * before the Lease loop, so {@code start()} never waits for the API server; the runner acts on a denial. Its
- * reviews are independent, so they are sent at once on the same I/O pool (see {@link LeaseAccess#review(String,
- * String, LeaseAccess.Reviewer, java.util.concurrent.Executor)}): the preflight costs about one round trip.
- * With leadership Events on, one more review, sent at the same time and never waited for, asks whether Events
- * may be created; a denial is a warning ({@link EventAccess}), never a reason not to contend.
+ * missing Role fails at start with the fix instead of as a stream of 403s. It runs on a Lease I/O thread, beside
+ * the elector's first read (whose writes wait for this verdict), so {@code start()} never waits for the API
+ * server; the runner acts on a denial. The reviews of the required verbs are independent, so they are sent at
+ * once on the same I/O pool (see {@link LeaseAccess#review(String, String, LeaseAccess.Reviewer,
+ * java.util.concurrent.Executor, boolean)}): the verdict costs about one round trip. {@code watch} only decides
+ * a warning, so it is asked once the verdict is given and the elector's first attempt is over, off the start
+ * path, and warned of when it answers. With
+ * leadership Events on, one more review, sent at the start and never waited for, asks whether Events may be
+ * created; a denial is a warning ({@link EventAccess}), never a reason not to contend.
  */
 final class RbacPreflight {
 
@@ -44,15 +47,18 @@ final class RbacPreflight {
    */
   static Optional<LeaseAccessDeniedException> check(KubernetesClient userClient, String namespace,
       LeaseSettings settings, BooleanSupplier closing, BooleanSupplier closed, Executor io, EventAccess events) {
+    return check(userClient, namespace, settings, closing, closed, io, events, Runnable::run);
+  }
+
+  /**
+   * As above; once the verdict is GRANTED, the {@code watch} review (advice only) is handed to {@code later},
+   * which sends it when it likes (the transport: once the elector's first attempt is over), or never.
+   */
+  static Optional<LeaseAccessDeniedException> check(KubernetesClient userClient, String namespace,
+      LeaseSettings settings, BooleanSupplier closing, BooleanSupplier closed, Executor io, EventAccess events,
+      java.util.function.Consumer<Runnable> later) {
     String leaseName = settings.leaseName();
-    LeaseAccess.Reviewer reviewer = review -> {
-      if (closing.getAsBoolean()) {
-        throw new CancellationException("the runner is closing");
-      }
-      var answer = userClient.authorization().v1().selfSubjectAccessReview().create(review);
-      return answer == null || answer.getStatus() == null
-          ? Optional.empty() : Optional.ofNullable(answer.getStatus().getAllowed());
-    };
+    LeaseAccess.Reviewer reviewer = reviewer(userClient, closing);
     EventsReview eventsReview = null;
     if (events != null) {
       var question = events.question();
@@ -66,12 +72,63 @@ final class RbacPreflight {
       }
     }
     try {
-      return check(namespace, settings, closing, LeaseAccess.review(namespace, leaseName, reviewer, io), events,
+      LeaseAccess access = LeaseAccess.review(namespace, leaseName, reviewer, io, false);
+      Optional<LeaseAccessDeniedException> denied = check(namespace, settings, closing, access, events,
           eventsReview);
+      if (access.verdict() == LeaseAccess.Verdict.GRANTED && !closing.getAsBoolean()) {
+        LeaseAccess.Reviewer watchReviewer = reviewer(userClient, closed);
+        later.accept(() -> askWatch(watchReviewer, namespace, settings, closed, io));
+      }
+      return denied;
     } finally {
       if (eventsReview != null && !eventsReview.wanted) {
         eventsReview.cancel(true);
       }
+    }
+  }
+
+  /** One review through the user's client; refused once {@code closing} turns true. */
+  private static LeaseAccess.Reviewer reviewer(KubernetesClient userClient, BooleanSupplier closing) {
+    return review -> {
+      if (closing.getAsBoolean()) {
+        throw new CancellationException("the runner is closing");
+      }
+      var answer = userClient.authorization().v1().selfSubjectAccessReview().create(review);
+      return answer == null || answer.getStatus() == null
+          ? Optional.empty() : Optional.ofNullable(answer.getStatus().getAllowed());
+    };
+  }
+
+  /**
+   * Asks whether {@code watch} is allowed, on {@code io}, never waited for: the verdict is given already, and a
+   * denial only warns (followers then poll). Reported when it answers, unless the runner closed; a review that
+   * failed, gave no verdict or found no free I/O thread is no denial.
+   */
+  private static void askWatch(LeaseAccess.Reviewer reviewer, String namespace, LeaseSettings settings,
+      BooleanSupplier closed, Executor io) {
+    var question = LeaseAccess.question(namespace, settings.leaseName(), LeaseAccess.ADVISED_VERBS.get(0));
+    try {
+      io.execute(() -> {
+        boolean denied;
+        try {
+          denied = reviewer.allowed(question).map(allowed -> !allowed).orElse(false);
+        } catch (Exception e) {
+          if (e instanceof InterruptedException) {
+            Thread.currentThread().interrupt();
+          }
+          LOG.debug("Could not check RBAC for watch: {}", e.toString());
+          return;
+        }
+        if (denied && !closed.getAsBoolean()) {
+          LOG.warn("Leader election may not watch leases in namespace \"{}\": followers will notice a released "
+              + "Lease only at their next poll, so a graceful hand-over takes up to one retry period ({}) instead "
+              + "of milliseconds, and each follower reads the Lease every retry period instead of once per lease "
+              + "duration ({}). To fix, grant the Role:\n{}", namespace, Durations.format(settings.retryPeriod()),
+              Durations.format(settings.leaseDuration()), LeaseAccess.roleYaml(namespace, settings.leaseName()));
+        }
+      });
+    } catch (RejectedExecutionException e) {
+      LOG.debug("Could not check RBAC for watch: {}", e.toString());
     }
   }
 
@@ -89,13 +146,6 @@ final class RbacPreflight {
       case UNKNOWN -> LOG.warn("Could not check RBAC for leases: {}; contending anyway",
           access.unknownReason().orElseThrow());
       case GRANTED -> {
-        if (access.watchDenied()) {
-          LOG.warn("Leader election may not watch leases in namespace \"{}\": followers will notice a released "
-              + "Lease only at their next poll, so a graceful hand-over takes up to one retry period ({}) instead "
-              + "of milliseconds, and each follower reads the Lease every retry period instead of once per lease "
-              + "duration ({}). To fix, grant the Role:\n{}", namespace, Durations.format(settings.retryPeriod()),
-              Durations.format(settings.leaseDuration()), LeaseAccess.roleYaml(namespace, leaseName));
-        }
         if (eventsReview != null) {
           eventsReview.reportWhenAnswered();
         }

@@ -105,8 +105,11 @@ final class RunnerLifecycle {
       s.services = RunnerLifecycleServices.STARTING;
       s.emit(new StartServices(unelected));
     } else if (s.config.preflight()) {
+      // The first read overlaps the access reviews: a read changes nothing, and the elector's writes wait for
+      // the verdict (AllowWrites), so a denial still stops the runner before any write.
       s.phase = new Preflight();
       s.emit(new RunPreflight());
+      s.emit(new StartElectorWritesHeld());
     } else {
       s.phase = new Contending();
       s.emit(new StartElector());
@@ -119,17 +122,27 @@ final class RunnerLifecycle {
     }
     if (done.denied().isEmpty() || s.config.flaw() == RunnerFlaw.PREFLIGHT_DENIAL_IGNORED) {
       s.phase = new Contending();
-      s.emit(new StartElector());
+      if (s.followedInPreflight != null) {
+        s.emit(new Publish(new ElectionState.Following(s.followedInPreflight)));
+      }
+      s.emit(new AllowWrites());
       return;
     }
     LeaseAccessDeniedException denied = done.denied().get();
     s.emit(s.lines.accessDenied(denied));
+    // The elector only read: ended now, what it read (or reads next) leads to nothing.
+    s.emit(new AbandonElector());
     s.electorDone = true;
     RunnerLifecycleEnding.stopOrExit(s, StopCause.ACCESS_DENIED, Optional.of(denied), "Not contending for Lease");
   }
 
   private void followed(Followed followed) {
     if (s.closeRequested) {
+      return;
+    }
+    if (s.phase instanceof Preflight) {
+      // Not shown before the verdict: a denied runner only starts and stops.
+      s.followedInPreflight = followed.holder();
       return;
     }
     // While leading, the protocol says who holds the Lease now just before it reports the loss.
@@ -158,7 +171,7 @@ final class RunnerLifecycle {
     s.electorDone = true;
     if (s.phase instanceof Finishing finishing) {
       RunnerLifecycleEnding.stopped(s, finishing.cause(), finishing.failure());
-    } else if (s.phase instanceof Contending || s.phase instanceof Leading) {
+    } else if (s.phase instanceof Preflight || s.phase instanceof Contending || s.phase instanceof Leading) {
       // Nothing asked it to end: the runner would contend for nothing, for ever.
       RunnerLifecycleEnding.electionFailed(s, new IllegalStateException("the elector ended on its own"));
     }

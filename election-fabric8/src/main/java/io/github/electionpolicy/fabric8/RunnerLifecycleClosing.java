@@ -29,6 +29,7 @@ final class RunnerLifecycleClosing {
       s.emit(new EndTerm(s.term));
       closeServicesThen(s);
     } else if (s.phase instanceof Preflight) {
+      s.emit(new AbandonElector()); // it has written nothing: there is nothing to release
       s.electorDone = true;
       RunnerLifecycleEnding.stopped(s, StopCause.CLOSED, Optional.empty());
     } else if (s.phase instanceof Contending) {

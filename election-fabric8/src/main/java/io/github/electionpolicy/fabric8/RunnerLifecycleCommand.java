@@ -29,6 +29,18 @@ sealed interface RunnerLifecycleCommand {
   /** Start the elector. */
   record StartElector() implements RunnerLifecycleCommand {}
 
+  /**
+   * Start the elector with its writes held while the RBAC preflight runs: it reads and watches (a read changes
+   * nothing), and a create or update it decides on waits for {@link AllowWrites}.
+   */
+  record StartElectorWritesHeld() implements RunnerLifecycleCommand {}
+
+  /** The preflight let the runner contend: the elector's held write (if any) goes out, and later ones at once. */
+  record AllowWrites() implements RunnerLifecycleCommand {}
+
+  /** End the elector, which has written nothing, sending nothing more: the answer of a read in flight is dropped. */
+  record AbandonElector() implements RunnerLifecycleCommand {}
+
   /** Stop acquiring: a leader keeps renewing until {@link FinishElector}. */
   record CloseElector() implements RunnerLifecycleCommand {}
 

@@ -36,6 +36,9 @@ final class RunnerLifecycleEnding {
       return; // the close's stop is in flight; it finishes with the elector already gone
     }
     s.emit(s.lines.electionFailed(cause));
+    if (s.phase instanceof Preflight) {
+      s.emit(new AbandonElector()); // it reads beside the preflight; it has written nothing
+    }
     if (s.term != null) {
       // Elected or not: the services stop next, and their term must not outlive the runner.
       s.emit(new EndTerm(s.term));

@@ -15,7 +15,10 @@ sealed interface RunnerLifecyclePhase {
   /** Running unelected, under {@code term} (never elected, valid until closed). */
   record Unelected(LeadershipTerm term) implements RunnerLifecyclePhase {}
 
-  /** The RBAC preflight runs; nothing is contended yet. */
+  /**
+   * The RBAC preflight runs; the elector reads and watches beside it, but writes nothing until the verdict lets
+   * it contend.
+   */
   record Preflight() implements RunnerLifecyclePhase {}
 
   /** Contending without the Lease: the elector reads, watches and tries to take it. */

@@ -5,6 +5,7 @@ import io.github.electionpolicy.fabric8.RunnerLifecycleCommand.StopServices;
 import io.github.electionpolicy.fabric8.RunnerLifecyclePhase.Created;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * Everything one {@link RunnerLifecycle} remembers between inputs, in the way of Guava's {@code AbstractService}:
@@ -38,6 +39,8 @@ final class RunnerLifecycleState {
   // A leader's start failed: once the services it started have stopped, the term is given up.
   boolean relinquishAfterStop;
   ElectionState published = new ElectionState.Starting();
+  // Whom the elector followed while the preflight ran (null: it said nothing yet), published once it may contend.
+  Optional<String> followedInPreflight;
   List<RunnerLifecycleCommand> out;
 
   RunnerLifecycleState(RunnerLifecycleConfig config) {

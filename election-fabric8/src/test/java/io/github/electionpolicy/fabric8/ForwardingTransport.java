@@ -38,6 +38,11 @@ class ForwardingTransport implements LeaseTransport {
   }
 
   @Override
+  public void firstAttemptOver() {
+    delegate.firstAttemptOver();
+  }
+
+  @Override
   public void recordEvent(LeadershipEvent event, Runnable done) {
     delegate.recordEvent(event, done);
   }

@@ -63,6 +63,62 @@ class RbacPreflightTest {
     assertThat(api.lease()).as("no Lease written").isNull();
   }
 
+  /**
+   * The first read goes out beside the reviews (a read changes nothing); the take it decides waits for their
+   * verdict. Here the reviews answer only once the server has answered that read (or after 2 s), and deny
+   * {@code update}: the runner stops as it did when it read nothing, without a write and without showing whom
+   * its read found.
+   */
+  @Test
+  void aDenialThatComesAfterTheFirstReadStopsTheRunnerBeforeAnyWrite() throws Exception {
+    CountDownLatch readAnswered = new CountDownLatch(1);
+    java.util.concurrent.atomic.AtomicInteger leaseReads = new java.util.concurrent.atomic.AtomicInteger();
+    java.util.function.UnaryOperator<io.fabric8.mockwebserver.http.Dispatcher> reviewsAfterTheRead =
+        delegate -> new io.fabric8.mockwebserver.http.Dispatcher() {
+          @Override
+          public io.fabric8.mockwebserver.http.MockResponse dispatch(
+              io.fabric8.mockwebserver.http.RecordedRequest request) {
+            String path = request.getPath() == null ? "" : request.getPath();
+            if (path.contains("selfsubjectaccessreviews")) {
+              try {
+                readAnswered.await(2, TimeUnit.SECONDS);
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+              return delegate.dispatch(request);
+            }
+            io.fabric8.mockwebserver.http.MockResponse answer = delegate.dispatch(request);
+            if ("GET".equals(request.getMethod()) && path.contains("/leases/" + MockApi.LEASE)
+                && !path.contains("watch=true")) {
+              leaseReads.incrementAndGet();
+              readAnswered.countDown();
+            }
+            return answer;
+          }
+        };
+    List<String> changes = new CopyOnWriteArrayList<>();
+    ElectionListener listener = new ElectionListener() {
+      @Override
+      public void stateChanged(ElectionState previous, ElectionState current) {
+        changes.add(previous.kind() + "->" + current.kind());
+      }
+    };
+    try (MockApi slow = new MockApi(reviewsAfterTheRead)) {
+      slow.answeringAccessReviews().denying(Set.of("update"));
+      try (Replica a = Replica.start("a", slow.client(), MockApi.fastSettings("a").build(), log, listener)) {
+        assertThat(a.runner.awaitStopped(Duration.ofSeconds(10))).isTrue();
+        assertThat(a.runner.startupFailure()).hasValueSatisfying(
+            e -> assertThat(e.missingVerbs()).containsExactly("update"));
+        assertThat(Replica.awaitTrue(() -> changes.size() == 1, Duration.ofSeconds(2))).isTrue();
+        assertThat(changes).as("no FOLLOWING from the read").containsExactly("STARTING->STOPPED");
+      }
+      assertThat(leaseReads.get()).as("the read went out beside the reviews").isPositive();
+      assertThat(slow.writes()).as("no Lease write").isEmpty();
+      assertThat(slow.lease()).isNull();
+    }
+    assertThat(log.entries()).as("no reconciler started").isEmpty();
+  }
+
   @Test
   void aDeniedVerbUnderExitExitsOnceBeforeTheRunnerStops() throws Exception {
     api.answeringAccessReviews().denying(Set.of("create", "update"));
@@ -104,6 +160,9 @@ class RbacPreflightTest {
     try (LogCapture logs = new LogCapture();
         Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log)) {
       assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(5))).isTrue();
+      // watch only decides this warning: it is asked once the verdict is given, so it may come after the take.
+      assertThat(Replica.awaitTrue(() -> logs.text().contains("may not watch leases"), Duration.ofSeconds(5)))
+          .isTrue();
       assertThat(logs.text()).contains("WARN")
           .contains("may not watch leases in namespace \"" + MockApi.NAMESPACE + "\"")
           .contains("a graceful hand-over takes up to one retry period (200ms) instead of milliseconds")

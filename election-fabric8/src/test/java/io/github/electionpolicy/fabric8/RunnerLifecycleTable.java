@@ -101,6 +101,8 @@ final class RunnerLifecycleTable {
         "start failed", "stop threw");
     setup("leading, start failed, hung, CUSTOM", LossPolicy.Kind.CUSTOM, "start", "preflight ok", "elected",
         "start failed", "deadline");
+    // The elector's first read answered before the access reviews did.
+    setup("preflight, followed", LossPolicy.Kind.RECONTEND, "start", "followed x");
   }
 
   private static void setup(String name, LossPolicy.Kind policy, String... inputs) {
@@ -177,6 +179,12 @@ final class RunnerLifecycleTable {
       return "preflight";
     } else if (command instanceof RunnerLifecycleCommand.StartElector) {
       return "start elector";
+    } else if (command instanceof RunnerLifecycleCommand.StartElectorWritesHeld) {
+      return "start elector, writes held";
+    } else if (command instanceof RunnerLifecycleCommand.AllowWrites) {
+      return "allow writes";
+    } else if (command instanceof RunnerLifecycleCommand.AbandonElector) {
+      return "abandon elector";
     } else if (command instanceof RunnerLifecycleCommand.CloseElector) {
       return "close elector";
     } else if (command instanceof RunnerLifecycleCommand.FinishElector finish) {

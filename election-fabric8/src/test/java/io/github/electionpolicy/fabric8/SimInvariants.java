@@ -53,6 +53,8 @@ final class SimInvariants {
   long writesAccepted;
   long writesRefused;
   long gateClosed;
+  // A denied (or failed) preflight whose verdict came while the runner's first read was in flight.
+  long deniedWithReadInFlight;
 
   private boolean overlapping;
   private long incarnation = -1;
@@ -161,7 +163,10 @@ final class SimInvariants {
     lifecycle("LOSS_HANDLER_EARLY: " + detail);
   }
 
-  /** Invariant 10: a runner denied by its preflight, or told by its loss handler to stop, sends no Lease call. */
+  /**
+   * Invariant 10: a runner denied by its preflight (or whose preflight failed) sends no Lease write, and no call at
+   * all once the verdict came (it reads beside the reviews); one told by its loss handler to stop sends no call.
+   */
   void contendedWithoutAccess(String detail) {
     lifecycle("CONTENDED_WHEN_IT_MAY_NOT: " + detail);
   }
@@ -209,6 +214,10 @@ final class SimInvariants {
 
   void gateClosed() {
     gateClosed++;
+  }
+
+  void deniedWithReadInFlight() {
+    deniedWithReadInFlight++;
   }
 
   private void violation(String line) {

@@ -950,6 +950,9 @@ final class SimReplica {
     private final Map<Integer, WatchEvents> watches = new HashMap<>();
     private int watchGeneration;
     private boolean closed;
+    // The preflight's verdict was handed over; reads of this process still unanswered.
+    private boolean verdictGiven;
+    private int readsInFlight;
 
     Transport(int p) {
       this.p = p;
@@ -970,9 +973,13 @@ final class SimReplica {
       return send(new LeaseStep.Update(record, 0), done);
     }
 
-    /** Invariant 10: no Lease call from a runner that may not contend (denied, or told by its loss handler). */
+    /**
+     * Invariant 10: no Lease call from a runner that may not contend (denied, or told by its loss handler); a
+     * denied one may read and watch only until its verdict came (the first read overlaps the access reviews).
+     */
     private void checkAllowed(String what) {
-      if (verdict == Verdict.DENIED || verdict == Verdict.FAILS) {
+      boolean read = what.equals("Read") || what.equals("Watch");
+      if ((verdict == Verdict.DENIED || verdict == Verdict.FAILS) && (!read || verdictGiven)) {
         sim.invariants().contendedWithoutAccess(identity + " sent " + what + " though its RBAC preflight "
             + (verdict == Verdict.DENIED ? "was denied" : "failed"));
       }
@@ -1013,12 +1020,25 @@ final class SimReplica {
       boolean leading = runner != null && runner.state().kind() == ElectionState.Kind.LEADING;
       countRequest(action.getClass().getSimpleName() + (leading ? "(L)" : ""));
       boolean[] cancelled = {false};
+      // A read counts as in flight until its first answer or its cancel.
+      boolean[] reading = {action instanceof LeaseStep.Read};
+      readsInFlight += reading[0] ? 1 : 0;
+      Runnable readOver = () -> {
+        if (reading[0]) {
+          reading[0] = false;
+          readsInFlight--;
+        }
+      };
       sim.request(SimReplica.this, action, answer -> {
+        readOver.run();
         if (!cancelled[0]) {
           done.answered(answer, failure(answer));
         }
       });
-      return () -> cancelled[0] = true;
+      return () -> {
+        readOver.run();
+        cancelled[0] = true;
+      };
     }
 
     private Throwable failure(Answer answer) {
@@ -1069,6 +1089,10 @@ final class SimReplica {
       sim.request(SimReplica.this, new LeaseStep.Read(0), answer -> {
         if (!cancelled[0]) {
           cancelled[0] = true;
+          verdictGiven = true;
+          if (verdict != Verdict.GRANTED && readsInFlight > 0) {
+            sim.invariants().deniedWithReadInFlight();
+          }
           if (verdict == Verdict.FAILS) {
             failed.accept(new IllegalStateException("simulated: the access reviews could not be built"));
           } else {
@@ -1080,6 +1104,7 @@ final class SimReplica {
       sim.at(sim.now() + 2 * requestTimeoutNanos, SimReplica.this, () -> {
         if (!cancelled[0]) {
           cancelled[0] = true;
+          verdictGiven = true;
           verdict = Verdict.GRANTED; // every review timed out: the verdict is UNKNOWN, which contends
           denial = null;
           done.accept(Optional.empty());

@@ -44,7 +44,7 @@ class SimulationFindingsTest {
    */
   @Test
   void aFailedStartsTermEndsBeforeItsReleaseCanFreeTheLease() {
-    SimSchedule schedule = threeReplicas(1, new FailingTakeover(5000, 5000, 400));
+    SimSchedule schedule = threeReplicas(40, new FailingTakeover(5000, 5000, 400));
 
     assertThat(Simulator.run(schedule, SimVariant.FAILED_START_TERM_LEFT_VALID).invariants().violations())
         .as("%s", schedule).anyMatch(v -> v.startsWith("VALID_AT_OTHERS_ELECTION: replica-0's term"));
@@ -59,7 +59,7 @@ class SimulationFindingsTest {
     shown.put(SimVariant.RELEASE_BEFORE_STOP, hungClose);
     shown.put(SimVariant.RELEASE_AFTER_HUNG_STOP, hungClose);
     shown.put(SimVariant.START_WHILE_CLOSING, threeReplicas(5, new HandOverClose(5000, 10, 0)));
-    shown.put(SimVariant.FAILED_START_TERM_LEFT_VALID, threeReplicas(1, new FailingTakeover(5000, 5000, 400)));
+    shown.put(SimVariant.FAILED_START_TERM_LEFT_VALID, threeReplicas(40, new FailingTakeover(5000, 5000, 400)));
     shown.put(SimVariant.TERM_VALID_UNTIL_ENDED, threeReplicas(4, new Pause(0, 5000, 6000)));
     shown.put(SimVariant.GATE_CHECKS_ENDED_ONLY, threeReplicas(4, new Pause(0, 5000, 6000)));
     ReplicaSpec custom = new ReplicaSpec(4, 2500, 500, 300, LossPolicy.Kind.CUSTOM, 2, 0, 0, false);
@@ -76,7 +76,7 @@ class SimulationFindingsTest {
         List.of(new LoopFault(0, 5000, LoopFaultKind.TRANSPORT_THROWS_EXCEPTION, 1),
             new LoopFault(1, 5000, LoopFaultKind.TRANSPORT_THROWS_EXCEPTION, 1),
             new LoopFault(2, 5000, LoopFaultKind.TRANSPORT_THROWS_EXCEPTION, 1)), 20_000, 20));
-    shown.put(SimVariant.UNELECTED_FAILED_START_LEAVES_SERVICES, new SimSchedule(1,
+    shown.put(SimVariant.UNELECTED_FAILED_START_LEAVES_SERVICES, new SimSchedule(2,
         List.of(FAST, FAST, FAST.asUnelected()),
         List.of(new SimSchedule.ReconcilerTrouble(2, 0, 15000, Trouble.START_THROWS_EXCEPTION)), 20_000, 20));
     shown.put(SimVariant.HUNG_STOP_LOOKS_LIVE, hungClose);

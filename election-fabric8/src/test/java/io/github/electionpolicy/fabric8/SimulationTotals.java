@@ -24,6 +24,7 @@ final class SimulationTotals {
   private long writesAccepted;
   private long writesRefused;
   private long gateClosed;
+  private long deniedWithReadInFlight;
   private int variantsCaught;
   private int variants;
 
@@ -45,6 +46,7 @@ final class SimulationTotals {
     writesAccepted += i.writesAccepted;
     writesRefused += i.writesRefused;
     gateClosed += i.gateClosed;
+    deniedWithReadInFlight += i.deniedWithReadInFlight;
   }
 
   private int runnerVariantsCaught;
@@ -76,7 +78,8 @@ final class SimulationTotals {
     return "simulation details: valid_at_others_election=" + validAtOthersElection + " stale_writes=" + staleWrites
         + " load_violations=" + loadViolations + " (bound " + SimInvariants.LOAD_BOUND + ") exits=" + exits
         + " gated_writes_accepted=" + writesAccepted + " refused_by_server=" + writesRefused
-        + " blocked_by_gate=" + gateClosed + "; lines covered: "
+        + " blocked_by_gate=" + gateClosed + " denied_with_read_in_flight=" + deniedWithReadInFlight
+        + "; lines covered: "
         + SimulationCoverage.perClass(SimulationCoverage.RUNNER);
   }
 }

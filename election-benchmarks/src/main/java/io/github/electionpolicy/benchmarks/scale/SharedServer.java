@@ -23,11 +23,31 @@ final class SharedServer implements AutoCloseable {
   private final Optional<Path> kubeconfig;
 
   SharedServer(Optional<Path> kubeconfig) {
+    this(kubeconfig, 0);
+  }
+
+  /**
+   * As {@link #SharedServer(Optional)}; the embedded server holds each answer's body back {@code latencyMillis}
+   * (not a watch's), a round trip that waits instead of computing, as a server across a network would.
+   */
+  SharedServer(Optional<Path> kubeconfig, long latencyMillis) {
     this.kubeconfig = kubeconfig;
-    this.api = LeaseApi.builder()
+    LeaseApi.Builder builder = LeaseApi.builder()
         .namespace("scale")
-        .target(kubeconfig.map(ApiServerTarget::kubeconfig).orElseGet(ApiServerTarget::embedded))
-        .start();
+        .target(kubeconfig.map(ApiServerTarget::kubeconfig).orElseGet(ApiServerTarget::embedded));
+    if (latencyMillis > 0 && kubeconfig.isEmpty()) {
+      builder.dispatcher(delegate -> new io.fabric8.mockwebserver.http.Dispatcher() {
+        @Override
+        public io.fabric8.mockwebserver.http.MockResponse dispatch(
+            io.fabric8.mockwebserver.http.RecordedRequest request) {
+          io.fabric8.mockwebserver.http.MockResponse answer = delegate.dispatch(request);
+          String path = request.getPath() == null ? "" : request.getPath();
+          return path.contains("watch=true") ? answer
+              : answer.setBodyDelay(java.time.Duration.ofMillis(latencyMillis));
+        }
+      });
+    }
+    this.api = builder.start();
   }
 
   String namespace() {
