@@ -39,8 +39,8 @@ import org.slf4j.LoggerFactory;
  * {@link LeaseSettings#requestTimeout()}; {@value SharedPools#IO_MAX_CALLS} at most are in flight in the JVM
  * ({@link SharedPools#leaseRequests()}). Remembers the last Lease it saw, so a write keeps the labels, annotations
  * and owner references a user put on it. Writes the leadership Events on the Lease (its uid from the last Lease
- * seen, so {@code kubectl describe lease} finds them) with the same client, on a worker. The follower's watch
- * opens and the preflight runs on the shared workers ({@link SharedPools#io()}): each is a one-off per runner.
+ * seen, so {@code kubectl describe lease} finds them) the same way. The follower's watch opens and the preflight
+ * runs on the shared workers ({@link SharedPools#io()}): each is a one-off per runner.
  */
 final class Fabric8LeaseTransport implements LeaseTransport {
 
@@ -485,8 +485,8 @@ final class Fabric8LeaseTransport implements LeaseTransport {
   }
 
   /**
-   * Creates the Event on the shared workers, apart from the Lease calls' bound ({@link SharedPools#events()}),
-   * with the Lease calls' client (its request timeout, no retries); not among the calls in flight, so a close
+   * Creates the Event asynchronously, as the Lease requests, with the Lease calls' client (its request timeout, no
+   * retries), bounded apart from them ({@link SharedPools#eventWrites()}); not among the calls in flight, so a close
    * neither cuts it short nor refuses it. A 403 goes to the {@link EventAccess}, which warns once; any other
    * failure is logged at DEBUG.
    */
@@ -494,29 +494,58 @@ final class Fabric8LeaseTransport implements LeaseTransport {
   public void recordEvent(LeadershipEvent event, Runnable done) {
     // Written after a close too: the Event that ends a closing runner's term is due just before its transport
     // closes, and may wait behind an earlier one still in flight.
+    if (!eventWrites.tryAcquire()) {
+      LOG.debug("Leadership Event \"{}\" on Lease {}/{} not recorded: {}", event.message(), namespace, name,
+          eventWrites.refusal());
+      done.run();
+      return;
+    }
+    AtomicBoolean over = new AtomicBoolean();
+    Runnable finish = () -> {
+      if (over.compareAndSet(false, true)) {
+        eventWrites.release();
+        done.run();
+      }
+    };
     try {
       eventsIo.execute(() -> {
+        HttpRequest request;
+        CompletableFuture<HttpResponse<String>> response;
         try {
-          client.v1().events().inNamespace(namespace).resource(event(event)).create();
-        } catch (KubernetesClientException e) {
-          if (e.getCode() == 403 && eventAccess != null) {
-            eventAccess.denied("the server refused to create the Event \"" + event.message() + "\" with HTTP 403");
-          } else {
-            LOG.debug("Could not record the leadership Event \"{}\" on Lease {}/{}: {}", event.message(), namespace,
-                name, FailureCause.describe(e));
-          }
+          request = http.newHttpRequestBuilder().uri(eventsUrl).post(JSON, serialization.asJson(event(event)))
+              .timeout(timeoutMillis, TimeUnit.MILLISECONDS).build();
+          response = http.sendAsync(request, String.class);
         } catch (RuntimeException | LinkageError e) {
-          LOG.debug("Could not record the leadership Event \"{}\" on Lease {}/{}: {}", event.message(), namespace,
-              name, e.toString());
-        } finally {
-          done.run();
+          notRecorded(event, e);
+          finish.run();
+          return;
         }
+        response.whenComplete((answer, error) -> {
+          try {
+            if (error != null) {
+              notRecorded(event, error);
+            } else if (answer.code() == 403 && eventAccess != null) {
+              eventAccess.denied("the server refused to create the Event \"" + event.message() + "\" with HTTP 403");
+            } else if (!answer.isSuccessful()) {
+              notRecorded(event, requestFailure(request, answer));
+            }
+          } finally {
+            finish.run();
+          }
+        });
       });
     } catch (RejectedExecutionException e) {
-      LOG.debug("Leadership Event \"{}\" on Lease {}/{} not recorded: {} Event writes are in flight in this JVM",
+      LOG.debug("Leadership Event \"{}\" on Lease {}/{} not recorded: {} Event writes are being sent in this JVM",
           event.message(), namespace, name, SharedPools.EVENTS_MAX_CALLS);
-      done.run();
+      finish.run();
     }
+  }
+
+  private void notRecorded(LeadershipEvent event, Throwable failure) {
+    Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause()
+        : failure;
+    LOG.debug("Could not record the leadership Event \"{}\" on Lease {}/{}: {}", event.message(), namespace, name,
+        FailureCause.describe(cause));
   }
 
   /** The core/v1 Event, shaped as client-go's recorder writes it, on the Lease as it was last seen. */

@@ -243,6 +243,53 @@ class Fabric8LeaseTransportTest {
     }
   }
 
+  /** Whether a thread runs (or waits in) the transport's code now: a request or write that holds a thread. */
+  private static boolean aThreadIsInTheTransport() {
+    return Thread.getAllStackTraces().entrySet().stream()
+        .anyMatch(thread -> java.util.Arrays.stream(thread.getValue())
+            .anyMatch(frame -> frame.getClassName().equals(Fabric8LeaseTransport.class.getName())
+                || frame.getClassName().startsWith(Fabric8LeaseTransport.class.getName() + "$")));
+  }
+
+  @Test
+  void aReadAndEventWritesThatHangHoldNoThreadAndEndAtTheirRequestTimeout() throws Exception {
+    AtomicInteger hung = new AtomicInteger();
+    String events = "/api/v1/namespaces/" + MockApi.NAMESPACE + "/events";
+    try (MockApi server = new MockApi(delegate -> new Dispatcher() {
+      @Override
+      public MockResponse dispatch(RecordedRequest request) {
+        String path = request.getPath() == null ? "" : request.getPath();
+        if (path.startsWith(events) || path.startsWith(LEASES)) {
+          hung.incrementAndGet();
+          return new MockResponse().setResponseCode(201).setBody("{}").setBodyDelay(Duration.ofSeconds(60));
+        }
+        return delegate.dispatch(request);
+      }
+    })) {
+      // A request timeout long enough that a thread held per request would still be held when it is looked for.
+      LeaseSettings settings = MockApi.fastSettings("a").leaseDuration(Duration.ofSeconds(30))
+          .renewDeadline(Duration.ofSeconds(20)).retryPeriod(Duration.ofSeconds(2)).build();
+      try (Fabric8LeaseTransport transport = new Fabric8LeaseTransport(server.client(), MockApi.NAMESPACE, settings,
+          SharedPools.io(), new SharedPools.InFlight(64, "Lease requests"),
+          new SharedPools.InFlight(16, "leadership Event writes"))) {
+        Answers read = new Answers();
+        transport.read(read);
+        CountDownLatch written = new CountDownLatch(3);
+        for (int i = 0; i < 3; i++) {
+          transport.recordEvent(new LeadershipEvent(MockApi.LEASE + "." + (10 + i), LeadershipEvent.Kind.BECAME_LEADER,
+              "a", i, "a became leader (fencing token " + i + ")", Instant.now()), written::countDown);
+        }
+        assertThat(Await.holds(() -> hung.get() == 4, PATIENCE)).as("all four reached the server").isTrue();
+
+        assertThat(Await.holds(() -> !aThreadIsInTheTransport(), Duration.ofSeconds(5)))
+            .as("no thread waits for the answers").isTrue();
+        assertThat(read.await()).isInstanceOf(LeaseStep.Answer.Failed.class);
+        assertThat(read.failures.get(0)).hasMessageStartingWith("get Lease failed: timed out");
+        assertThat(written.await(PATIENCE.toSeconds(), TimeUnit.SECONDS)).as("every write's done ran").isTrue();
+      }
+    }
+  }
+
   @Test
   void aRequestPastTheBoundIsRefusedAtOnce() throws Exception {
     AtomicInteger gets = new AtomicInteger();
