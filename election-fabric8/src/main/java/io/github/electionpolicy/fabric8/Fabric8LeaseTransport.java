@@ -54,7 +54,7 @@ final class Fabric8LeaseTransport implements LeaseTransport {
   private final String name;
   private final LeaseSettings settings;
   private final ExecutorService io;
-  private final ExecutorService eventsIo = SharedPools.events();
+  private final java.util.concurrent.Executor handOver;
   private final SharedPools.InFlight requests;
   private final SharedPools.InFlight eventWrites;
   private final HttpClient http;
@@ -69,12 +69,16 @@ final class Fabric8LeaseTransport implements LeaseTransport {
   private final EventAccess eventAccess;
 
   Fabric8LeaseTransport(KubernetesClient userClient, String namespace, LeaseSettings settings, ExecutorService io) {
-    this(userClient, namespace, settings, io, SharedPools.leaseRequests(), SharedPools.eventWrites());
+    this(userClient, namespace, settings, io, SharedPools.handOver(), SharedPools.leaseRequests(),
+        SharedPools.eventWrites());
   }
 
-  /** With bounds of its own for the requests in flight, for tests. */
+  /**
+   * With its own executors and bounds, for tests: {@code handOver} runs the short task that hands a request (which
+   * holds its place in {@code requests} or {@code eventWrites} already) to the HTTP client.
+   */
   Fabric8LeaseTransport(KubernetesClient userClient, String namespace, LeaseSettings settings, ExecutorService io,
-      SharedPools.InFlight requests, SharedPools.InFlight eventWrites) {
+      java.util.concurrent.Executor handOver, SharedPools.InFlight requests, SharedPools.InFlight eventWrites) {
     int timeoutMillis = (int) Math.min(Integer.MAX_VALUE, settings.requestTimeout().toMillis());
     // A derived client shares the user's HTTP client and request settings (impersonation included, so the
     // Lease calls run as the same user as the preflight's reviews) but not its retry and timeout settings:
@@ -102,6 +106,7 @@ final class Fabric8LeaseTransport implements LeaseTransport {
     this.settings = settings;
     this.io = io;
     this.eventAccess = settings.leadershipEvents() ? new EventAccess(namespace, name) : null;
+    this.handOver = handOver;
     this.requests = requests;
     this.eventWrites = eventWrites;
     // The derived client's own HTTP client: the user's connections, TLS, credentials and interceptors
@@ -203,9 +208,9 @@ final class Fabric8LeaseTransport implements LeaseTransport {
 
   /**
    * Sends a request with the derived client's {@code sendAsync}: no thread waits for its answer. The request is
-   * handed to the HTTP client on a worker ({@link #io}), not on the caller's thread (the shared loop): fabric8's
-   * interceptors run there, and one that refreshes a token (an exec credential plugin) may take seconds. The
-   * answer comes on the HTTP client's thread, and {@code done} only posts it to the loop.
+   * handed to the HTTP client on a worker ({@link SharedPools#handOver()}), not on the caller's thread (the shared
+   * loop): fabric8's interceptors run there, and one that refreshes a token (an exec credential plugin) may take
+   * seconds. The answer comes on the HTTP client's thread, and {@code done} only posts it to the loop.
    */
   private Call send(String what, java.util.function.Supplier<HttpRequest.Builder> request, Reading reading,
       Answered done) {
@@ -232,7 +237,7 @@ final class Fabric8LeaseTransport implements LeaseTransport {
       return call;
     }
     try {
-      io.execute(() -> {
+      handOver.execute(() -> {
         if (call.over.get()) {
           return; // cancelled (or closed) before it was sent
         }
@@ -508,7 +513,7 @@ final class Fabric8LeaseTransport implements LeaseTransport {
       }
     };
     try {
-      eventsIo.execute(() -> {
+      handOver.execute(() -> {
         HttpRequest request;
         CompletableFuture<HttpResponse<String>> response;
         try {
@@ -535,8 +540,8 @@ final class Fabric8LeaseTransport implements LeaseTransport {
         });
       });
     } catch (RejectedExecutionException e) {
-      LOG.debug("Leadership Event \"{}\" on Lease {}/{} not recorded: {} Event writes are being sent in this JVM",
-          event.message(), namespace, name, SharedPools.EVENTS_MAX_CALLS);
+      LOG.debug("Leadership Event \"{}\" on Lease {}/{} not recorded: {}", event.message(), namespace, name,
+          e.toString());
       finish.run();
     }
   }

@@ -12,20 +12,19 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * The threads every runner of the JVM shares beside its {@link RunnerLoop}: one pool of workers, named
  * {@code election-worker-<n>} while idle, that runs both user code (services, listeners, loss handlers, exiters)
- * and the Lease transport's short tasks: handing an asynchronous request to the HTTP client (its interceptors may
- * refresh a token, which must not hold the loop), opening a follower's watch, the RBAC preflight. The Lease
- * requests and Event writes themselves wait on no thread: they are bounded by a count in flight
- * ({@link #leaseRequests()}, {@link #eventWrites()}).
+ * and the Lease transport's tasks: handing an asynchronous request to the HTTP client ({@link #handOver()}: its
+ * interceptors may refresh a token, which must not hold the loop), opening a follower's watch, the RBAC preflight.
+ * The Lease reads and writes and the Event writes themselves wait on no thread: they hold a place in a count in
+ * flight ({@link #leaseRequests()}, {@link #eventWrites()}) until they are answered.
  *
  * <p>The pool starts a thread only when none of its threads is idle (a task is handed to an idle worker, else a
  * new one starts) and retires a worker idle for {@value #KEEP_ALIVE_SECONDS} s, so a process holds as many
- * workers as tasks ran at once lately: one election that renews every retry period and tells a listener keeps
- * one worker, since the renewal's call and the listener's callback take turns on it. It has no bound for user
- * code, so a {@code stop()} that hangs holds one worker and never the others' callbacks. The transport's tasks are
- * bounded apart ({@link #io()}), {@value #IO_MAX_CALLS} at once: tasks that hang (a watch that opens against a
- * server that does not answer) take workers of their own instead of queueing a healthy runner's renewal behind
- * them, and a task refused past that bound fails at once, as a failed call, which the elector retries. A worker is
- * named {@code election-io-<n>} while it runs such a task and after the runner while it runs that runner's
+ * workers as tasks ran at once lately. It has no bound for user code, so a {@code stop()} that hangs holds one
+ * worker and never the others' callbacks. Lease calls are bounded apart: the asynchronous requests and the tasks
+ * of {@link #io()} together, {@value #IO_MAX_CALLS} in flight at once in the JVM, so runners cut off from their
+ * API server never have more than that many waiting on it and never queue a healthy runner's renewal behind
+ * theirs; a call refused past that bound fails at once, as a failed call, which the elector retries. A worker is
+ * named {@code election-io-<n>} while it runs a transport's task and after the runner while it runs that runner's
  * callback (see {@link CallbackLane}).
  */
 final class SharedPools {
@@ -42,29 +41,43 @@ final class SharedPools {
   private static final ExecutorService WORKERS = new ThreadPoolExecutor(0, Integer.MAX_VALUE, KEEP_ALIVE_SECONDS,
       TimeUnit.SECONDS, new SynchronousQueue<>(), daemon(WORKER));
 
-  private static final ExecutorService IO = new BoundedCalls(WORKERS, IO_MAX_CALLS);
+  // One bound for every Lease call of the JVM, whether it waits on a worker (a watch that opens, a preflight's
+  // review) or on no thread (a read or write sent asynchronously): the server sees at most this many at once, as
+  // before the requests went asynchronous.
+  private static final InFlight LEASE_CALLS = new InFlight(IO_MAX_CALLS, "Lease calls");
+  private static final InFlight EVENT_WRITES = new InFlight(EVENTS_MAX_CALLS, "leadership Event writes");
+
+  private static final ExecutorService IO = new BoundedCalls(WORKERS, LEASE_CALLS);
 
   // Best-effort writes never take the Lease calls' slots: Event writes that hang (an events endpoint that does
   // not answer, in every runner of the JVM) would otherwise get a healthy runner's renewal refused.
-  private static final ExecutorService EVENTS = new BoundedCalls(WORKERS, EVENTS_MAX_CALLS);
+  private static final ExecutorService EVENTS = new BoundedCalls(WORKERS, EVENT_WRITES);
 
-  // Asynchronous requests hold no thread while they wait, so their bound is a count, not a pool.
-  private static final InFlight LEASE_REQUESTS = new InFlight(IO_MAX_CALLS, "Lease requests");
-  private static final InFlight EVENT_WRITES = new InFlight(EVENTS_MAX_CALLS, "leadership Event writes");
+  // A request that holds its place in a bound already is handed to the HTTP client here: a short task, unbounded.
+  private static final java.util.concurrent.Executor HAND_OVER = task -> WORKERS.execute(named(task));
 
   private SharedPools() {}
 
   /**
-   * The JVM's asynchronous Lease requests in flight, at most {@value #IO_MAX_CALLS}: a server that never answers
-   * holds each for its request timeout, and one more is refused at once, as a failed call.
+   * The JVM's Lease calls in flight, at most {@value #IO_MAX_CALLS}: the asynchronous reads and writes (each
+   * holds a place until it is answered, cancelled or timed out) and the tasks of {@link #io()} together. One more
+   * is refused at once, as a failed call.
    */
   static InFlight leaseRequests() {
-    return LEASE_REQUESTS;
+    return LEASE_CALLS;
   }
 
-  /** The JVM's asynchronous leadership Event writes in flight, at most {@value #EVENTS_MAX_CALLS}. */
+  /** The JVM's leadership Event writes in flight, at most {@value #EVENTS_MAX_CALLS}, apart from the Lease calls. */
   static InFlight eventWrites() {
     return EVENT_WRITES;
+  }
+
+  /**
+   * Runs the short task that hands a request, which holds its place in a bound already, to the HTTP client: on
+   * the shared workers, named {@code election-io-<n>} meanwhile, never refused for a bound.
+   */
+  static java.util.concurrent.Executor handOver() {
+    return HAND_OVER;
   }
 
   /** Runs user code; never the Lease loop's work. */
@@ -83,6 +96,20 @@ final class SharedPools {
    */
   static ExecutorService events() {
     return EVENTS;
+  }
+
+  /** The task, on a worker named {@code election-io-<n>} while it runs. */
+  private static Runnable named(Runnable task) {
+    return () -> {
+      Thread thread = Thread.currentThread();
+      String name = thread.getName();
+      thread.setName(name.startsWith(WORKER) ? "election-io-" + name.substring(WORKER.length()) : name);
+      try {
+        task.run();
+      } finally {
+        thread.setName(name);
+      }
+    };
   }
 
   private static java.util.concurrent.ThreadFactory daemon(String prefix) {
@@ -139,41 +166,39 @@ final class SharedPools {
    */
   static final class BoundedCalls extends AbstractExecutorService {
     private final ExecutorService workers;
-    private final int limit;
-    private final AtomicInteger inFlight = new AtomicInteger();
+    private final InFlight bound;
 
     BoundedCalls(ExecutorService workers, int limit) {
+      this(workers, new InFlight(limit, "Lease calls"));
+    }
+
+    BoundedCalls(ExecutorService workers, InFlight bound) {
       this.workers = workers;
-      this.limit = limit;
+      this.bound = bound;
     }
 
     @Override
     public void execute(Runnable call) {
-      if (inFlight.incrementAndGet() > limit) {
-        inFlight.decrementAndGet();
-        throw new RejectedExecutionException(limit + " Lease calls are in flight in this JVM already");
+      if (!bound.tryAcquire()) {
+        throw new RejectedExecutionException(bound.refusal());
       }
       try {
-        workers.execute(() -> {
-          Thread thread = Thread.currentThread();
-          String name = thread.getName();
-          thread.setName(name.startsWith(WORKER) ? "election-io-" + name.substring(WORKER.length()) : name);
+        workers.execute(named(() -> {
           try {
             call.run();
           } finally {
-            thread.setName(name);
-            inFlight.decrementAndGet();
+            bound.release();
           }
-        });
+        }));
       } catch (RejectedExecutionException | Error e) {
-        inFlight.decrementAndGet();
+        bound.release();
         throw e;
       }
     }
 
     /** Calls in flight now. */
     int inFlight() {
-      return inFlight.get();
+      return bound.inFlight();
     }
 
     @Override

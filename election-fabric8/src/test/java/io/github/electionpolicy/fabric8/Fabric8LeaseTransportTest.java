@@ -93,7 +93,7 @@ class Fabric8LeaseTransportTest {
 
   private static Fabric8LeaseTransport transport(MockApi server, SharedPools.InFlight requests) {
     return new Fabric8LeaseTransport(server.client(), MockApi.NAMESPACE, MockApi.fastSettings("a").build(),
-        SharedPools.io(), requests, new SharedPools.InFlight(16, "leadership Event writes"));
+        SharedPools.io(), SharedPools.handOver(), requests, new SharedPools.InFlight(16, "leadership Event writes"));
   }
 
   @Test
@@ -270,7 +270,7 @@ class Fabric8LeaseTransportTest {
       LeaseSettings settings = MockApi.fastSettings("a").leaseDuration(Duration.ofSeconds(30))
           .renewDeadline(Duration.ofSeconds(20)).retryPeriod(Duration.ofSeconds(2)).build();
       try (Fabric8LeaseTransport transport = new Fabric8LeaseTransport(server.client(), MockApi.NAMESPACE, settings,
-          SharedPools.io(), new SharedPools.InFlight(64, "Lease requests"),
+          SharedPools.io(), SharedPools.handOver(), new SharedPools.InFlight(64, "Lease requests"),
           new SharedPools.InFlight(16, "leadership Event writes"))) {
         Answers read = new Answers();
         transport.read(read);
@@ -383,7 +383,8 @@ class Fabric8LeaseTransportTest {
     java.util.concurrent.ExecutorService io = java.util.concurrent.Executors.newSingleThreadExecutor();
     CountDownLatch busy = new CountDownLatch(1);
     try (Fabric8LeaseTransport transport = new Fabric8LeaseTransport(api.client(), MockApi.NAMESPACE,
-        MockApi.fastSettings("a").build(), io)) {
+        MockApi.fastSettings("a").build(), io, io, new SharedPools.InFlight(SharedPools.IO_MAX_CALLS, "Lease calls"),
+        SharedPools.eventWrites())) {
       io.execute(() -> {
         try {
           busy.await();
