@@ -2,6 +2,8 @@ package io.github.electionpolicy.fabric8;
 
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.EventBuilder;
+import io.fabric8.kubernetes.api.model.Status;
+import io.fabric8.kubernetes.api.model.StatusBuilder;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
@@ -10,31 +12,41 @@ import io.fabric8.kubernetes.client.RequestConfigBuilder;
 import io.fabric8.kubernetes.client.Watch;
 import io.fabric8.kubernetes.client.Watcher;
 import io.fabric8.kubernetes.client.WatcherException;
+import io.fabric8.kubernetes.client.http.HttpClient;
+import io.fabric8.kubernetes.client.http.HttpRequest;
+import io.fabric8.kubernetes.client.http.HttpResponse;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The {@link LeaseTransport} of production runners: fabric8 calls on the shared I/O pool, through a client
- * derived from the user's that keeps its HTTP client, credentials and impersonation but none of its retries,
- * and bounds each request by {@link LeaseSettings#requestTimeout()}. Remembers the last Lease it saw, so a
- * write keeps the labels, annotations and owner references a user put on it. Writes the leadership Events on
- * the Lease (its uid from the last Lease seen, so {@code kubectl describe lease} finds them) with the same client.
+ * The {@link LeaseTransport} of production runners: the Lease requests go out asynchronously, with fabric8's
+ * {@code HttpClient.sendAsync}, and no thread waits for their answers. They go through a client derived from the
+ * user's that keeps its HTTP client, credentials and impersonation but none of its retries, and each is bounded by
+ * {@link LeaseSettings#requestTimeout()}; {@value SharedPools#IO_MAX_CALLS} at most are in flight in the JVM
+ * ({@link SharedPools#leaseRequests()}). Remembers the last Lease it saw, so a write keeps the labels, annotations
+ * and owner references a user put on it. Writes the leadership Events on the Lease (its uid from the last Lease
+ * seen, so {@code kubectl describe lease} finds them) the same way. The follower's watch opens and the preflight
+ * runs on the shared workers ({@link SharedPools#io()}): each is a one-off per runner.
  */
 final class Fabric8LeaseTransport implements LeaseTransport {
 
   private static final Logger LOG = LoggerFactory.getLogger(Fabric8LeaseTransport.class);
   private static final int REVIEW_TIMEOUT_MILLIS = 10_000;
+  private static final String JSON = "application/json";
 
   private final KubernetesClient client;
   private final KubernetesClient reviewClient;
@@ -42,7 +54,15 @@ final class Fabric8LeaseTransport implements LeaseTransport {
   private final String name;
   private final LeaseSettings settings;
   private final ExecutorService io;
-  private final SharedPools.BoundedCalls eventsIo = SharedPools.events();
+  private final java.util.concurrent.Executor handOver;
+  private final SharedPools.InFlight requests;
+  private final SharedPools.InFlight eventWrites;
+  private final HttpClient http;
+  private final KubernetesSerialization serialization;
+  private final long timeoutMillis;
+  private final String leasesUrl;
+  private final String leaseUrl;
+  private final String eventsUrl;
   private final AtomicBoolean closed = new AtomicBoolean();
   private final Set<Call> inFlight = ConcurrentHashMap.newKeySet();
   private volatile Lease lastSeen;
@@ -52,6 +72,16 @@ final class Fabric8LeaseTransport implements LeaseTransport {
       new java.util.concurrent.atomic.AtomicReference<>();
 
   Fabric8LeaseTransport(KubernetesClient userClient, String namespace, LeaseSettings settings, ExecutorService io) {
+    this(userClient, namespace, settings, io, SharedPools.handOver(), SharedPools.leaseRequests(),
+        SharedPools.eventWrites());
+  }
+
+  /**
+   * With its own executors and bounds, for tests: {@code handOver} runs the short task that hands a request (which
+   * holds its place in {@code requests} or {@code eventWrites} already) to the HTTP client.
+   */
+  Fabric8LeaseTransport(KubernetesClient userClient, String namespace, LeaseSettings settings, ExecutorService io,
+      java.util.concurrent.Executor handOver, SharedPools.InFlight requests, SharedPools.InFlight eventWrites) {
     int timeoutMillis = (int) Math.min(Integer.MAX_VALUE, settings.requestTimeout().toMillis());
     // A derived client shares the user's HTTP client and request settings (impersonation included, so the
     // Lease calls run as the same user as the preflight's reviews) but not its retry and timeout settings:
@@ -79,6 +109,19 @@ final class Fabric8LeaseTransport implements LeaseTransport {
     this.settings = settings;
     this.io = io;
     this.eventAccess = settings.leadershipEvents() ? new EventAccess(namespace, name) : null;
+    this.handOver = handOver;
+    this.requests = requests;
+    this.eventWrites = eventWrites;
+    // The derived client's own HTTP client: the user's connections, TLS, credentials and interceptors
+    // (impersonation included), tagged with the request settings above, so fabric8 retries none of these requests.
+    this.http = client.getHttpClient();
+    this.serialization = client.getKubernetesSerialization();
+    this.timeoutMillis = timeoutMillis;
+    String master = client.getConfiguration().getMasterUrl();
+    String root = master.endsWith("/") ? master.substring(0, master.length() - 1) : master;
+    this.leasesUrl = root + "/apis/coordination.k8s.io/v1/namespaces/" + namespace + "/leases";
+    this.leaseUrl = leasesUrl + "/" + name;
+    this.eventsUrl = root + "/api/v1/namespaces/" + namespace + "/events";
   }
 
   /** The derived client the Lease calls use. */
@@ -88,10 +131,12 @@ final class Fabric8LeaseTransport implements LeaseTransport {
 
   @Override
   public Call read(Answered done) {
-    return submit("get Lease", () -> client.leases().inNamespace(namespace).withName(name).get(), lease -> {
-      if (lease == null) {
+    return send("get Lease", () -> http.newHttpRequestBuilder().uri(leaseUrl), (code, body) -> {
+      if (code == LeaseCallFailed.NOT_FOUND) {
+        // As fabric8's get(): a missing Lease is an answer, not a failure.
         return new LeaseStep.Answer.Missing();
       }
+      Lease lease = serialization.unmarshal(body, Lease.class);
       lastSeen = lease;
       return new LeaseStep.Answer.Found(LeaseRecords.record(lease));
     }, done);
@@ -100,74 +145,184 @@ final class Fabric8LeaseTransport implements LeaseTransport {
   @Override
   public Call create(LeaseRecord record, Answered done) {
     Lease lease = LeaseRecords.lease(record, lastSeen, namespace, name);
-    return submit("create Lease", () -> client.leases().inNamespace(namespace).resource(lease).create(),
-        this::written, done);
+    return send("create Lease",
+        () -> http.newHttpRequestBuilder().uri(leasesUrl).post(JSON, serialization.asJson(lease)), this::written,
+        done);
   }
 
   @Override
   public Call update(LeaseRecord record, Answered done) {
     Lease lease = LeaseRecords.lease(record, lastSeen, namespace, name);
-    return submit("update Lease", () -> client.leases().inNamespace(namespace).resource(lease).update(),
-        this::written, done);
+    return send("update Lease",
+        () -> http.newHttpRequestBuilder().uri(leaseUrl).put(JSON, serialization.asJson(lease)), this::written,
+        done);
   }
 
-  private LeaseStep.Answer written(Lease lease) {
+  private LeaseStep.Answer written(int code, String body) {
+    Lease lease = serialization.unmarshal(body, Lease.class);
     lastSeen = lease;
     return new LeaseStep.Answer.Written(LeaseRecords.record(lease));
   }
 
-  /** What turns a call's result into the protocol's answer. */
+  /** What turns a successful answer (or, for a read, a 404) into the protocol's answer. */
   @FunctionalInterface
-  private interface Reading<T> {
-    LeaseStep.Answer read(T result);
+  private interface Reading {
+    LeaseStep.Answer read(int code, String body);
   }
 
-  private <T> Call submit(String what, Callable<T> request, Reading<T> reading, Answered done) {
-    AtomicBoolean over = new AtomicBoolean();
-    Future<?>[] future = new Future<?>[1];
-    Call call = new Call() {
-      @Override
-      public void cancel() {
-        if (over.compareAndSet(false, true) && future[0] != null) {
-          future[0].cancel(true);
-        }
-        // A task cancelled while it waits in the queue never runs its own removal.
-        inFlight.remove(this);
+  /**
+   * A request in flight: answered at most once, by its response, its failure, a cancel or the close; its place in
+   * the JVM's bound is given back once, whichever comes first.
+   */
+  private final class Request implements Call {
+    private final AtomicBoolean over = new AtomicBoolean();
+    private final AtomicBoolean placeGiven = new AtomicBoolean();
+    private volatile CompletableFuture<?> response;
+
+    /** Ends it; true if this was the end (nothing answered it before). */
+    boolean end() {
+      if (!over.compareAndSet(false, true)) {
+        return false;
       }
-    };
+      inFlight.remove(this);
+      givePlaceBack();
+      return true;
+    }
+
+    void givePlaceBack() {
+      if (placeGiven.compareAndSet(false, true)) {
+        requests.release();
+      }
+    }
+
+    @Override
+    public void cancel() {
+      if (end()) {
+        CompletableFuture<?> sent = response;
+        if (sent != null) {
+          // Completes the future at once (its answer, if it still comes, is dropped); the exchange itself ends by
+          // its request timeout at the latest.
+          sent.cancel(true);
+        }
+      }
+      inFlight.remove(this);
+    }
+  }
+
+  /**
+   * Sends a request with the derived client's {@code sendAsync}: no thread waits for its answer. The request is
+   * handed to the HTTP client on a worker ({@link SharedPools#handOver()}), not on the caller's thread (the shared
+   * loop): fabric8's interceptors run there, and one that refreshes a token (an exec credential plugin) may take
+   * seconds. The answer comes on the HTTP client's thread, and {@code done} only posts it to the loop.
+   */
+  private Call send(String what, java.util.function.Supplier<HttpRequest.Builder> request, Reading reading,
+      Answered done) {
+    Request call = new Request();
     if (closed.get()) {
+      call.over.set(true);
+      call.placeGiven.set(true);
       LeaseCallFailed refused = new LeaseCallFailed(what + " refused: the election is closing", null, 0);
       done.answered(failed(refused), refused);
       return call;
     }
+    if (!requests.tryAcquire()) {
+      call.over.set(true);
+      call.placeGiven.set(true);
+      LeaseCallFailed refused = new LeaseCallFailed(what + " refused: " + requests.refusal(), null, 0);
+      done.answered(failed(refused), refused);
+      return call;
+    }
     inFlight.add(call);
+    if (closed.get() && call.end()) {
+      // Closed while this call was added: close() may not have seen it.
+      LeaseCallFailed refused = new LeaseCallFailed(what + " refused: the election is closing", null, 0);
+      done.answered(failed(refused), refused);
+      return call;
+    }
     try {
-      future[0] = io.submit(() -> {
-        LeaseStep.Answer answer;
-        Throwable failure = null;
+      handOver.execute(() -> {
+        if (call.over.get()) {
+          return; // cancelled (or closed) before it was sent
+        }
+        HttpRequest sent;
+        CompletableFuture<HttpResponse<String>> response;
         try {
-          answer = reading.read(request.call());
-        } catch (Exception | LinkageError e) {
-          LeaseCallFailed failed = failure(what, e);
-          failure = failed;
-          answer = failed(failed);
-        } finally {
-          inFlight.remove(call);
+          sent = request.get().timeout(timeoutMillis, TimeUnit.MILLISECONDS).build();
+          response = http.sendAsync(sent, String.class);
+        } catch (RuntimeException | LinkageError e) {
+          if (call.end()) {
+            LeaseCallFailed failed = failure(what, e);
+            done.answered(failed(failed), failed);
+          }
+          return;
         }
-        if (over.compareAndSet(false, true)) {
-          done.answered(answer, failure);
+        call.response = response;
+        if (call.over.get()) {
+          response.cancel(true); // cancelled while it was being sent
         }
+        response.whenComplete((answer, error) -> {
+          if (!call.end()) {
+            return; // cancelled, or the election closed
+          }
+          LeaseStep.Answer result;
+          LeaseCallFailed failure = null;
+          try {
+            if (error != null) {
+              failure = failure(what, error);
+            } else if (!answer.isSuccessful()
+                && !(answer.code() == LeaseCallFailed.NOT_FOUND && "GET".equals(sent.method()))) {
+              failure = failure(what, requestFailure(sent, answer));
+            }
+            result = failure != null ? failed(failure) : reading.read(answer.code(), answer.body());
+          } catch (RuntimeException | LinkageError e) {
+            failure = failure(what, e);
+            result = failed(failure);
+          }
+          done.answered(result, failure);
+        });
       });
     } catch (RejectedExecutionException e) {
-      inFlight.remove(call);
-      LeaseCallFailed failed = new LeaseCallFailed(what + " refused: " + e, e, 0);
-      done.answered(failed(failed), failed);
+      if (call.end()) {
+        LeaseCallFailed failed = new LeaseCallFailed(what + " refused: " + e, e, 0);
+        done.answered(failed(failed), failed);
+      }
     }
     return call;
   }
 
+  /**
+   * The failure of an HTTP error, as fabric8's resource API reports it: the status code, and the server's
+   * {@code Status} (its message) when the body is one.
+   */
+  private KubernetesClientException requestFailure(HttpRequest request, HttpResponse<String> response) {
+    Status status = null;
+    String body = response.body();
+    if (body != null && body.strip().startsWith("{")) {
+      try {
+        status = serialization.unmarshal(body, Status.class);
+      } catch (RuntimeException notAStatus) {
+        status = null;
+      }
+    }
+    if (status == null || status.getCode() == null) {
+      status = new StatusBuilder().withCode(response.code())
+          .withMessage(body == null || body.isBlank() ? response.message() : body.strip()).build();
+    }
+    StringBuilder message = new StringBuilder("Failure executing: ").append(request.method()).append(" at: ")
+        .append(request.uri()).append('.');
+    if (status.getMessage() != null && !status.getMessage().isEmpty()) {
+      message.append(" Message: ").append(status.getMessage()).append('.');
+    }
+    message.append(" Received status: ").append(status).append('.');
+    return new KubernetesClientException(message.toString(), response.code(), status);
+  }
+
   private static LeaseCallFailed failure(String what, Throwable e) {
-    Throwable cause = e instanceof java.util.concurrent.ExecutionException && e.getCause() != null ? e.getCause() : e;
+    Throwable cause = e;
+    while ((cause instanceof java.util.concurrent.ExecutionException || cause instanceof CompletionException)
+        && cause.getCause() != null) {
+      cause = cause.getCause();
+    }
     int code = cause instanceof KubernetesClientException kce ? kce.getCode() : 0;
     if (cause instanceof InterruptedException
         || cause instanceof KubernetesClientException && cause.getCause() instanceof InterruptedException) {
@@ -346,8 +501,8 @@ final class Fabric8LeaseTransport implements LeaseTransport {
   }
 
   /**
-   * Creates the Event on the shared workers, apart from the Lease calls' bound ({@link SharedPools#events()}),
-   * with the Lease calls' client (its request timeout, no retries); not among the calls in flight, so a close
+   * Creates the Event asynchronously, as the Lease requests, with the Lease calls' client (its request timeout, no
+   * retries), bounded apart from them ({@link SharedPools#eventWrites()}); not among the calls in flight, so a close
    * neither cuts it short nor refuses it. A 403 goes to the {@link EventAccess}, which warns once; any other
    * failure is logged at DEBUG.
    */
@@ -355,27 +510,58 @@ final class Fabric8LeaseTransport implements LeaseTransport {
   public void recordEvent(LeadershipEvent event, Runnable done) {
     // Written after a close too: the Event that ends a closing runner's term is due just before its transport
     // closes, and may wait behind an earlier one still in flight.
-    try {
-      eventsIo.execute(() -> {
-        try {
-          client.v1().events().inNamespace(namespace).resource(event(event)).create();
-        } catch (KubernetesClientException e) {
-          if (e.getCode() == 403 && eventAccess != null) {
-            eventAccess.denied("the server refused to create the Event \"" + event.message() + "\" with HTTP 403");
-          } else {
-            LOG.debug("Could not record the leadership Event \"{}\" on Lease {}/{}: {}", event.message(), namespace,
-                name, FailureCause.describe(e));
-          }
-        } catch (RuntimeException | LinkageError e) {
-          LOG.debug("Could not record the leadership Event \"{}\" on Lease {}/{}: {}", event.message(), namespace,
-              name, e.toString());
-        }
-      }, done); // once the write's slot is free: the runner's next Event takes it
-    } catch (RejectedExecutionException e) {
-      LOG.debug("Leadership Event \"{}\" on Lease {}/{} not recorded: {} Event writes are in flight in this JVM",
-          event.message(), namespace, name, SharedPools.EVENTS_MAX_CALLS);
+    if (!eventWrites.tryAcquire()) {
+      LOG.debug("Leadership Event \"{}\" on Lease {}/{} not recorded: {}", event.message(), namespace, name,
+          eventWrites.refusal());
       done.run();
+      return;
     }
+    AtomicBoolean over = new AtomicBoolean();
+    Runnable finish = () -> {
+      if (over.compareAndSet(false, true)) {
+        eventWrites.release();
+        done.run();
+      }
+    };
+    try {
+      handOver.execute(() -> {
+        HttpRequest request;
+        CompletableFuture<HttpResponse<String>> response;
+        try {
+          request = http.newHttpRequestBuilder().uri(eventsUrl).post(JSON, serialization.asJson(event(event)))
+              .timeout(timeoutMillis, TimeUnit.MILLISECONDS).build();
+          response = http.sendAsync(request, String.class);
+        } catch (RuntimeException | LinkageError e) {
+          notRecorded(event, e);
+          finish.run();
+          return;
+        }
+        response.whenComplete((answer, error) -> {
+          try {
+            if (error != null) {
+              notRecorded(event, error);
+            } else if (answer.code() == 403 && eventAccess != null) {
+              eventAccess.denied("the server refused to create the Event \"" + event.message() + "\" with HTTP 403");
+            } else if (!answer.isSuccessful()) {
+              notRecorded(event, requestFailure(request, answer));
+            }
+          } finally {
+            finish.run();
+          }
+        });
+      });
+    } catch (RejectedExecutionException e) {
+      LOG.debug("Leadership Event \"{}\" on Lease {}/{} not recorded: {}", event.message(), namespace, name,
+          e.toString());
+      finish.run();
+    }
+  }
+
+  private void notRecorded(LeadershipEvent event, Throwable failure) {
+    Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause()
+        : failure;
+    LOG.debug("Could not record the leadership Event \"{}\" on Lease {}/{}: {}", event.message(), namespace, name,
+        FailureCause.describe(cause));
   }
 
   /** The core/v1 Event, shaped as client-go's recorder writes it, on the Lease as it was last seen. */

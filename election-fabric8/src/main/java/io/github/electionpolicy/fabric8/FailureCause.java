@@ -5,6 +5,7 @@ import java.io.InterruptedIOException;
 import java.net.ConnectException;
 import java.net.NoRouteToHostException;
 import java.net.UnknownHostException;
+import java.net.http.HttpTimeoutException;
 import java.nio.channels.ClosedChannelException;
 import java.util.concurrent.TimeoutException;
 import javax.net.ssl.SSLException;
@@ -71,7 +72,7 @@ final class FailureCause {
       if (t instanceof SSLException) {
         return "TLS handshake with the API server failed" + detail(t);
       }
-      if (t instanceof InterruptedIOException || t instanceof TimeoutException) {
+      if (t instanceof InterruptedIOException || t instanceof TimeoutException || t instanceof HttpTimeoutException) {
         return "timed out" + detail(t);
       }
       if (t instanceof ClosedChannelException) {

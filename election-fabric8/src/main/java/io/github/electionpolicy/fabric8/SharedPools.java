@@ -12,19 +12,21 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * The threads every runner of the JVM shares beside its {@link RunnerLoop}: one pool of workers, named
  * {@code election-worker-<n>} while idle, that runs both user code (services, listeners, loss handlers, exiters)
- * and the blocking Lease calls.
+ * and the Lease transport's tasks: handing an asynchronous request to the HTTP client ({@link #handOver()}: its
+ * interceptors may refresh a token, which must not hold the loop), opening a follower's watch, the RBAC preflight.
+ * The Lease reads and writes and the Event writes themselves wait on no thread: they hold a place in a count in
+ * flight ({@link #leaseRequests()}, {@link #eventWrites()}) until they are answered.
  *
  * <p>The pool starts a thread only when none of its threads is idle (a task is handed to an idle worker, else a
  * new one starts) and retires a worker idle for {@value #KEEP_ALIVE_SECONDS} s, so a process holds as many
- * workers as tasks ran at once lately: one election that renews every retry period and tells a listener keeps
- * one worker, since the renewal's call and the listener's callback take turns on it. It has no bound for user
- * code, so a {@code stop()} that hangs holds one worker and never the others' callbacks. Lease calls are bounded
- * apart, each by its request timeout, and all of them together by {@value #IO_MAX_CALLS} in flight at once: calls
- * that hang (runners cut off from their API server) take workers of their own instead of queueing a healthy
- * runner's renewal behind them, and a call refused past that bound fails at once, as a failed call, which the
- * elector retries; so does one the pool cannot start a thread for (its {@link Error} reaches the caller as a
- * {@link RejectedExecutionException}). A worker is named {@code election-io-<n>} while it makes a Lease call and after the runner
- * while it runs that runner's callback (see {@link CallbackLane}).
+ * workers as tasks ran at once lately. It has no bound for user code, so a {@code stop()} that hangs holds one
+ * worker and never the others' callbacks. Lease calls are bounded apart: the asynchronous requests and the tasks
+ * of {@link #io()} together, {@value #IO_MAX_CALLS} in flight at once in the JVM, so runners cut off from their
+ * API server never have more than that many waiting on it and never queue a healthy runner's renewal behind
+ * theirs; a call refused past that bound fails at once, as a failed call, which the elector retries; so does one
+ * the pool cannot start a thread for (its {@link Error} reaches the caller as a {@link RejectedExecutionException}).
+ * A worker is named {@code election-io-<n>} while it runs a transport's task and after the runner while it runs that runner's
+ * callback (see {@link CallbackLane}).
  */
 final class SharedPools {
 
@@ -40,30 +42,65 @@ final class SharedPools {
   private static final ExecutorService WORKERS = new ThreadPoolExecutor(0, Integer.MAX_VALUE, KEEP_ALIVE_SECONDS,
       TimeUnit.SECONDS, new SynchronousQueue<>(), daemon(WORKER));
 
-  private static final ExecutorService IO = new BoundedCalls(WORKERS, IO_MAX_CALLS);
-
-  // Best-effort writes never take the Lease calls' slots: Event writes that hang (an events endpoint that does
+  // One bound for every Lease call of the JVM, whether it waits on a worker (a watch that opens, a preflight's
+  // review) or on no thread (a read or write sent asynchronously): the server sees at most this many at once, as
+  // before the requests went asynchronous.
+  private static final InFlight LEASE_CALLS = new InFlight(IO_MAX_CALLS, "Lease calls");
+  // Best-effort writes never take the Lease calls' places: Event writes that hang (an events endpoint that does
   // not answer, in every runner of the JVM) would otherwise get a healthy runner's renewal refused.
-  private static final BoundedCalls EVENTS = new BoundedCalls(WORKERS, EVENTS_MAX_CALLS);
+  private static final InFlight EVENT_WRITES = new InFlight(EVENTS_MAX_CALLS, "leadership Event writes");
+
+  private static final ExecutorService IO = new BoundedCalls(WORKERS, LEASE_CALLS);
+
+  // A request that holds its place in a bound already is handed to the HTTP client here: a short task, unbounded.
+  private static final java.util.concurrent.Executor HAND_OVER = handOverTo(WORKERS);
 
   private SharedPools() {}
+
+  /**
+   * The JVM's Lease calls in flight, at most {@value #IO_MAX_CALLS}: the asynchronous reads and writes (each
+   * holds a place until it is answered, cancelled or timed out) and the tasks of {@link #io()} together. One more
+   * is refused at once, as a failed call.
+   */
+  static InFlight leaseRequests() {
+    return LEASE_CALLS;
+  }
+
+  /** The JVM's leadership Event writes in flight, at most {@value #EVENTS_MAX_CALLS}, apart from the Lease calls. */
+  static InFlight eventWrites() {
+    return EVENT_WRITES;
+  }
+
+  /**
+   * Runs the short task that hands a request, which holds its place in a bound already, to the HTTP client: on
+   * the shared workers, named {@code election-io-<n>} meanwhile, never refused for a bound.
+   */
+  static java.util.concurrent.Executor handOver() {
+    return HAND_OVER;
+  }
 
   /** Runs user code; never the Lease loop's work. */
   static ExecutorService userCode() {
     return WORKERS;
   }
 
-  /** Runs blocking Lease calls, at most {@value #IO_MAX_CALLS} at once, on the same workers. */
+  /** Runs the Lease transport's tasks, at most {@value #IO_MAX_CALLS} at once, on the same workers. */
   static ExecutorService io() {
     return IO;
   }
 
-  /**
-   * Writes the leadership Events, at most {@value #EVENTS_MAX_CALLS} at once, on the same workers but apart
-   * from the bound of the Lease calls: one more is refused (and the Event dropped).
-   */
-  static BoundedCalls events() {
-    return EVENTS;
+  /** The task, on a worker named {@code election-io-<n>} while it runs. */
+  private static Runnable named(Runnable task) {
+    return () -> {
+      Thread thread = Thread.currentThread();
+      String name = thread.getName();
+      thread.setName(name.startsWith(WORKER) ? "election-io-" + name.substring(WORKER.length()) : name);
+      try {
+        task.run();
+      } finally {
+        thread.setName(name);
+      }
+    };
   }
 
   private static java.util.concurrent.ThreadFactory daemon(String prefix) {
@@ -87,66 +124,103 @@ final class SharedPools {
   }
 
   /**
+   * What {@link #handOver()} is, over {@code workers}: each task on a worker named as an I/O one; an {@link Error} of a pool that cannot start a thread ("unable to create
+   * native thread") reaches the caller as a {@link RejectedExecutionException}: refused like a call past a bound, a
+   * failed call the elector retries (as a callback lane keeps a hand-over for a retry), never an Error out of the
+   * caller's step on the loop, which would fail the election.
+   */
+  static java.util.concurrent.Executor handOverTo(ExecutorService workers) {
+    return task -> {
+      try {
+        workers.execute(named(task));
+      } catch (Error e) {
+        throw new RejectedExecutionException("no thread could be started for the call: " + e, e);
+      }
+    };
+  }
+
+  /**
+   * A count of requests in flight with a bound: {@link #tryAcquire()} takes a place or says none is left, never
+   * waiting; each place taken is given back once with {@link #release()}. Thread-safe.
+   */
+  static final class InFlight {
+    private final int limit;
+    private final String what;
+    private final AtomicInteger inFlight = new AtomicInteger();
+
+    InFlight(int limit, String what) {
+      this.limit = limit;
+      this.what = what;
+    }
+
+    /** Takes a place, or returns false at once when {@code limit} are taken. */
+    boolean tryAcquire() {
+      if (inFlight.incrementAndGet() > limit) {
+        inFlight.decrementAndGet();
+        return false;
+      }
+      return true;
+    }
+
+    void release() {
+      inFlight.decrementAndGet();
+    }
+
+    /** Places taken now. */
+    int inFlight() {
+      return inFlight.get();
+    }
+
+    /** Why one more is refused, for the failure's message. */
+    String refusal() {
+      return limit + " " + what + " are in flight in this JVM already";
+    }
+  }
+
+  /**
    * Lease calls on the shared workers, at most {@code limit} in flight at once; one more is rejected at once.
    * {@code submit} and a future's {@code cancel(true)} work as on any pool (the call's worker is interrupted
    * while it runs that call only). Shared by every runner, so it is never shut down: those methods refuse.
    */
   static final class BoundedCalls extends AbstractExecutorService {
     private final ExecutorService workers;
-    private final int limit;
-    private final AtomicInteger inFlight = new AtomicInteger();
+    private final InFlight bound;
 
     BoundedCalls(ExecutorService workers, int limit) {
+      this(workers, new InFlight(limit, "Lease calls"));
+    }
+
+    BoundedCalls(ExecutorService workers, InFlight bound) {
       this.workers = workers;
-      this.limit = limit;
+      this.bound = bound;
     }
 
     @Override
     public void execute(Runnable call) {
-      execute(call, null);
-    }
-
-    /**
-     * As {@link #execute(Runnable)}, then runs {@code then} (if not null) on the same worker once the call's slot
-     * is free again: a call that hands the next one over there (a runner's next Event) leaves it the slot it held,
-     * instead of holding two at the hand-over and getting the next one refused when the others are in use.
-     * {@code then} does not run if the call is refused.
-     */
-    void execute(Runnable call, Runnable then) {
-      if (inFlight.incrementAndGet() > limit) {
-        inFlight.decrementAndGet();
-        throw new RejectedExecutionException(limit + " Lease calls are in flight in this JVM already");
+      if (!bound.tryAcquire()) {
+        throw new RejectedExecutionException(bound.refusal());
       }
       try {
-        workers.execute(() -> {
-          Thread thread = Thread.currentThread();
-          String name = thread.getName();
-          thread.setName(name.startsWith(WORKER) ? "election-io-" + name.substring(WORKER.length()) : name);
+        workers.execute(named(() -> {
           try {
             call.run();
           } finally {
-            thread.setName(name);
-            inFlight.decrementAndGet();
-            if (then != null) {
-              then.run();
-            }
+            bound.release();
           }
-        });
+        }));
       } catch (RejectedExecutionException e) {
-        inFlight.decrementAndGet();
+        bound.release();
         throw e;
       } catch (Error e) {
-        // The pool could not start a thread ("unable to create native thread"): refused like a call past the
-        // bound, a failed call the elector retries (as a callback lane keeps a hand-over for a retry), never an
-        // Error out of the caller's step on the loop, which would fail the election.
-        inFlight.decrementAndGet();
+        // As handOverTo: a pool that cannot start a thread refuses the call, a failed call the elector retries.
+        bound.release();
         throw new RejectedExecutionException("no thread could be started for the call: " + e, e);
       }
     }
 
     /** Calls in flight now. */
     int inFlight() {
-      return inFlight.get();
+      return bound.inFlight();
     }
 
     @Override

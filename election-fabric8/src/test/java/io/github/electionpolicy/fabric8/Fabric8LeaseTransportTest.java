@@ -2,23 +2,379 @@ package io.github.electionpolicy.fabric8;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
+import io.fabric8.kubernetes.api.model.coordination.v1.LeaseBuilder;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.ConfigBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
+import io.fabric8.mockwebserver.http.Dispatcher;
+import io.fabric8.mockwebserver.http.MockResponse;
+import io.fabric8.mockwebserver.http.RecordedRequest;
+import io.github.electionpolicy.testsupport.Await;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * The real transport's bookkeeping of its calls: a call cancelled while it waits in the I/O queue is not held in
- * flight. (From the adversarial review of the runner's rewrite onto RunnerLifecycle, commit 0201dfc.)
+ * The real transport over HTTP: its asynchronous requests are answered at most once, with HTTP errors mapped as
+ * fabric8's resource API maps them, and cancelled, closed, timed out and bounded without a thread waiting; they
+ * carry the user's credentials and impersonation and keep what a user put on the Lease. Also its bookkeeping: a
+ * call cancelled before it was sent is not held in flight (from the adversarial review of the runner's rewrite
+ * onto RunnerLifecycle, commit 0201dfc).
  */
 class Fabric8LeaseTransportTest {
+
+  private static final String LEASES = "/apis/coordination.k8s.io/v1/namespaces/" + MockApi.NAMESPACE + "/leases";
+  private static final Duration PATIENCE = Duration.ofSeconds(20);
 
   @RegisterExtension
   final MockApi api = new MockApi().answeringAccessReviews();
 
+  /** Every answer a call got, in order: a call is answered at most once. */
+  private static final class Answers implements LeaseTransport.Answered {
+    final List<LeaseStep.Answer> answers = new CopyOnWriteArrayList<>();
+    final List<Throwable> failures = new CopyOnWriteArrayList<>();
+    final CompletableFuture<LeaseStep.Answer> first = new CompletableFuture<>();
+
+    @Override
+    public void answered(LeaseStep.Answer answer, Throwable failure) {
+      answers.add(answer);
+      if (failure != null) {
+        failures.add(failure);
+      }
+      first.complete(answer);
+    }
+
+    LeaseStep.Answer await() throws Exception {
+      return first.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+    }
+  }
+
+  /** A server whose Lease requests matching {@code method} get {@code answer} instead of the fixture's. */
+  private static MockApi answering(String method, AtomicInteger received,
+      java.util.function.Supplier<MockResponse> answer) {
+    return new MockApi(delegate -> new Dispatcher() {
+      @Override
+      public MockResponse dispatch(RecordedRequest request) {
+        String path = request.getPath() == null ? "" : request.getPath();
+        if (path.startsWith(LEASES) && method.equals(request.getMethod()) && !path.contains("watch=true")) {
+          received.incrementAndGet();
+          MockResponse response = answer.get();
+          if (response != null) {
+            return response;
+          }
+        }
+        return delegate.dispatch(request);
+      }
+    });
+  }
+
+  private static MockResponse status(int code, String reason, String message) {
+    return new MockResponse().setResponseCode(code).setHeader("Content-Type", "application/json")
+        .setBody("{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
+            + "\"message\":\"" + message + "\",\"reason\":\"" + reason + "\",\"code\":" + code + "}");
+  }
+
+  private static LeaseRecord record(String holder, String resourceVersion) {
+    Instant now = Instant.now().truncatedTo(java.time.temporal.ChronoUnit.MICROS);
+    return new LeaseRecord(holder, 2, now, now, 0, resourceVersion);
+  }
+
+  private static Fabric8LeaseTransport transport(MockApi server, SharedPools.InFlight requests) {
+    return new Fabric8LeaseTransport(server.client(), MockApi.NAMESPACE, MockApi.fastSettings("a").build(),
+        SharedPools.io(), SharedPools.handOver(), requests, new SharedPools.InFlight(16, "leadership Event writes"));
+  }
+
+  @Test
+  void aConflictIsMappedToItsCodeWithTheServersMessage() throws Exception {
+    AtomicInteger puts = new AtomicInteger();
+    SharedPools.InFlight requests = new SharedPools.InFlight(64, "Lease requests");
+    try (MockApi server = answering("PUT", puts, () -> status(409, "Conflict",
+        "Operation cannot be fulfilled on leases.coordination.k8s.io: the object has been modified"));
+        Fabric8LeaseTransport transport = transport(server, requests)) {
+      Answers update = new Answers();
+      transport.update(record("a", "7"), update);
+
+      assertThat(update.await()).isEqualTo(new LeaseStep.Answer.Failed(LeaseStep.FailureKind.CONFLICT,
+          ((LeaseCallFailed) update.failures.get(0)).getMessage()));
+      LeaseCallFailed failed = (LeaseCallFailed) update.failures.get(0);
+      assertThat(failed.code()).isEqualTo(409);
+      assertThat(failed.getMessage())
+          .startsWith("update Lease failed: HTTP 409 (conflict): Failure executing: PUT at: ")
+          .contains(LEASES + "/" + MockApi.LEASE).contains("the object has been modified");
+      assertThat(failed.getCause()).isInstanceOf(KubernetesClientException.class);
+      assertThat(requests.inFlight()).isZero();
+    }
+  }
+
+  @Test
+  void aWriteToAMissingLeaseIsNotFoundAndAReadOfOneIsMissing() throws Exception {
+    AtomicInteger requests = new AtomicInteger();
+    try (MockApi server = answering("PUT", requests, () -> status(404, "NotFound",
+        "leases.coordination.k8s.io \\\"orders-controller\\\" not found"));
+        Fabric8LeaseTransport transport = transport(server, new SharedPools.InFlight(64, "Lease requests"))) {
+      Answers update = new Answers();
+      transport.update(record("a", "7"), update);
+      Answers read = new Answers();
+      transport.read(read);
+
+      assertThat(update.await()).isInstanceOfSatisfying(LeaseStep.Answer.Failed.class,
+          failed -> assertThat(failed.kind()).isEqualTo(LeaseStep.FailureKind.NOT_FOUND));
+      assertThat(update.failures.get(0)).hasMessageContaining("HTTP 404 (not found)")
+          .hasMessageContaining("not found");
+      assertThat(read.await()).isEqualTo(new LeaseStep.Answer.Missing());
+    }
+  }
+
+  @Test
+  void aServerErrorFailsTheCallOnceAndIsNotRetried() throws Exception {
+    AtomicInteger gets = new AtomicInteger();
+    try (MockApi server = answering("GET", gets, () -> status(500, "InternalError", "etcdserver: leader changed"));
+        Fabric8LeaseTransport transport = transport(server, new SharedPools.InFlight(64, "Lease requests"))) {
+      Answers read = new Answers();
+      transport.read(read);
+
+      assertThat(read.await()).isInstanceOfSatisfying(LeaseStep.Answer.Failed.class,
+          failed -> assertThat(failed.kind()).isEqualTo(LeaseStep.FailureKind.OTHER));
+      assertThat(((LeaseCallFailed) read.failures.get(0)).code()).isEqualTo(500);
+      assertThat(read.failures.get(0)).hasMessageContaining("HTTP 500 (server error)")
+          .hasMessageContaining("etcdserver: leader changed");
+      // A second read, answered after it, shows the server got nothing more of the first: no retry was sent.
+      Answers again = new Answers();
+      transport.read(again);
+      again.await();
+      assertThat(gets.get()).as("GETs the server received").isEqualTo(2);
+      assertThat(read.answers).hasSize(1);
+    }
+  }
+
+  @Test
+  void aCallCancelledBeforeItsAnswerIsNeverAnsweredAndGivesItsPlaceBack() throws Exception {
+    AtomicInteger gets = new AtomicInteger();
+    SharedPools.InFlight requests = new SharedPools.InFlight(64, "Lease requests");
+    try (MockApi server = answering("GET", gets, () -> gets.get() == 1
+        ? status(404, "NotFound", "not found").setBodyDelay(Duration.ofMillis(500)) : null);
+        Fabric8LeaseTransport transport = transport(server, requests)) {
+      Answers cancelled = new Answers();
+      LeaseTransport.Call call = transport.read(cancelled);
+      assertThat(Await.holds(() -> gets.get() == 1, PATIENCE)).as("the request reached the server").isTrue();
+
+      call.cancel();
+      assertThat(requests.inFlight()).as("places taken after the cancel").isZero();
+      Answers later = new Answers();
+      transport.read(later);
+      later.await();
+      // Its response came (the server delayed it less than the later read took to be sent and answered, or not):
+      // either way the cancelled call stays unanswered.
+      call.cancel();
+      assertThat(cancelled.answers).isEmpty();
+      assertThat(requests.inFlight()).isZero();
+    }
+  }
+
+  @Test
+  void aCancelAfterTheAnswerChangesNothing() throws Exception {
+    SharedPools.InFlight requests = new SharedPools.InFlight(64, "Lease requests");
+    try (Fabric8LeaseTransport transport = transport(api, requests)) {
+      Answers read = new Answers();
+      LeaseTransport.Call call = transport.read(read);
+      assertThat(read.await()).isEqualTo(new LeaseStep.Answer.Missing());
+
+      call.cancel();
+      call.cancel();
+      assertThat(read.answers).hasSize(1);
+      assertThat(requests.inFlight()).isZero();
+    }
+  }
+
+  @Test
+  void closeEndsEveryCallInFlightUnansweredAndRefusesTheNext() throws Exception {
+    AtomicInteger gets = new AtomicInteger();
+    SharedPools.InFlight requests = new SharedPools.InFlight(64, "Lease requests");
+    try (MockApi server = answering("GET", gets,
+        () -> status(404, "NotFound", "not found").setBodyDelay(Duration.ofSeconds(60)))) {
+      Fabric8LeaseTransport transport = transport(server, requests);
+      List<Answers> calls = new ArrayList<>();
+      for (int i = 0; i < 3; i++) {
+        Answers answers = new Answers();
+        transport.read(answers);
+        calls.add(answers);
+      }
+      assertThat(Await.holds(() -> gets.get() == 3, PATIENCE)).as("the requests reached the server").isTrue();
+
+      transport.close();
+      assertThat(requests.inFlight()).as("places taken after the close").isZero();
+      assertThat(calls).allSatisfy(answers -> assertThat(answers.answers).isEmpty());
+      Answers after = new Answers();
+      transport.read(after);
+      assertThat(after.first).as("refused at once, on the caller's thread").isDone();
+      assertThat(after.failures.get(0)).hasMessage("get Lease refused: the election is closing");
+    }
+  }
+
+  @Test
+  void aServerThatNeverAnswersFailsTheCallAtItsRequestTimeout() throws Exception {
+    AtomicInteger gets = new AtomicInteger();
+    SharedPools.InFlight requests = new SharedPools.InFlight(64, "Lease requests");
+    try (MockApi server = answering("GET", gets,
+        () -> status(404, "NotFound", "not found").setBodyDelay(Duration.ofSeconds(60)));
+        Fabric8LeaseTransport transport = transport(server, requests)) {
+      Answers read = new Answers();
+      long sent = System.nanoTime();
+      transport.read(read);
+
+      assertThat(read.await()).isInstanceOfSatisfying(LeaseStep.Answer.Failed.class,
+          failed -> assertThat(failed.kind()).isEqualTo(LeaseStep.FailureKind.OTHER));
+      assertThat(Duration.ofNanos(System.nanoTime() - sent)).as("not before its request timeout")
+          .isGreaterThanOrEqualTo(transport.requestTimeout());
+      assertThat(read.failures.get(0)).hasMessageStartingWith("get Lease failed: timed out");
+      assertThat(requests.inFlight()).isZero();
+    }
+  }
+
+  /** Whether a thread runs (or waits in) the transport's code now: a request or write that holds a thread. */
+  private static boolean aThreadIsInTheTransport() {
+    return Thread.getAllStackTraces().entrySet().stream()
+        .anyMatch(thread -> java.util.Arrays.stream(thread.getValue())
+            .anyMatch(frame -> frame.getClassName().equals(Fabric8LeaseTransport.class.getName())
+                || frame.getClassName().startsWith(Fabric8LeaseTransport.class.getName() + "$")));
+  }
+
+  @Test
+  void aReadAndEventWritesThatHangHoldNoThreadAndEndAtTheirRequestTimeout() throws Exception {
+    AtomicInteger hung = new AtomicInteger();
+    String events = "/api/v1/namespaces/" + MockApi.NAMESPACE + "/events";
+    try (MockApi server = new MockApi(delegate -> new Dispatcher() {
+      @Override
+      public MockResponse dispatch(RecordedRequest request) {
+        String path = request.getPath() == null ? "" : request.getPath();
+        if (path.startsWith(events) || path.startsWith(LEASES)) {
+          hung.incrementAndGet();
+          return new MockResponse().setResponseCode(201).setBody("{}").setBodyDelay(Duration.ofSeconds(60));
+        }
+        return delegate.dispatch(request);
+      }
+    })) {
+      // A request timeout long enough that a thread held per request would still be held when it is looked for.
+      LeaseSettings settings = MockApi.fastSettings("a").leaseDuration(Duration.ofSeconds(30))
+          .renewDeadline(Duration.ofSeconds(20)).retryPeriod(Duration.ofSeconds(2)).build();
+      try (Fabric8LeaseTransport transport = new Fabric8LeaseTransport(server.client(), MockApi.NAMESPACE, settings,
+          SharedPools.io(), SharedPools.handOver(), new SharedPools.InFlight(64, "Lease requests"),
+          new SharedPools.InFlight(16, "leadership Event writes"))) {
+        Answers read = new Answers();
+        transport.read(read);
+        CountDownLatch written = new CountDownLatch(3);
+        for (int i = 0; i < 3; i++) {
+          transport.recordEvent(new LeadershipEvent(MockApi.LEASE + "." + (10 + i), LeadershipEvent.Kind.BECAME_LEADER,
+              "a", i, "a became leader (fencing token " + i + ")", Instant.now()), written::countDown);
+        }
+        assertThat(Await.holds(() -> hung.get() == 4, PATIENCE)).as("all four reached the server").isTrue();
+
+        assertThat(Await.holds(() -> !aThreadIsInTheTransport(), Duration.ofSeconds(5)))
+            .as("no thread waits for the answers").isTrue();
+        assertThat(read.await()).isInstanceOf(LeaseStep.Answer.Failed.class);
+        assertThat(read.failures.get(0)).hasMessageStartingWith("get Lease failed: timed out");
+        assertThat(written.await(PATIENCE.toSeconds(), TimeUnit.SECONDS)).as("every write's done ran").isTrue();
+      }
+    }
+  }
+
+  @Test
+  void aRequestPastTheBoundIsRefusedAtOnce() throws Exception {
+    AtomicInteger gets = new AtomicInteger();
+    SharedPools.InFlight requests = new SharedPools.InFlight(1, "Lease requests");
+    try (MockApi server = answering("GET", gets,
+        () -> status(404, "NotFound", "not found").setBodyDelay(Duration.ofSeconds(60)));
+        Fabric8LeaseTransport transport = transport(server, requests)) {
+      Answers held = new Answers();
+      transport.read(held);
+      Answers refused = new Answers();
+      transport.read(refused);
+
+      assertThat(refused.first).as("refused at once, on the caller's thread").isDone();
+      assertThat(refused.failures.get(0))
+          .hasMessage("get Lease refused: 1 Lease requests are in flight in this JVM already");
+      assertThat(requests.inFlight()).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void theUsersCredentialsAndImpersonationGoWithEveryRequestAndEvent() throws Exception {
+    List<String> seen = new CopyOnWriteArrayList<>();
+    try (MockApi server = new MockApi(delegate -> new Dispatcher() {
+      @Override
+      public MockResponse dispatch(RecordedRequest request) {
+        String path = request.getPath() == null ? "" : request.getPath();
+        if (path.startsWith(LEASES) || path.startsWith("/api/v1/namespaces/" + MockApi.NAMESPACE + "/events")) {
+          seen.add(request.getMethod() + " " + request.getHeader("Authorization") + " "
+              + request.getHeader("Impersonate-User") + " " + request.getHeader("Impersonate-Group"));
+        }
+        return delegate.dispatch(request);
+      }
+    })) {
+      Config config = new ConfigBuilder(Config.empty()).withMasterUrl(server.url()).withNamespace(MockApi.NAMESPACE)
+          .withOauthToken("s3cret").withImpersonateUsername("system:serviceaccount:elections:orders")
+          .withImpersonateGroups("ops").build();
+      try (KubernetesClient client = new KubernetesClientBuilder().withConfig(config)
+          .withHttpClientFactory(new JdkHttpClientFactory()).build();
+          // A cold client's first request (a new connection, on a loaded machine) gets the time it needs.
+          Fabric8LeaseTransport transport = new Fabric8LeaseTransport(client, MockApi.NAMESPACE,
+              MockApi.fastSettings("a").leaseDuration(Duration.ofSeconds(30)).renewDeadline(Duration.ofSeconds(20))
+                  .retryPeriod(Duration.ofSeconds(2)).build(), SharedPools.io())) {
+        Answers create = new Answers();
+        transport.create(record("a", null), create);
+        assertThat(create.await()).isInstanceOf(LeaseStep.Answer.Written.class);
+        Answers read = new Answers();
+        transport.read(read);
+        assertThat(read.await()).isInstanceOf(LeaseStep.Answer.Found.class);
+        CountDownLatch recorded = new CountDownLatch(1);
+        transport.recordEvent(new LeadershipEvent(MockApi.LEASE + ".1", LeadershipEvent.Kind.BECAME_LEADER, "a", 0,
+            "a became leader (fencing token 0)", Instant.now()), recorded::countDown);
+        assertThat(recorded.await(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
+      }
+      assertThat(seen).containsExactly(
+          "POST Bearer s3cret system:serviceaccount:elections:orders ops",
+          "GET Bearer s3cret system:serviceaccount:elections:orders ops",
+          "POST Bearer s3cret system:serviceaccount:elections:orders ops");
+    }
+  }
+
+  @Test
+  void aWriteKeepsTheLabelsAndAnnotationsAUserPutOnTheLease() throws Exception {
+    api.client().leases().inNamespace(MockApi.NAMESPACE).resource(new LeaseBuilder()
+        .withNewMetadata().withName(MockApi.LEASE).withNamespace(MockApi.NAMESPACE)
+        .addToLabels("team", "orders").addToAnnotations("owner", "ops@example.com").endMetadata()
+        .withNewSpec().withHolderIdentity("someone").withLeaseDurationSeconds(2).endSpec().build()).create();
+    try (Fabric8LeaseTransport transport = transport(api, new SharedPools.InFlight(64, "Lease requests"))) {
+      Answers read = new Answers();
+      transport.read(read);
+      LeaseRecord seen = ((LeaseStep.Answer.Found) read.await()).record();
+      Answers update = new Answers();
+      transport.update(record("a", seen.resourceVersion()), update);
+
+      assertThat(update.await()).isInstanceOf(LeaseStep.Answer.Written.class);
+      Lease stored = api.lease();
+      assertThat(stored.getSpec().getHolderIdentity()).isEqualTo("a");
+      assertThat(stored.getMetadata().getLabels()).containsEntry("team", "orders");
+      assertThat(stored.getMetadata().getAnnotations()).containsEntry("owner", "ops@example.com");
+    }
+  }
+
   /**
-   * FINDING 3. Fabric8LeaseTransport.inFlight leaks the Call of every request cancelled while it waited in the I/O
-   * queue (the elector's request timeout, with the shared pool of 8 busy: many runners, or a slow API server):
+   * FINDING 3. Fabric8LeaseTransport.inFlight leaked the Call of every request cancelled while it waited in the I/O
+   * queue (now: while its hand-over to the HTTP client waits there), as by the elector's request timeout with
+   * the shared pool busy (many runners, or a slow API server):
    * Future.cancel() keeps the task from ever running, and only the task's own finally removes the Call. Each
    * leaked Call holds its answer callback (the elector, the loop), for as long as the runner lives.
    */
@@ -27,7 +383,8 @@ class Fabric8LeaseTransportTest {
     java.util.concurrent.ExecutorService io = java.util.concurrent.Executors.newSingleThreadExecutor();
     CountDownLatch busy = new CountDownLatch(1);
     try (Fabric8LeaseTransport transport = new Fabric8LeaseTransport(api.client(), MockApi.NAMESPACE,
-        MockApi.fastSettings("a").build(), io)) {
+        MockApi.fastSettings("a").build(), io, io, new SharedPools.InFlight(SharedPools.IO_MAX_CALLS, "Lease calls"),
+        SharedPools.eventWrites())) {
       io.execute(() -> {
         try {
           busy.await();
@@ -92,8 +449,10 @@ class Fabric8LeaseTransportTest {
     SharedPools.BoundedCalls io = new SharedPools.BoundedCalls(noThread, SharedPools.IO_MAX_CALLS);
     java.util.List<LeaseStep.Answer> answers = new java.util.ArrayList<>();
     boolean[] watchClosed = {false};
+    SharedPools.InFlight requests = new SharedPools.InFlight(SharedPools.IO_MAX_CALLS, "Lease calls");
     try (Fabric8LeaseTransport transport = new Fabric8LeaseTransport(api.client(), MockApi.NAMESPACE,
-        MockApi.fastSettings("a").build(), io)) {
+        MockApi.fastSettings("a").build(), io, SharedPools.handOverTo(noThread), requests,
+        new SharedPools.InFlight(SharedPools.EVENTS_MAX_CALLS, "leadership Event writes"))) {
       // Caught here so that the simulated OutOfMemoryError fails the test instead of ending the test JVM.
       org.assertj.core.api.Assertions.assertThatCode(() -> {
         transport.read((answer, failure) -> answers.add(answer));
@@ -114,5 +473,6 @@ class Fabric8LeaseTransportTest {
     assertThat(answers).singleElement().isInstanceOf(LeaseStep.Answer.Failed.class);
     assertThat(watchClosed[0]).as("the watch is reported closed, so the elector polls").isTrue();
     assertThat(io.inFlight()).isZero();
+    assertThat(requests.inFlight()).as("the refused read gave its place back").isZero();
   }
 }

@@ -196,23 +196,18 @@ class LeadershipEventsAttackTest {
         return delegate.dispatch(request);
       }
     };
-    java.util.concurrent.CountDownLatch others = new java.util.concurrent.CountDownLatch(1);
     java.util.concurrent.CountDownLatch othersHeld = new java.util.concurrent.CountDownLatch(
         SharedPools.EVENTS_MAX_CALLS - 1);
     try (MockApi api = new MockApi(holdingTheFirst)) {
       try {
         // The bound is the JVM's: Event writes of earlier tests (a runner's last Events, written after its close)
         // are over first, so that exactly the 15 held here are in flight.
-        assertThat(Replica.awaitTrue(() -> SharedPools.events().inFlight() == 0, Duration.ofSeconds(60))).isTrue();
+        assertThat(Replica.awaitTrue(() -> SharedPools.eventWrites().inFlight() == 0, Duration.ofSeconds(60)))
+            .isTrue();
         for (int i = 0; i < SharedPools.EVENTS_MAX_CALLS - 1; i++) {
-          SharedPools.events().execute(() -> {
-            othersHeld.countDown();
-            try {
-              others.await();
-            } catch (InterruptedException e) {
-              Thread.currentThread().interrupt();
-            }
-          });
+          // Places held as 15 Event writes still in flight would hold them (asynchronous: no thread waits).
+          assertThat(SharedPools.eventWrites().tryAcquire()).isTrue();
+          othersHeld.countDown();
         }
         assertThat(othersHeld.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
         try (Fabric8LeaseTransport transport = new Fabric8LeaseTransport(api.client(), MockApi.NAMESPACE,
@@ -233,7 +228,9 @@ class LeadershipEventsAttackTest {
         }
       } finally {
         bothDue.countDown();
-        others.countDown();
+        for (long i = othersHeld.getCount(); i < SharedPools.EVENTS_MAX_CALLS - 1; i++) {
+          SharedPools.eventWrites().release();
+        }
       }
     }
   }
