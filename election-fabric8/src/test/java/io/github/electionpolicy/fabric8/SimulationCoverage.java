@@ -30,7 +30,8 @@ final class SimulationCoverage {
   static final List<String> RUNNER = List.of("ElectionRunner", "RunnerLifecycle", "RunnerLifecycleState",
       "RunnerLifecycleClosing", "RunnerLifecycleLoss", "RunnerLifecycleStopping", "RunnerLifecycleEnding",
       "RunnerLifecyclePhase", "RunnerLifecycleInput", "RunnerLifecycleCommand", "RunnerLifecycleConfig",
-      "RunnerLifecycleServices", "RunnerLifecycleLines", "LifecycleDriver", "RunnerCallbacks", "RunnerAssembly", "LeaseElector",
+      "RunnerLifecycleServices", "RunnerLifecycleLines", "LifecycleDriver",
+      "LifecycleCommands", "ElectorEvents", "RunnerCallbacks", "RunnerAssembly", "LeaseElector",
       "FollowerWatch", "CallbackLane",
       "ServiceSequence", "LeadershipTerm", "WriteGateInterceptor", "HealthRule", "RunnerView");
 
