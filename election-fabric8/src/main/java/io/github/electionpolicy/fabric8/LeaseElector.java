@@ -62,6 +62,7 @@ final class LeaseElector {
   private final RunnerFlaw flaw;
   // Null when the settings turn leadership Events off.
   private final LeadershipEvents leadershipEvents;
+  private final FollowerWatch followerWatch;
   private Mode mode = Mode.NEW;
   private long awaitUntil;
   private RunnerLoop.Timer timer;
@@ -83,8 +84,6 @@ final class LeaseElector {
   private boolean finishDelivered;
   private Boolean relinquishRelease;
   private LeadershipTerm relinquishTerm;
-
-  private final FollowerWatch followerWatch;
 
   LeaseElector(LeaseTransport transport, String lease, String identity, LeaseSettings settings, Events events,
       Ticker ticker, Clock clock, LeaseProtocol.Flaw flaw, RunnerFlaw runnerFlaw, RunnerLog.Lane logLane) {
