@@ -10,8 +10,8 @@ import java.util.Optional;
 /**
  * Drives {@link LeaseProtocol} for one Lease on the runner's {@link RunnerLoop}: it sends the request each step
  * asks for through the {@link LeaseTransport} and times it out at the step's deadline, waits as asked on a
- * timer of the loop, keeps the follower's watch, and hands what the protocol signals to the runner through
- * {@link Events}. Every rule lives in the protocol; this class only does the I/O, the waiting and the log
+ * timer of the loop, keeps the follower's watch (its {@link FollowerWatch}), and hands what the protocol signals to
+ * the runner through {@link Events}. Every rule lives in the protocol; this class only does the I/O, the waiting and the log
  * lines ({@link LeaseLog}, handed to the runner's {@link RunnerLog.Lane}). It never blocks: each method runs a step
  * and returns.
  *
@@ -58,12 +58,11 @@ final class LeaseElector {
   private final LeaseProtocol protocol;
   private final LeaseLog log;
   private final long requestTimeoutNanos;
-  private final long retryPeriodNanos;
-  private final long leaseDurationNanos;
 
   private final RunnerFlaw flaw;
   // Null when the settings turn leadership Events off.
   private final LeadershipEvents leadershipEvents;
+  private final FollowerWatch followerWatch;
   private Mode mode = Mode.NEW;
   private long awaitUntil;
   private RunnerLoop.Timer timer;
@@ -86,18 +85,6 @@ final class LeaseElector {
   private Boolean relinquishRelease;
   private LeadershipTerm relinquishTerm;
 
-  // The follower's watch.
-  private LeaseTransport.Call watch;
-  private int watchGeneration;
-  private boolean watchOpen;
-  private boolean watchOpenedPending;
-  private boolean watchClosedPending;
-  private WatchEvent watchEventPending;
-  private int watchFailures;
-  private long watchNotBefore;
-
-  private record WatchEvent(LeaseRecord record, long arrivedNanos) {}
-
   LeaseElector(LeaseTransport transport, String lease, String identity, LeaseSettings settings, Events events,
       Ticker ticker, Clock clock, LeaseProtocol.Flaw flaw, RunnerFlaw runnerFlaw, RunnerLog.Lane logLane) {
     this.transport = transport;
@@ -110,9 +97,8 @@ final class LeaseElector {
         flaw);
     this.log = new LeaseLog(new RunnerLog(LeaseElector.class, logLane), lease, identity, settings);
     this.requestTimeoutNanos = settings.requestTimeout().toNanos();
-    this.retryPeriodNanos = settings.retryPeriod().toNanos();
-    this.leaseDurationNanos = settings.leaseDuration().toNanos();
-    this.watchNotBefore = ticker.read();
+    this.followerWatch = new FollowerWatch(transport, events, ticker, clock, protocol, runnerFlaw, settings,
+        this::poke);
     this.flaw = runnerFlaw;
     this.leadershipEvents = settings.leadershipEvents()
         ? new LeadershipEvents(settings.leaseName(), identity, settings, transport) : null;
@@ -146,7 +132,7 @@ final class LeaseElector {
     mode = Mode.BUSY;
     writesHeld = holdWrites;
     // A follower's watch is opened from the start: it sees what changes while the first read is in flight.
-    ensureWatch();
+    followerWatch.ensure(closing);
     advance(protocol.start(now()));
   }
 
@@ -289,7 +275,7 @@ final class LeaseElector {
       request.cancel();
       request = null;
     }
-    stopWatch();
+    followerWatch.stop();
   }
 
   /** Acts on what a step signals: terms for the runner, log lines for the rest. */
@@ -348,7 +334,7 @@ final class LeaseElector {
       if (update.record().holder() == null) {
         // The watch goes before the release: closing it while the server sends it the release's own event is
         // pointless, and stalls fabric8's mock API server.
-        stopWatch();
+        followerWatch.stop();
       }
       requestWhat = "update Lease";
       answerBy = update.answerByNanos();
@@ -401,7 +387,7 @@ final class LeaseElector {
       return;
     }
     if (protocol.role() == LeaseProtocol.Role.FOLLOWING) {
-      ensureWatch();
+      followerWatch.ensure(closing);
     }
     mode = Mode.AWAIT;
     awaitUntil = untilNanos;
@@ -459,102 +445,13 @@ final class LeaseElector {
       closeDelivered = true;
       return protocol.close(now());
     }
-    if (watchClosedPending) {
-      watchClosedPending = false;
-      return protocol.watchClosed(now());
-    }
-    if (watchOpenedPending) {
-      watchOpenedPending = false;
-      return protocol.watchOpened(now());
-    }
-    if (watchEventPending != null) {
-      WatchEvent event = watchEventPending;
-      watchEventPending = null;
-      return protocol.watchEvent(now(), event.arrivedNanos(), event.record());
-    }
-    return null;
+    return followerWatch.nextInput();
   }
 
   private void cancelTimer() {
     if (timer != null) {
       timer.cancel();
       timer = null;
-    }
-  }
-
-  // ---- the follower's watch --------------------------------------------------------------------------------
-
-  /** Starts a watch unless one runs, is opening, or waits out its backoff. */
-  private void ensureWatch() {
-    if (watch != null || closing || ticker.read() - watchNotBefore < 0) {
-      return;
-    }
-    int mine = ++watchGeneration;
-    long openedAt = ticker.read();
-    watch = transport.watch(new LeaseTransport.WatchEvents() {
-      @Override
-      public void opened() {
-        events.onLoop(() -> watchOpened(mine));
-      }
-
-      @Override
-      public void changed(LeaseRecord record) {
-        long arrived = flaw == RunnerFlaw.WATCH_EVENT_DATED_AT_OPEN ? openedAt : ticker.read();
-        events.onLoop(() -> watchChanged(mine, record, arrived));
-      }
-
-      @Override
-      public void closed() {
-        events.onLoop(() -> watchClosed(mine));
-      }
-    });
-  }
-
-  private void watchOpened(int generation) {
-    if (generation == watchGeneration && watch != null) {
-      watchOpen = true;
-      watchOpenedPending = true;
-      watchFailures = 0;
-      poke();
-    }
-  }
-
-  private void watchChanged(int generation, LeaseRecord record, long arrivedNanos) {
-    if (generation == watchGeneration && watch != null) {
-      watchEventPending = new WatchEvent(record, arrivedNanos); // only the newest waits to be taken in
-      poke();
-    }
-  }
-
-  private void watchClosed(int generation) {
-    if (generation == watchGeneration && watch != null) {
-      watch = null;
-      if (watchOpen) {
-        watchOpen = false;
-        watchClosedPending = true;
-      }
-      watchOpenedPending = false;
-      long backoff = Math.min(leaseDurationNanos, retryPeriodNanos << Math.min(watchFailures, 20));
-      watchFailures++;
-      watchNotBefore = ticker.read() + backoff;
-      poke();
-    }
-  }
-
-  /** Stops the watch; the protocol hears that it closed. */
-  private void stopWatch() {
-    LeaseTransport.Call current = watch;
-    watch = null;
-    if (watchOpen) {
-      watchOpen = false;
-      watchClosedPending = true;
-    }
-    watchOpenedPending = false;
-    watchEventPending = null;
-    // Events of the stopped watch must not count.
-    watchGeneration++;
-    if (current != null) {
-      current.cancel();
     }
   }
 

@@ -14,9 +14,10 @@ import java.util.function.Consumer;
 
 /**
  * Owns one runner's state on its {@link RunnerLoop}: feeds {@link RunnerLifecycle} its inputs, one at a time,
- * and carries out the commands it returns: user code (services, the loss handler, listeners, the exiter) off
- * the loop through {@link RunnerCallbacks}, Lease calls through the {@link LeaseElector} and its
- * {@link LeaseTransport}. Inputs that arrive while commands run wait in a queue, so no step re-enters another.
+ * and has {@link LifecycleCommands} carry out the commands it returns: user code (services, the loss handler,
+ * listeners, the exiter) off the loop through {@link RunnerCallbacks}, Lease calls through the
+ * {@link LeaseElector} and its {@link LeaseTransport}; what the elector signals comes back through
+ * {@link ElectorEvents}. Inputs that arrive while commands run wait in a queue, so no step re-enters another.
  * After each batch it publishes one immutable {@link RunnerView} for readers on other threads. It writes no log
  * line on the loop, which every runner of the JVM shares: its lines and the elector's go through one
  * {@link RunnerLog.Lane}, written on the callback pool in order.
@@ -47,6 +48,7 @@ final class LifecycleDriver {
   private final RunnerLifecycle lifecycle;
   private final LeaseElector elector;
   private final RunnerCallbacks callbacks;
+  private final LifecycleCommands commands;
   private final RunnerLog.Lane logLane;
   private final RunnerLog log;
   private final CountDownLatch stopped = new CountDownLatch(1);
@@ -61,9 +63,6 @@ final class LifecycleDriver {
   // The emergency stop ended the runner without its lifecycle, whose state is then unknown: it takes no input more.
   private boolean lifecycleAbandoned;
   private ElectionState state;
-  private RunnerLoop.Timer stopTimer;
-  private LeaseTransport.Call preflightCall;
-  private boolean exited;
   private boolean closeTaken;
 
   private volatile RunnerView view;
@@ -85,11 +84,13 @@ final class LifecycleDriver {
     this.log = new RunnerLog(ElectionRunner.class, logLane);
     this.lifecycle = new RunnerLifecycle(new RunnerLifecycleConfig(contends, parts.preflight(), policy.kind(), lease,
         Durations.format(stopTimeout), parts.runnerFlaw()));
-    this.elector = contends ? new LeaseElector(transport.get(), lease, identity, settings, new ElectorEvents(),
+    this.elector = contends ? new LeaseElector(transport.get(), lease, identity, settings, new ElectorEvents(this),
         parts.ticker(), parts.clock(), parts.flaw(), parts.runnerFlaw(), logLane) : null;
     this.callbacks = new RunnerCallbacks(this, parts.userCode(), parts.threadTag(), parts.listeners(),
         new ServiceSequence(parts.services(), parts.runnerFlaw()), logLane, stopTimeout, lease,
         input -> onLoop(() -> feed(input)), parts.runnerFlaw(), this::onLoopAfter);
+    this.commands = new LifecycleCommands(this, callbacks, elector, transport, policy, lease, stopTimeout, log,
+        startCompleted);
     this.state = contends ? new ElectionState.Starting() : new ElectionState.NotContending(identity);
     this.view = new RunnerView(state, false, false, Optional.empty(),
         contends ? settings.renewDeadline().toNanos() : 0);
@@ -196,11 +197,13 @@ final class LifecycleDriver {
 
   // ---- the loop --------------------------------------------------------------------------------------------
 
-  private void onLoop(Runnable task) {
+  /** Runs {@code task} on the loop as this runner's task (see guarded); from any thread. */
+  void onLoop(Runnable task) {
     loop.execute(() -> guarded(task));
   }
 
-  private RunnerLoop.Timer onLoopAfter(long delayNanos, Runnable task) {
+  /** Runs {@code task} on the loop after {@code delayNanos} as this runner's task; from any thread. */
+  RunnerLoop.Timer onLoopAfter(long delayNanos, Runnable task) {
     return loop.schedule(delayNanos, () -> guarded(task));
   }
 
@@ -214,7 +217,8 @@ final class LifecycleDriver {
     }
   }
 
-  private void feed(RunnerLifecycleInput input) {
+  /** Queues {@code input} for the lifecycle; taken in once the current task returns. On the loop. */
+  void feed(RunnerLifecycleInput input) {
     inputs.add(input);
   }
 
@@ -235,7 +239,7 @@ final class LifecycleDriver {
           takeCloseFirst();
         }
         for (RunnerLifecycleCommand command : lifecycle.step(input)) {
-          execute(command);
+          commands.execute(command);
         }
       }
     } finally {
@@ -253,7 +257,7 @@ final class LifecycleDriver {
     if (closeRequested.get() && !closeTaken) {
       closeTaken = true;
       for (RunnerLifecycleCommand command : lifecycle.step(new RunnerLifecycleInput.CloseRequested())) {
-        execute(command);
+        commands.execute(command);
       }
     }
   }
@@ -297,7 +301,8 @@ final class LifecycleDriver {
     publishView();
   }
 
-  private void publishView() {
+  /** Publishes one immutable view of the runner for readers on other threads. On the loop. */
+  void publishView() {
     RunnerLifecycleServices services = lifecycle.services();
     view = new RunnerView(state, services == RunnerLifecycleServices.RUNNING,
         services == RunnerLifecycleServices.HUNG && flaw != RunnerFlaw.HUNG_STOP_LOOKS_LIVE,
@@ -305,55 +310,8 @@ final class LifecycleDriver {
         elector == null ? 0 : elector.contactWindowNanos());
   }
 
-  private void execute(RunnerLifecycleCommand command) {
-    if (command instanceof RunnerLifecycleCommand.Publish publish) {
-      publish(publish.state());
-    } else if (command instanceof RunnerLifecycleCommand.StartServices start) {
-      callbacks.startServices(start.term());
-    } else if (command instanceof RunnerLifecycleCommand.StopServices stop) {
-      stopServices(stop.stop());
-    } else if (command instanceof RunnerLifecycleCommand.EndTerm end) {
-      end.term().end();
-    } else if (command instanceof RunnerLifecycleCommand.RunPreflight) {
-      preflightCall = transport.orElseThrow().preflight(
-          denied -> onLoop(() -> feed(new RunnerLifecycleInput.PreflightDone(denied))),
-          failure -> onLoop(() -> {
-            log.error("The RBAC preflight for Lease {} failed; not contending", lease, failure);
-            feed(new RunnerLifecycleInput.ElectionFailed(failure));
-          }));
-    } else if (command instanceof RunnerLifecycleCommand.StartElector) {
-      elector.start(false);
-    } else if (command instanceof RunnerLifecycleCommand.StartElectorWritesHeld) {
-      elector.start(true);
-    } else if (command instanceof RunnerLifecycleCommand.AllowWrites) {
-      elector.allowWrites();
-    } else if (command instanceof RunnerLifecycleCommand.AbandonElector) {
-      elector.abandon();
-    } else if (command instanceof RunnerLifecycleCommand.CloseElector) {
-      elector.close();
-    } else if (command instanceof RunnerLifecycleCommand.FinishElector finish) {
-      elector.finish(finish.release());
-    } else if (command instanceof RunnerLifecycleCommand.Relinquish relinquish) {
-      elector.relinquish(relinquish.term(), relinquish.release());
-    } else if (command instanceof RunnerLifecycleCommand.ElectorAfterLoss after) {
-      elector.afterLoss(after.contendAgain());
-    } else if (command instanceof RunnerLifecycleCommand.CallLossHandler call) {
-      callbacks.callLossHandler(((LossPolicy.Custom) policy).handler(), call.term());
-    } else if (command instanceof RunnerLifecycleCommand.Exit exit) {
-      exit(exit.why());
-    } else if (command instanceof RunnerLifecycleCommand.StartCompleted completed) {
-      publishView(); // the caller of start() reads health() as soon as it returns
-      startCompleted.complete(completed.failure());
-    } else if (command instanceof RunnerLifecycleCommand.Log line) {
-      log(line);
-    } else if (command instanceof RunnerLifecycleCommand.ReportStopped report) {
-      reportStopped(report.cause(), report.failure());
-    } else {
-      throw new IllegalStateException("unknown command " + command);
-    }
-  }
-
-  private void publish(ElectionState next) {
+  /** Publishes {@code next} unless it is the current state or the runner stopped; tells the listeners. */
+  void publish(ElectionState next) {
     ElectionState previous = state;
     if (previous.equals(next) || previous.kind() == ElectionState.Kind.STOPPED) {
       return;
@@ -371,51 +329,18 @@ final class LifecycleDriver {
     }
   }
 
-  private void dispatch(Consumer<ElectionListener> call) {
+  /** Calls the listeners off the loop, in order. On the loop. */
+  void dispatch(Consumer<ElectionListener> call) {
     callbacks.dispatch(call);
   }
 
-  private void stopServices(int number) {
-    // The deadline first: if the pool refuses the stop (see handOver), the lifecycle, which already counts the
-    // stop as in flight, still hears StopDeadline while the hand-over is retried.
-    if (stopTimer != null) {
-      stopTimer.cancel();
-    }
-    stopTimer = onLoopAfter(Durations.cappedNanos(stopTimeout),
-        () -> feed(new RunnerLifecycleInput.StopDeadline(number)));
-    callbacks.stopServices();
-  }
-
-  private void exit(String why) {
-    if (exited) {
-      onLoop(() -> feed(new RunnerLifecycleInput.Exited()));
-      return;
-    }
-    exited = true;
-    log.error("{} {}; exiting with status {} (loss policy EXIT)", why, lease, LossPolicy.LOSS_EXIT_STATUS);
-    callbacks.exit(((LossPolicy.Exit) policy).exiter());
-  }
-
-  private void log(RunnerLifecycleCommand.Log line) {
-    switch (line.level()) {
-      case INFO -> log.info("{}", line.message());
-      case WARN -> log.warn("{}", line.message());
-      case ERROR -> log.error("{}", line.message());
-    }
-  }
-
-  private void reportStopped(StopCause cause, Optional<Throwable> failure) {
+  /** Reports {@code STOPPED} once: ends the elector, closes the transport, lets the waiting callers go. */
+  void reportStopped(StopCause cause, Optional<Throwable> failure) {
     if (reportedStopped) {
       return;
     }
     reportedStopped = true;
-    if (stopTimer != null) {
-      stopTimer.cancel();
-      stopTimer = null;
-    }
-    if (preflightCall != null) {
-      preflightCall.cancel();
-    }
+    commands.cancelCalls();
     if (elector != null && !elector.finished()) {
       elector.abandon();
     }
@@ -433,12 +358,7 @@ final class LifecycleDriver {
   /** Test hook: ends the runner as a killed process ends, as far as other replicas can tell; on the loop. */
   void crash() {
     reportedStopped = true;
-    if (stopTimer != null) {
-      stopTimer.cancel();
-    }
-    if (preflightCall != null) {
-      preflightCall.cancel();
-    }
+    commands.cancelCalls();
     if (elector != null) {
       elector.abandon();
     }
@@ -467,49 +387,6 @@ final class LifecycleDriver {
     }
     if (interrupted) {
       Thread.currentThread().interrupt();
-    }
-  }
-
-  /** Connects the elector to the lifecycle; on the loop. */
-  private final class ElectorEvents implements LeaseElector.Events {
-    @Override
-    public void following(Optional<String> holder) {
-      feed(new RunnerLifecycleInput.Followed(holder));
-    }
-
-    @Override
-    public void elected(LeadershipTerm term) {
-      feed(new RunnerLifecycleInput.Elected(term));
-    }
-
-    @Override
-    public void lost(LeadershipTerm term) {
-      feed(new RunnerLifecycleInput.Lost(term));
-    }
-
-    @Override
-    public void renewed(Duration roundTrip) {
-      dispatch(listener -> listener.renewed(roundTrip));
-    }
-
-    @Override
-    public void renewFailed(Throwable cause, Duration sinceLastRenewal) {
-      dispatch(listener -> listener.renewFailed(cause, sinceLastRenewal));
-    }
-
-    @Override
-    public void finished() {
-      feed(new RunnerLifecycleInput.ElectorFinished());
-    }
-
-    @Override
-    public void onLoop(Runnable task) {
-      LifecycleDriver.this.onLoop(task);
-    }
-
-    @Override
-    public RunnerLoop.Timer onLoopAfter(long delayNanos, Runnable task) {
-      return LifecycleDriver.this.onLoopAfter(delayNanos, task);
     }
   }
 

@@ -30,7 +30,9 @@ final class SimulationCoverage {
   static final List<String> RUNNER = List.of("ElectionRunner", "RunnerLifecycle", "RunnerLifecycleState",
       "RunnerLifecycleClosing", "RunnerLifecycleLoss", "RunnerLifecycleStopping", "RunnerLifecycleEnding",
       "RunnerLifecyclePhase", "RunnerLifecycleInput", "RunnerLifecycleCommand", "RunnerLifecycleConfig",
-      "RunnerLifecycleServices", "RunnerLifecycleLines", "LifecycleDriver", "RunnerCallbacks", "RunnerAssembly", "LeaseElector", "CallbackLane",
+      "RunnerLifecycleServices", "RunnerLifecycleLines", "LifecycleDriver",
+      "LifecycleCommands", "ElectorEvents", "RunnerCallbacks", "RunnerAssembly", "LeaseElector",
+      "FollowerWatch", "CallbackLane",
       "ServiceSequence", "LeadershipTerm", "WriteGateInterceptor", "HealthRule", "RunnerView");
 
   static final List<String> PROTOCOL = List.of("LeaseProtocol", "LeaseProtocolState", "LeaseProtocolAcquiring",
