@@ -844,6 +844,7 @@ final class SimReplica {
         return () -> { };
       }
       pendingTimers++;
+      sim.trace(() -> identity + "/p" + p + " timer in " + delayNanos / 1e6 + "ms");
       long mono = monoNow();
       long at = Math.max(handBackTime(), clock.trueTimeOf(mono + Math.max(0, delayNanos), sim.now()));
       sim.at(at, SimReplica.this, () -> {
@@ -852,6 +853,7 @@ final class SimReplica {
         }
         state[1] = true;
         pendingTimers--;
+        sim.trace(() -> identity + "/p" + p + " timer fires");
         task.run();
       });
       return () -> {
@@ -1086,6 +1088,7 @@ final class SimReplica {
         mayThrow("the access reviews");
       }
       boolean[] cancelled = {false};
+      sim.trace(() -> identity + "/p" + p + " the access reviews, as the next Read");
       sim.request(SimReplica.this, new LeaseStep.Read(0), answer -> {
         if (!cancelled[0]) {
           cancelled[0] = true;
@@ -1179,6 +1182,7 @@ final class SimReplica {
   private final class Watcher implements ElectionListener {
     @Override
     public void stateChanged(ElectionState previous, ElectionState current) {
+      sim.trace(() -> identity + "/p" + process + " state " + current);
       heard = current;
       if (current instanceof ElectionState.Leading leading) {
         lastTerm = leading.term();
