@@ -830,6 +830,15 @@ final class SimReplica {
 
     @Override
     public void execute(Runnable task) {
+      if (process == p && transport != null && transport.handingVerdict) {
+        Transport reviewed = transport;
+        reviewed.handingVerdict = false;
+        Runnable carriesVerdict = task;
+        task = () -> {
+          reviewed.verdictGiven = true;
+          carriesVerdict.run();
+        };
+      }
       if (process == p && inline != null) {
         runInline(task);
       } else if (process == p) {
@@ -844,6 +853,7 @@ final class SimReplica {
         return () -> { };
       }
       pendingTimers++;
+      sim.trace(() -> identity + "/p" + p + " timer in " + delayNanos / 1e6 + "ms");
       long mono = monoNow();
       long at = Math.max(handBackTime(), clock.trueTimeOf(mono + Math.max(0, delayNanos), sim.now()));
       sim.at(at, SimReplica.this, () -> {
@@ -852,6 +862,7 @@ final class SimReplica {
         }
         state[1] = true;
         pendingTimers--;
+        sim.trace(() -> identity + "/p" + p + " timer fires");
         task.run();
       });
       return () -> {
@@ -950,8 +961,10 @@ final class SimReplica {
     private final Map<Integer, WatchEvents> watches = new HashMap<>();
     private int watchGeneration;
     private boolean closed;
-    // The preflight's verdict was handed over; reads of this process still unanswered.
+    // The runner's loop took the preflight's verdict in; the verdict is being handed over now; reads of this
+    // process still unanswered.
     private boolean verdictGiven;
+    private boolean handingVerdict;
     private int readsInFlight;
 
     Transport(int p) {
@@ -1086,17 +1099,25 @@ final class SimReplica {
         mayThrow("the access reviews");
       }
       boolean[] cancelled = {false};
+      sim.trace(() -> identity + "/p" + p + " the access reviews, as the next Read");
       sim.request(SimReplica.this, new LeaseStep.Read(0), answer -> {
         if (!cancelled[0]) {
           cancelled[0] = true;
-          verdictGiven = true;
           if (verdict != Verdict.GRANTED && readsInFlight > 0) {
             sim.invariants().deniedWithReadInFlight();
           }
-          if (verdict == Verdict.FAILS) {
-            failed.accept(new IllegalStateException("simulated: the access reviews could not be built"));
-          } else {
-            done.accept(Optional.ofNullable(denial));
+          // The verdict came when the runner's loop takes it in (the loop task it is handed over in runs), not
+          // when the reviews answered: a timer of the elector's that is due before that task may still read.
+          handingVerdict = true;
+          try {
+            if (verdict == Verdict.FAILS) {
+              failed.accept(new IllegalStateException("simulated: the access reviews could not be built"));
+            } else {
+              done.accept(Optional.ofNullable(denial));
+            }
+          } finally {
+            verdictGiven |= handingVerdict; // handed over without a loop task: taken in at once
+            handingVerdict = false;
           }
         }
       });
@@ -1179,6 +1200,7 @@ final class SimReplica {
   private final class Watcher implements ElectionListener {
     @Override
     public void stateChanged(ElectionState previous, ElectionState current) {
+      sim.trace(() -> identity + "/p" + process + " state " + current);
       heard = current;
       if (current instanceof ElectionState.Leading leading) {
         lastTerm = leading.term();

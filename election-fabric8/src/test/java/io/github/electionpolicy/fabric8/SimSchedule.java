@@ -187,16 +187,38 @@ record SimSchedule(long seed, List<ReplicaSpec> replicas, List<Fault> faults, lo
     return replicas.stream().mapToLong(r -> r.leaseSeconds() * 1000L).max().orElse(0);
   }
 
-  long maxRetryMillis() {
-    return replicas.stream().mapToLong(ReplicaSpec::retryPeriodMillis).max().orElse(0);
-  }
-
   /**
-   * The liveness bound after the quiet tail starts: leaseDuration + 2 × retryPeriod (the longest among the
-   * replicas) + the network's latency bound for the read and the write that take the Lease (4 legs).
+   * The liveness bound after the quiet tail starts (or after a contender's restart in it), derived from the
+   * follower's take-over rule (docs/fabric8.md: a Lease that has shown no change is taken once
+   * {@code leaseDurationSeconds} have passed on the follower's own monotonic clock since the moment it saw the last
+   * change; after a failed call it reads every retry period plus up to 20 % jitter). The worst case is a contender
+   * that has not yet seen the Lease (a process restarted just before the tail finds a term it did not write, even
+   * under its own identity, and must wait it out from its own first read), and whose calls sent just before the
+   * tail were lost to the faults:
+   * <ol>
+   *   <li>it learns that a call in flight at the tail's start failed only at that call's request timeout;
+   *   <li>then it reads again within retryPeriod × 1.2 (its jitter), and sees the Lease when the answer arrives
+   *       (2 legs): the moment it saw the last change;
+   *   <li>it waits the holder's lease duration (the longest among the replicas: a foreign holder promises that);
+   *   <li>then it reads and writes conditionally on what it read (4 legs), and leads.
+   * </ol>
+   * The timers in steps 1 to 3 run on the contender's monotonic clock, which runs up to its drift slower than true
+   * time. Nothing else outlasts the faults: a hung stop or loss handler ends before the tail, a back-off after a
+   * failed term is at most a lease duration and reads a Lease that term left free, and the access reviews that the
+   * writes wait for answer within 2 × requestTimeout of the start (as simulated), less than steps 1 to 3. A
+   * contender that saw the Lease before the tail is due sooner: its lease duration began then.
    */
   long livenessBoundMillis() {
-    return maxLeaseMillis() + 2 * maxRetryMillis() + 4 * maxLatencyMillis;
+    long maxLeaseMicros = maxLeaseMillis() * 1000;
+    long ownClocksMicros = replicas.stream().filter(r -> !r.unelected())
+        .mapToLong(r -> ceilDiv((r.requestTimeoutMillis() * 1000 + r.retryPeriodMillis() * 1200 + maxLeaseMicros)
+            * 1_000_000L, 1_000_000L + r.driftPpm()))
+        .max().orElse(0);
+    return ceilDiv(ownClocksMicros, 1000) + 6 * maxLatencyMillis;
+  }
+
+  private static long ceilDiv(long a, long b) {
+    return -Math.floorDiv(-a, b);
   }
 
   /** The whole run: faults, then the quiet tail long enough to judge liveness. */

@@ -34,6 +34,13 @@ final class Simulator {
 
   private record WatchConnection(SimReplica replica, int process, int generation, long[] lastDelivery) {}
 
+  /**
+   * {@code -Dsim.trace=true} prints a journal of every replica's Lease calls (sent, lost, served, answered), its
+   * loop timers, its process starts and ends and its state changes, each at its simulated time in milliseconds:
+   * what to read when a replay fails.
+   */
+  static final boolean TRACE = Boolean.getBoolean("sim.trace");
+
   private final PriorityQueue<Event> queue =
       new PriorityQueue<>(Comparator.comparingLong(Event::time).thenComparingLong(Event::seq));
   private final SimSchedule schedule;
@@ -197,6 +204,7 @@ final class Simulator {
 
   /** A replica's process started: counted for liveness if it contends. */
   void processStarted(SimReplica replica) {
+    trace(() -> replica.identity + "/p" + replica.process + " process started");
     if (!replica.spec.unelected() && contendersAlive++ == 0) {
       contendersUpSince = now;
     }
@@ -204,6 +212,7 @@ final class Simulator {
 
   /** A replica's process ended (crash, exit, or after its runner stopped). */
   void processDied(SimReplica replica) {
+    trace(() -> replica.identity + "/p" + replica.process + " process died");
     if (!replica.spec.unelected()) {
       contendersAlive--;
     }
@@ -215,6 +224,13 @@ final class Simulator {
         livenessMet = true;
         return;
       }
+    }
+  }
+
+  /** One line of the journal ({@link #TRACE}), built only when it is on. */
+  void trace(java.util.function.Supplier<String> what) {
+    if (TRACE) {
+      System.out.printf("TRACE %10.3f %s%n", now / 1e6, what.get());
     }
   }
 
@@ -307,14 +323,21 @@ final class Simulator {
   void request(SimReplica replica, Action action, Consumer<Answer> answered) {
     int process = replica.process;
     long up = network.up(replica.index);
+    java.util.function.Supplier<String> name =
+        () -> replica.identity + "/p" + process + " " + action.getClass().getSimpleName();
+    trace(() -> name.get() + " sent" + (up < 0 ? " (lost)" : ""));
     if (up < 0) {
       return;
     }
     at(now + up, () -> {
       Answer answer = serve(replica, action);
+      trace(() -> name.get() + " served: " + answer);
       long down = network.down(replica.index);
       if (down >= 0) {
-        queue.add(new Event(now + down, seq++, replica, process, () -> answered.accept(answer)));
+        queue.add(new Event(now + down, seq++, replica, process, () -> {
+          trace(() -> name.get() + " answered");
+          answered.accept(answer);
+        }));
       }
     });
   }
