@@ -247,8 +247,9 @@ class Fabric8LeaseTransportTest {
   private static boolean aThreadIsInTheTransport() {
     return Thread.getAllStackTraces().entrySet().stream()
         .anyMatch(thread -> java.util.Arrays.stream(thread.getValue())
-            .anyMatch(frame -> frame.getClassName().equals(Fabric8LeaseTransport.class.getName())
-                || frame.getClassName().startsWith(Fabric8LeaseTransport.class.getName() + "$")));
+            .anyMatch(frame -> java.util.stream.Stream.of(Fabric8LeaseTransport.class, LeaseHttp.class)
+                .anyMatch(type -> frame.getClassName().equals(type.getName())
+                    || frame.getClassName().startsWith(type.getName() + "$"))));
   }
 
   @Test
