@@ -6,9 +6,6 @@ import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.RequestConfig;
 import io.fabric8.kubernetes.client.RequestConfigBuilder;
-import io.fabric8.kubernetes.client.Watch;
-import io.fabric8.kubernetes.client.Watcher;
-import io.fabric8.kubernetes.client.WatcherException;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
@@ -20,8 +17,6 @@ import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The {@link LeaseTransport} of production runners: the Lease requests go out asynchronously, with fabric8's
@@ -31,11 +26,12 @@ import org.slf4j.LoggerFactory;
  * ({@link SharedPools#leaseRequests()}). Remembers the last Lease it saw, so a write keeps the labels, annotations
  * and owner references a user put on it. Writes the leadership Events on the Lease (its uid from the last Lease
  * seen, so {@code kubectl describe lease} finds them) the same way. The follower's watch opens and the preflight
- * runs on the shared workers ({@link SharedPools#io()}): each is a one-off per runner.
+ * runs on the shared workers ({@link SharedPools#io()}): each is a one-off per runner. The requests' mechanics are
+ * {@link LeaseHttp}'s and the watch is {@link LeaseWatch}'s; this class keeps what an answer means for the Lease,
+ * the preflight and the close.
  */
 final class Fabric8LeaseTransport implements LeaseTransport {
 
-  private static final Logger LOG = LoggerFactory.getLogger(Fabric8LeaseTransport.class);
   private static final int REVIEW_TIMEOUT_MILLIS = 10_000;
 
   private final KubernetesClient client;
@@ -45,6 +41,7 @@ final class Fabric8LeaseTransport implements LeaseTransport {
   private final LeaseSettings settings;
   private final ExecutorService io;
   private final LeaseHttp http;
+  private final LeaseWatch watch;
   private final KubernetesSerialization serialization;
   private final AtomicBoolean closed = new AtomicBoolean();
   private final Set<Call> inFlight = ConcurrentHashMap.newKeySet();
@@ -94,6 +91,7 @@ final class Fabric8LeaseTransport implements LeaseTransport {
     this.eventAccess = settings.leadershipEvents() ? new EventAccess(namespace, name) : null;
     this.http = new LeaseHttp(client, namespace, name, timeoutMillis, handOver, requests, eventWrites, closed,
         inFlight);
+    this.watch = new LeaseWatch(client, namespace, name, io, closed, inFlight);
     this.serialization = client.getKubernetesSerialization();
   }
 
@@ -133,115 +131,10 @@ final class Fabric8LeaseTransport implements LeaseTransport {
     return new LeaseStep.Answer.Written(LeaseRecords.record(lease));
   }
 
-  /**
-   * Watches the Lease. fabric8 reconnects a dropped watch by itself, resuming from the last resourceVersion it
-   * saw; it reports {@link WatchEvents#closed()} only when it gives up (e.g. 410 Gone). A watch cancelled while it
-   * opens is closed as soon as it is open.
-   */
+  /** Watches the Lease: see {@link LeaseWatch#open}. */
   @Override
   public Call watch(WatchEvents events) {
-    AtomicBoolean over = new AtomicBoolean();
-    Watch[] opened = new Watch[1];
-    Future<?>[] future = new Future<?>[1];
-    Object guard = new Object();
-    Call call = new Call() {
-      @Override
-      public void cancel() {
-        over.set(true);
-        Watch watch;
-        synchronized (guard) {
-          watch = opened[0];
-          opened[0] = null;
-          // Not interrupted: fabric8's watch(), cut short while it opens, leaves its connection manager
-          // reconnecting with no Watch returned to close it. Left to open, it is closed right after (below).
-          if (future[0] != null) {
-            future[0].cancel(false);
-          }
-        }
-        inFlight.remove(this);
-        if (watch != null) {
-          // Off the caller's thread, which is usually the shared loop: a close that blocks must not hold it.
-          Watch opened = watch;
-          try {
-            io.execute(() -> closeQuietly(opened));
-          } catch (RejectedExecutionException e) {
-            closeQuietly(opened);
-          }
-        }
-      }
-    };
-    if (closed.get()) {
-      return call;
-    }
-    inFlight.add(call);
-    try {
-      Future<?> submitted = io.submit(() -> {
-        Watch watch;
-        try {
-          watch = client.leases().inNamespace(namespace).withName(name).watch(new Watcher<Lease>() {
-            @Override
-            public void eventReceived(Action action, Lease lease) {
-              if (over.get()) {
-                return;
-              }
-              if (action == Action.DELETED) {
-                events.changed(null);
-              } else if (action == Action.ADDED || action == Action.MODIFIED) {
-                events.changed(LeaseRecords.record(lease));
-              }
-            }
-
-            @Override
-            public void onClose(WatcherException cause) {
-              LOG.debug("Watch of Lease {}/{} closed: {}", namespace, name, cause.getMessage());
-              // Given up by fabric8: nothing is left to close, and the elector opens a new watch (a new call).
-              inFlight.remove(call);
-              if (over.compareAndSet(false, true)) {
-                events.closed();
-              }
-            }
-          });
-        } catch (RuntimeException | LinkageError failed) {
-          LOG.debug("Watch of Lease {}/{} could not start: {}", namespace, name, failed.toString());
-          inFlight.remove(call);
-          if (over.compareAndSet(false, true)) {
-            events.closed();
-          }
-          return;
-        }
-        synchronized (guard) {
-          if (!over.get()) {
-            opened[0] = watch;
-            watch = null;
-          }
-        }
-        if (watch != null) {
-          // Cancelled (or closed) while it opened: it must not stay behind, reconnecting.
-          closeQuietly(watch);
-          return;
-        }
-        events.opened();
-      });
-      synchronized (guard) {
-        future[0] = submitted;
-      }
-    } catch (RejectedExecutionException e) {
-      inFlight.remove(call);
-      over.set(true);
-      events.closed();
-    }
-    return call;
-  }
-
-  private void closeQuietly(Watch watch) {
-    if (watch == null) {
-      return;
-    }
-    try {
-      watch.close();
-    } catch (RuntimeException e) {
-      LOG.debug("Closing the watch of Lease {}/{} failed: {}", namespace, name, e.toString());
-    }
+    return watch.open(events);
   }
 
   @Override
