@@ -2,35 +2,21 @@ package io.github.electionpolicy.fabric8;
 
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.EventBuilder;
-import io.fabric8.kubernetes.api.model.Status;
-import io.fabric8.kubernetes.api.model.StatusBuilder;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.RequestConfig;
 import io.fabric8.kubernetes.client.RequestConfigBuilder;
-import io.fabric8.kubernetes.client.Watch;
-import io.fabric8.kubernetes.client.Watcher;
-import io.fabric8.kubernetes.client.WatcherException;
-import io.fabric8.kubernetes.client.http.HttpClient;
-import io.fabric8.kubernetes.client.http.HttpRequest;
-import io.fabric8.kubernetes.client.http.HttpResponse;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The {@link LeaseTransport} of production runners: the Lease requests go out asynchronously, with fabric8's
@@ -40,13 +26,13 @@ import org.slf4j.LoggerFactory;
  * ({@link SharedPools#leaseRequests()}). Remembers the last Lease it saw, so a write keeps the labels, annotations
  * and owner references a user put on it. Writes the leadership Events on the Lease (its uid from the last Lease
  * seen, so {@code kubectl describe lease} finds them) the same way. The follower's watch opens and the preflight
- * runs on the shared workers ({@link SharedPools#io()}): each is a one-off per runner.
+ * runs on the shared workers ({@link SharedPools#io()}): each is a one-off per runner. The requests' mechanics are
+ * {@link LeaseHttp}'s and the watch is {@link LeaseWatch}'s; this class keeps what an answer means for the Lease,
+ * the preflight and the close.
  */
 final class Fabric8LeaseTransport implements LeaseTransport {
 
-  private static final Logger LOG = LoggerFactory.getLogger(Fabric8LeaseTransport.class);
   private static final int REVIEW_TIMEOUT_MILLIS = 10_000;
-  private static final String JSON = "application/json";
 
   private final KubernetesClient client;
   private final KubernetesClient reviewClient;
@@ -54,15 +40,9 @@ final class Fabric8LeaseTransport implements LeaseTransport {
   private final String name;
   private final LeaseSettings settings;
   private final ExecutorService io;
-  private final java.util.concurrent.Executor handOver;
-  private final SharedPools.InFlight requests;
-  private final SharedPools.InFlight eventWrites;
-  private final HttpClient http;
+  private final LeaseHttp http;
+  private final LeaseWatch watch;
   private final KubernetesSerialization serialization;
-  private final long timeoutMillis;
-  private final String leasesUrl;
-  private final String leaseUrl;
-  private final String eventsUrl;
   private final AtomicBoolean closed = new AtomicBoolean();
   private final Set<Call> inFlight = ConcurrentHashMap.newKeySet();
   private volatile Lease lastSeen;
@@ -109,19 +89,10 @@ final class Fabric8LeaseTransport implements LeaseTransport {
     this.settings = settings;
     this.io = io;
     this.eventAccess = settings.leadershipEvents() ? new EventAccess(namespace, name) : null;
-    this.handOver = handOver;
-    this.requests = requests;
-    this.eventWrites = eventWrites;
-    // The derived client's own HTTP client: the user's connections, TLS, credentials and interceptors
-    // (impersonation included), tagged with the request settings above, so fabric8 retries none of these requests.
-    this.http = client.getHttpClient();
+    this.http = new LeaseHttp(client, namespace, name, timeoutMillis, handOver, requests, eventWrites, closed,
+        inFlight);
+    this.watch = new LeaseWatch(client, namespace, name, io, closed, inFlight);
     this.serialization = client.getKubernetesSerialization();
-    this.timeoutMillis = timeoutMillis;
-    String master = client.getConfiguration().getMasterUrl();
-    String root = master.endsWith("/") ? master.substring(0, master.length() - 1) : master;
-    this.leasesUrl = root + "/apis/coordination.k8s.io/v1/namespaces/" + namespace + "/leases";
-    this.leaseUrl = leasesUrl + "/" + name;
-    this.eventsUrl = root + "/api/v1/namespaces/" + namespace + "/events";
   }
 
   /** The derived client the Lease calls use. */
@@ -131,7 +102,7 @@ final class Fabric8LeaseTransport implements LeaseTransport {
 
   @Override
   public Call read(Answered done) {
-    return send("get Lease", () -> http.newHttpRequestBuilder().uri(leaseUrl), (code, body) -> {
+    return http.send("get Lease", http::getLease, (code, body) -> {
       if (code == LeaseCallFailed.NOT_FOUND) {
         // As fabric8's get(): a missing Lease is an answer, not a failure.
         return new LeaseStep.Answer.Missing();
@@ -145,17 +116,13 @@ final class Fabric8LeaseTransport implements LeaseTransport {
   @Override
   public Call create(LeaseRecord record, Answered done) {
     Lease lease = LeaseRecords.lease(record, lastSeen, namespace, name);
-    return send("create Lease",
-        () -> http.newHttpRequestBuilder().uri(leasesUrl).post(JSON, serialization.asJson(lease)), this::written,
-        done);
+    return http.send("create Lease", () -> http.createLease(lease), this::written, done);
   }
 
   @Override
   public Call update(LeaseRecord record, Answered done) {
     Lease lease = LeaseRecords.lease(record, lastSeen, namespace, name);
-    return send("update Lease",
-        () -> http.newHttpRequestBuilder().uri(leaseUrl).put(JSON, serialization.asJson(lease)), this::written,
-        done);
+    return http.send("update Lease", () -> http.updateLease(lease), this::written, done);
   }
 
   private LeaseStep.Answer written(int code, String body) {
@@ -164,288 +131,10 @@ final class Fabric8LeaseTransport implements LeaseTransport {
     return new LeaseStep.Answer.Written(LeaseRecords.record(lease));
   }
 
-  /** What turns a successful answer (or, for a read, a 404) into the protocol's answer. */
-  @FunctionalInterface
-  private interface Reading {
-    LeaseStep.Answer read(int code, String body);
-  }
-
-  /**
-   * A request in flight: answered at most once, by its response, its failure, a cancel or the close; its place in
-   * the JVM's bound is given back once, whichever comes first.
-   */
-  private final class Request implements Call {
-    private final AtomicBoolean over = new AtomicBoolean();
-    private final AtomicBoolean placeGiven = new AtomicBoolean();
-    private volatile CompletableFuture<?> response;
-
-    /** Ends it; true if this was the end (nothing answered it before). */
-    boolean end() {
-      if (!over.compareAndSet(false, true)) {
-        return false;
-      }
-      inFlight.remove(this);
-      givePlaceBack();
-      return true;
-    }
-
-    void givePlaceBack() {
-      if (placeGiven.compareAndSet(false, true)) {
-        requests.release();
-      }
-    }
-
-    @Override
-    public void cancel() {
-      if (end()) {
-        CompletableFuture<?> sent = response;
-        if (sent != null) {
-          // Completes the future at once (its answer, if it still comes, is dropped); the exchange itself ends by
-          // its request timeout at the latest.
-          sent.cancel(true);
-        }
-      }
-      inFlight.remove(this);
-    }
-  }
-
-  /**
-   * Sends a request with the derived client's {@code sendAsync}: no thread waits for its answer. The request is
-   * handed to the HTTP client on a worker ({@link SharedPools#handOver()}), not on the caller's thread (the shared
-   * loop): fabric8's interceptors run there, and one that refreshes a token (an exec credential plugin) may take
-   * seconds. The answer comes on the HTTP client's thread, and {@code done} only posts it to the loop.
-   */
-  private Call send(String what, java.util.function.Supplier<HttpRequest.Builder> request, Reading reading,
-      Answered done) {
-    Request call = new Request();
-    if (closed.get()) {
-      call.over.set(true);
-      call.placeGiven.set(true);
-      LeaseCallFailed refused = new LeaseCallFailed(what + " refused: the election is closing", null, 0);
-      done.answered(failed(refused), refused);
-      return call;
-    }
-    if (!requests.tryAcquire()) {
-      call.over.set(true);
-      call.placeGiven.set(true);
-      LeaseCallFailed refused = new LeaseCallFailed(what + " refused: " + requests.refusal(), null, 0);
-      done.answered(failed(refused), refused);
-      return call;
-    }
-    inFlight.add(call);
-    if (closed.get() && call.end()) {
-      // Closed while this call was added: close() may not have seen it.
-      LeaseCallFailed refused = new LeaseCallFailed(what + " refused: the election is closing", null, 0);
-      done.answered(failed(refused), refused);
-      return call;
-    }
-    try {
-      handOver.execute(() -> {
-        if (call.over.get()) {
-          return; // cancelled (or closed) before it was sent
-        }
-        HttpRequest sent;
-        CompletableFuture<HttpResponse<String>> response;
-        try {
-          sent = request.get().timeout(timeoutMillis, TimeUnit.MILLISECONDS).build();
-          response = http.sendAsync(sent, String.class);
-        } catch (RuntimeException | LinkageError e) {
-          if (call.end()) {
-            LeaseCallFailed failed = failure(what, e);
-            done.answered(failed(failed), failed);
-          }
-          return;
-        }
-        call.response = response;
-        if (call.over.get()) {
-          response.cancel(true); // cancelled while it was being sent
-        }
-        response.whenComplete((answer, error) -> {
-          if (!call.end()) {
-            return; // cancelled, or the election closed
-          }
-          LeaseStep.Answer result;
-          LeaseCallFailed failure = null;
-          try {
-            if (error != null) {
-              failure = failure(what, error);
-            } else if (!answer.isSuccessful()
-                && !(answer.code() == LeaseCallFailed.NOT_FOUND && "GET".equals(sent.method()))) {
-              failure = failure(what, requestFailure(sent, answer));
-            }
-            result = failure != null ? failed(failure) : reading.read(answer.code(), answer.body());
-          } catch (RuntimeException | LinkageError e) {
-            failure = failure(what, e);
-            result = failed(failure);
-          }
-          done.answered(result, failure);
-        });
-      });
-    } catch (RejectedExecutionException e) {
-      if (call.end()) {
-        LeaseCallFailed failed = new LeaseCallFailed(what + " refused: " + e, e, 0);
-        done.answered(failed(failed), failed);
-      }
-    }
-    return call;
-  }
-
-  /**
-   * The failure of an HTTP error, as fabric8's resource API reports it: the status code, and the server's
-   * {@code Status} (its message) when the body is one.
-   */
-  private KubernetesClientException requestFailure(HttpRequest request, HttpResponse<String> response) {
-    Status status = null;
-    String body = response.body();
-    if (body != null && body.strip().startsWith("{")) {
-      try {
-        status = serialization.unmarshal(body, Status.class);
-      } catch (RuntimeException notAStatus) {
-        status = null;
-      }
-    }
-    if (status == null || status.getCode() == null) {
-      status = new StatusBuilder().withCode(response.code())
-          .withMessage(body == null || body.isBlank() ? response.message() : body.strip()).build();
-    }
-    StringBuilder message = new StringBuilder("Failure executing: ").append(request.method()).append(" at: ")
-        .append(request.uri()).append('.');
-    if (status.getMessage() != null && !status.getMessage().isEmpty()) {
-      message.append(" Message: ").append(status.getMessage()).append('.');
-    }
-    message.append(" Received status: ").append(status).append('.');
-    return new KubernetesClientException(message.toString(), response.code(), status);
-  }
-
-  private static LeaseCallFailed failure(String what, Throwable e) {
-    Throwable cause = e;
-    while ((cause instanceof java.util.concurrent.ExecutionException || cause instanceof CompletionException)
-        && cause.getCause() != null) {
-      cause = cause.getCause();
-    }
-    int code = cause instanceof KubernetesClientException kce ? kce.getCode() : 0;
-    if (cause instanceof InterruptedException
-        || cause instanceof KubernetesClientException && cause.getCause() instanceof InterruptedException) {
-      return new LeaseCallFailed(what + " interrupted", cause, 0);
-    }
-    return new LeaseCallFailed(what + " failed: " + FailureCause.describe(cause), cause, Math.max(0, code));
-  }
-
-  static LeaseStep.Answer failed(LeaseCallFailed e) {
-    LeaseStep.FailureKind kind = e.isConflict() ? LeaseStep.FailureKind.CONFLICT
-        : e.isNotFound() ? LeaseStep.FailureKind.NOT_FOUND : LeaseStep.FailureKind.OTHER;
-    return new LeaseStep.Answer.Failed(kind, e.getMessage());
-  }
-
-  /**
-   * Watches the Lease. fabric8 reconnects a dropped watch by itself, resuming from the last resourceVersion it
-   * saw; it reports {@link WatchEvents#closed()} only when it gives up (e.g. 410 Gone). A watch cancelled while it
-   * opens is closed as soon as it is open.
-   */
+  /** Watches the Lease: see {@link LeaseWatch#open}. */
   @Override
   public Call watch(WatchEvents events) {
-    AtomicBoolean over = new AtomicBoolean();
-    Watch[] opened = new Watch[1];
-    Future<?>[] future = new Future<?>[1];
-    Object guard = new Object();
-    Call call = new Call() {
-      @Override
-      public void cancel() {
-        over.set(true);
-        Watch watch;
-        synchronized (guard) {
-          watch = opened[0];
-          opened[0] = null;
-          // Not interrupted: fabric8's watch(), cut short while it opens, leaves its connection manager
-          // reconnecting with no Watch returned to close it. Left to open, it is closed right after (below).
-          if (future[0] != null) {
-            future[0].cancel(false);
-          }
-        }
-        inFlight.remove(this);
-        if (watch != null) {
-          // Off the caller's thread, which is usually the shared loop: a close that blocks must not hold it.
-          Watch opened = watch;
-          try {
-            io.execute(() -> closeQuietly(opened));
-          } catch (RejectedExecutionException e) {
-            closeQuietly(opened);
-          }
-        }
-      }
-    };
-    if (closed.get()) {
-      return call;
-    }
-    inFlight.add(call);
-    try {
-      Future<?> submitted = io.submit(() -> {
-        Watch watch;
-        try {
-          watch = client.leases().inNamespace(namespace).withName(name).watch(new Watcher<Lease>() {
-            @Override
-            public void eventReceived(Action action, Lease lease) {
-              if (over.get()) {
-                return;
-              }
-              if (action == Action.DELETED) {
-                events.changed(null);
-              } else if (action == Action.ADDED || action == Action.MODIFIED) {
-                events.changed(LeaseRecords.record(lease));
-              }
-            }
-
-            @Override
-            public void onClose(WatcherException cause) {
-              LOG.debug("Watch of Lease {}/{} closed: {}", namespace, name, cause.getMessage());
-              // Given up by fabric8: nothing is left to close, and the elector opens a new watch (a new call).
-              inFlight.remove(call);
-              if (over.compareAndSet(false, true)) {
-                events.closed();
-              }
-            }
-          });
-        } catch (RuntimeException | LinkageError failed) {
-          LOG.debug("Watch of Lease {}/{} could not start: {}", namespace, name, failed.toString());
-          inFlight.remove(call);
-          if (over.compareAndSet(false, true)) {
-            events.closed();
-          }
-          return;
-        }
-        synchronized (guard) {
-          if (!over.get()) {
-            opened[0] = watch;
-            watch = null;
-          }
-        }
-        if (watch != null) {
-          // Cancelled (or closed) while it opened: it must not stay behind, reconnecting.
-          closeQuietly(watch);
-          return;
-        }
-        events.opened();
-      });
-      synchronized (guard) {
-        future[0] = submitted;
-      }
-    } catch (RejectedExecutionException e) {
-      inFlight.remove(call);
-      over.set(true);
-      events.closed();
-    }
-    return call;
-  }
-
-  private void closeQuietly(Watch watch) {
-    if (watch == null) {
-      return;
-    }
-    try {
-      watch.close();
-    } catch (RuntimeException e) {
-      LOG.debug("Closing the watch of Lease {}/{} failed: {}", namespace, name, e.toString());
-    }
+    return watch.open(events);
   }
 
   @Override
@@ -508,60 +197,7 @@ final class Fabric8LeaseTransport implements LeaseTransport {
    */
   @Override
   public void recordEvent(LeadershipEvent event, Runnable done) {
-    // Written after a close too: the Event that ends a closing runner's term is due just before its transport
-    // closes, and may wait behind an earlier one still in flight.
-    if (!eventWrites.tryAcquire()) {
-      LOG.debug("Leadership Event \"{}\" on Lease {}/{} not recorded: {}", event.message(), namespace, name,
-          eventWrites.refusal());
-      done.run();
-      return;
-    }
-    AtomicBoolean over = new AtomicBoolean();
-    Runnable finish = () -> {
-      if (over.compareAndSet(false, true)) {
-        eventWrites.release();
-        done.run();
-      }
-    };
-    try {
-      handOver.execute(() -> {
-        HttpRequest request;
-        CompletableFuture<HttpResponse<String>> response;
-        try {
-          request = http.newHttpRequestBuilder().uri(eventsUrl).post(JSON, serialization.asJson(event(event)))
-              .timeout(timeoutMillis, TimeUnit.MILLISECONDS).build();
-          response = http.sendAsync(request, String.class);
-        } catch (RuntimeException | LinkageError e) {
-          notRecorded(event, e);
-          finish.run();
-          return;
-        }
-        response.whenComplete((answer, error) -> {
-          try {
-            if (error != null) {
-              notRecorded(event, error);
-            } else if (answer.code() == 403 && eventAccess != null) {
-              eventAccess.denied("the server refused to create the Event \"" + event.message() + "\" with HTTP 403");
-            } else if (!answer.isSuccessful()) {
-              notRecorded(event, requestFailure(request, answer));
-            }
-          } finally {
-            finish.run();
-          }
-        });
-      });
-    } catch (RejectedExecutionException e) {
-      LOG.debug("Leadership Event \"{}\" on Lease {}/{} not recorded: {}", event.message(), namespace, name,
-          e.toString());
-      finish.run();
-    }
-  }
-
-  private void notRecorded(LeadershipEvent event, Throwable failure) {
-    Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause()
-        : failure;
-    LOG.debug("Could not record the leadership Event \"{}\" on Lease {}/{}: {}", event.message(), namespace, name,
-        FailureCause.describe(cause));
+    http.recordEvent(event, () -> event(event), eventAccess, done);
   }
 
   /** The core/v1 Event, shaped as client-go's recorder writes it, on the Lease as it was last seen. */

@@ -376,7 +376,7 @@ final class LeaseElector {
         + Durations.approx(Duration.ofNanos(waitedNanos)), null, 0);
     lastFailure = failed;
     mode = Mode.BUSY;
-    advance(protocol.answer(now(), Fabric8LeaseTransport.failed(failed)));
+    advance(protocol.answer(now(), LeaseHttp.failed(failed)));
   }
 
   /** Waits until {@code untilNanos} or until an input arrives; a follower keeps its watch running meanwhile. */

@@ -23,6 +23,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -247,8 +248,9 @@ class Fabric8LeaseTransportTest {
   private static boolean aThreadIsInTheTransport() {
     return Thread.getAllStackTraces().entrySet().stream()
         .anyMatch(thread -> java.util.Arrays.stream(thread.getValue())
-            .anyMatch(frame -> frame.getClassName().equals(Fabric8LeaseTransport.class.getName())
-                || frame.getClassName().startsWith(Fabric8LeaseTransport.class.getName() + "$")));
+            .anyMatch(frame -> Stream.of(Fabric8LeaseTransport.class, LeaseHttp.class, LeaseWatch.class)
+                .anyMatch(type -> frame.getClassName().equals(type.getName())
+                    || frame.getClassName().startsWith(type.getName() + "$"))));
   }
 
   @Test

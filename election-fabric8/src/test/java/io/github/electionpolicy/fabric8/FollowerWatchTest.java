@@ -155,7 +155,8 @@ class FollowerWatchTest {
    * <p>Fix: in LeaseWatch.stop(), when the Future is not done, do not just cancel it: mark the generation
    * stopped and let the worker close the Watch it gets (e.g. the submitted task checks, after watch() returns,
    * whether its generation is still current and closes the Watch if not); or open the watch with
-   * submitWatch() and close the manager on stop.
+   * submitWatch() and close the manager on stop. (That LeaseWatch is gone; today's LeaseWatch.open, the
+   * transport's watch, holds the fix: a watch cancelled while it opens is closed as soon as it is open.)
    */
   @Test
   void aRunnerClosedWhileItsWatchOpensLeavesNoWatchBehind() throws Exception {

@@ -1,0 +1,330 @@
+package io.github.electionpolicy.fabric8;
+
+import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.api.model.Status;
+import io.fabric8.kubernetes.api.model.StatusBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.http.HttpClient;
+import io.fabric8.kubernetes.client.http.HttpRequest;
+import io.fabric8.kubernetes.client.http.HttpResponse;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import io.github.electionpolicy.fabric8.LeaseTransport.Answered;
+import io.github.electionpolicy.fabric8.LeaseTransport.Call;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The asynchronous HTTP of one {@link Fabric8LeaseTransport}: the URLs of its Lease and its Events, building and
+ * sending a request with the derived client's {@code sendAsync} (handed over on {@link SharedPools#handOver()}),
+ * the place each holds in the JVM's bounds ({@link SharedPools#leaseRequests()}, {@link SharedPools#eventWrites()}),
+ * and turning an HTTP answer or error into a {@link LeaseStep.Answer} and a {@link LeaseCallFailed}. What an answer
+ * means for the Lease (the record, the Lease last seen) stays with the transport, which also owns the close: this
+ * class refuses a request once the transport's {@code closed} is set, and keeps each Lease request among the
+ * transport's {@code inFlight} calls until it ends. Thread-safe: every request is answered at most once, on
+ * whichever thread ends it.
+ */
+final class LeaseHttp {
+
+  private static final Logger LOG = LoggerFactory.getLogger(LeaseHttp.class);
+  private static final String JSON = "application/json";
+
+  private final HttpClient http;
+  private final KubernetesSerialization serialization;
+  private final long timeoutMillis;
+  private final String leasesUrl;
+  private final String leaseUrl;
+  private final String eventsUrl;
+  private final String namespace;
+  private final String name;
+  private final java.util.concurrent.Executor handOver;
+  private final SharedPools.InFlight requests;
+  private final SharedPools.InFlight eventWrites;
+  private final AtomicBoolean closed;
+  private final Set<Call> inFlight;
+
+  /**
+   * Requests of the Lease {@code namespace/name} through {@code client} (the transport's derived client), each
+   * bounded by {@code timeoutMillis}; {@code closed} and {@code inFlight} are the transport's.
+   */
+  LeaseHttp(KubernetesClient client, String namespace, String name, long timeoutMillis,
+      java.util.concurrent.Executor handOver, SharedPools.InFlight requests, SharedPools.InFlight eventWrites,
+      AtomicBoolean closed, Set<Call> inFlight) {
+    this.namespace = namespace;
+    this.name = name;
+    this.handOver = handOver;
+    this.requests = requests;
+    this.eventWrites = eventWrites;
+    this.closed = closed;
+    this.inFlight = inFlight;
+    // The derived client's own HTTP client: the user's connections, TLS, credentials and interceptors
+    // (impersonation included), tagged with the transport's request settings, so fabric8 retries none of these
+    // requests.
+    this.http = client.getHttpClient();
+    this.serialization = client.getKubernetesSerialization();
+    this.timeoutMillis = timeoutMillis;
+    String master = client.getConfiguration().getMasterUrl();
+    String root = master.endsWith("/") ? master.substring(0, master.length() - 1) : master;
+    this.leasesUrl = root + "/apis/coordination.k8s.io/v1/namespaces/" + namespace + "/leases";
+    this.leaseUrl = leasesUrl + "/" + name;
+    this.eventsUrl = root + "/api/v1/namespaces/" + namespace + "/events";
+  }
+
+  /** A GET of the Lease. */
+  HttpRequest.Builder getLease() {
+    return http.newHttpRequestBuilder().uri(leaseUrl);
+  }
+
+  /** A POST of {@code lease} to the namespace's Leases. */
+  HttpRequest.Builder createLease(Object lease) {
+    return http.newHttpRequestBuilder().uri(leasesUrl).post(JSON, serialization.asJson(lease));
+  }
+
+  /** A PUT of {@code lease} to the Lease. */
+  HttpRequest.Builder updateLease(Object lease) {
+    return http.newHttpRequestBuilder().uri(leaseUrl).put(JSON, serialization.asJson(lease));
+  }
+
+  /** What turns a successful answer (or, for a read, a 404) into the protocol's answer. */
+  @FunctionalInterface
+  interface Reading {
+    LeaseStep.Answer read(int code, String body);
+  }
+
+  /**
+   * A request in flight: answered at most once, by its response, its failure, a cancel or the close; its place in
+   * the JVM's bound is given back once, whichever comes first.
+   */
+  private final class Request implements Call {
+    private final AtomicBoolean over = new AtomicBoolean();
+    private final AtomicBoolean placeGiven = new AtomicBoolean();
+    private volatile CompletableFuture<?> response;
+
+    /** Ends it; true if this was the end (nothing answered it before). */
+    boolean end() {
+      if (!over.compareAndSet(false, true)) {
+        return false;
+      }
+      inFlight.remove(this);
+      givePlaceBack();
+      return true;
+    }
+
+    void givePlaceBack() {
+      if (placeGiven.compareAndSet(false, true)) {
+        requests.release();
+      }
+    }
+
+    @Override
+    public void cancel() {
+      if (end()) {
+        CompletableFuture<?> sent = response;
+        if (sent != null) {
+          // Completes the future at once (its answer, if it still comes, is dropped); the exchange itself ends by
+          // its request timeout at the latest.
+          sent.cancel(true);
+        }
+      }
+      inFlight.remove(this);
+    }
+  }
+
+  /**
+   * Sends a request with the derived client's {@code sendAsync}: no thread waits for its answer. The request is
+   * handed to the HTTP client on a worker ({@link SharedPools#handOver()}), not on the caller's thread (the shared
+   * loop): fabric8's interceptors run there, and one that refreshes a token (an exec credential plugin) may take
+   * seconds. The answer comes on the HTTP client's thread, and {@code done} only posts it to the loop.
+   */
+  Call send(String what, java.util.function.Supplier<HttpRequest.Builder> request, Reading reading,
+      Answered done) {
+    Request call = new Request();
+    if (closed.get()) {
+      call.over.set(true);
+      call.placeGiven.set(true);
+      LeaseCallFailed refused = new LeaseCallFailed(what + " refused: the election is closing", null, 0);
+      done.answered(failed(refused), refused);
+      return call;
+    }
+    if (!requests.tryAcquire()) {
+      call.over.set(true);
+      call.placeGiven.set(true);
+      LeaseCallFailed refused = new LeaseCallFailed(what + " refused: " + requests.refusal(), null, 0);
+      done.answered(failed(refused), refused);
+      return call;
+    }
+    inFlight.add(call);
+    if (closed.get() && call.end()) {
+      // Closed while this call was added: close() may not have seen it.
+      LeaseCallFailed refused = new LeaseCallFailed(what + " refused: the election is closing", null, 0);
+      done.answered(failed(refused), refused);
+      return call;
+    }
+    try {
+      handOver.execute(() -> {
+        if (call.over.get()) {
+          return; // cancelled (or closed) before it was sent
+        }
+        HttpRequest sent;
+        CompletableFuture<HttpResponse<String>> response;
+        try {
+          sent = request.get().timeout(timeoutMillis, TimeUnit.MILLISECONDS).build();
+          response = http.sendAsync(sent, String.class);
+        } catch (RuntimeException | LinkageError e) {
+          if (call.end()) {
+            LeaseCallFailed failed = failure(what, e);
+            done.answered(failed(failed), failed);
+          }
+          return;
+        }
+        call.response = response;
+        if (call.over.get()) {
+          response.cancel(true); // cancelled while it was being sent
+        }
+        response.whenComplete((answer, error) -> {
+          if (!call.end()) {
+            return; // cancelled, or the election closed
+          }
+          LeaseStep.Answer result;
+          LeaseCallFailed failure = null;
+          try {
+            if (error != null) {
+              failure = failure(what, error);
+            } else if (!answer.isSuccessful()
+                && !(answer.code() == LeaseCallFailed.NOT_FOUND && "GET".equals(sent.method()))) {
+              failure = failure(what, requestFailure(sent, answer));
+            }
+            result = failure != null ? failed(failure) : reading.read(answer.code(), answer.body());
+          } catch (RuntimeException | LinkageError e) {
+            failure = failure(what, e);
+            result = failed(failure);
+          }
+          done.answered(result, failure);
+        });
+      });
+    } catch (RejectedExecutionException e) {
+      if (call.end()) {
+        LeaseCallFailed failed = new LeaseCallFailed(what + " refused: " + e, e, 0);
+        done.answered(failed(failed), failed);
+      }
+    }
+    return call;
+  }
+
+  /**
+   * The failure of an HTTP error, as fabric8's resource API reports it: the status code, and the server's
+   * {@code Status} (its message) when the body is one.
+   */
+  private KubernetesClientException requestFailure(HttpRequest request, HttpResponse<String> response) {
+    Status status = null;
+    String body = response.body();
+    if (body != null && body.strip().startsWith("{")) {
+      try {
+        status = serialization.unmarshal(body, Status.class);
+      } catch (RuntimeException notAStatus) {
+        status = null;
+      }
+    }
+    if (status == null || status.getCode() == null) {
+      status = new StatusBuilder().withCode(response.code())
+          .withMessage(body == null || body.isBlank() ? response.message() : body.strip()).build();
+    }
+    StringBuilder message = new StringBuilder("Failure executing: ").append(request.method()).append(" at: ")
+        .append(request.uri()).append('.');
+    if (status.getMessage() != null && !status.getMessage().isEmpty()) {
+      message.append(" Message: ").append(status.getMessage()).append('.');
+    }
+    message.append(" Received status: ").append(status).append('.');
+    return new KubernetesClientException(message.toString(), response.code(), status);
+  }
+
+  private static LeaseCallFailed failure(String what, Throwable e) {
+    Throwable cause = e;
+    while ((cause instanceof java.util.concurrent.ExecutionException || cause instanceof CompletionException)
+        && cause.getCause() != null) {
+      cause = cause.getCause();
+    }
+    int code = cause instanceof KubernetesClientException kce ? kce.getCode() : 0;
+    if (cause instanceof InterruptedException
+        || cause instanceof KubernetesClientException && cause.getCause() instanceof InterruptedException) {
+      return new LeaseCallFailed(what + " interrupted", cause, 0);
+    }
+    return new LeaseCallFailed(what + " failed: " + FailureCause.describe(cause), cause, Math.max(0, code));
+  }
+
+  static LeaseStep.Answer failed(LeaseCallFailed e) {
+    LeaseStep.FailureKind kind = e.isConflict() ? LeaseStep.FailureKind.CONFLICT
+        : e.isNotFound() ? LeaseStep.FailureKind.NOT_FOUND : LeaseStep.FailureKind.OTHER;
+    return new LeaseStep.Answer.Failed(kind, e.getMessage());
+  }
+
+  /**
+   * Creates the Event {@code body} (built on the hand-over thread) for {@code event}, as the Lease requests are
+   * sent, bounded apart from them ({@link SharedPools#eventWrites()}); not among the calls in flight, so a close
+   * neither cuts it short nor refuses it. A 403 goes to {@code eventAccess} (if any), which warns once; any other
+   * failure is logged at DEBUG. {@code done} runs once, when the write is over (or refused).
+   */
+  void recordEvent(LeadershipEvent event, java.util.function.Supplier<Event> body, EventAccess eventAccess,
+      Runnable done) {
+    // Written after a close too: the Event that ends a closing runner's term is due just before its transport
+    // closes, and may wait behind an earlier one still in flight.
+    if (!eventWrites.tryAcquire()) {
+      LOG.debug("Leadership Event \"{}\" on Lease {}/{} not recorded: {}", event.message(), namespace, name,
+          eventWrites.refusal());
+      done.run();
+      return;
+    }
+    AtomicBoolean over = new AtomicBoolean();
+    Runnable finish = () -> {
+      if (over.compareAndSet(false, true)) {
+        eventWrites.release();
+        done.run();
+      }
+    };
+    try {
+      handOver.execute(() -> {
+        HttpRequest request;
+        CompletableFuture<HttpResponse<String>> response;
+        try {
+          request = http.newHttpRequestBuilder().uri(eventsUrl).post(JSON, serialization.asJson(body.get()))
+              .timeout(timeoutMillis, TimeUnit.MILLISECONDS).build();
+          response = http.sendAsync(request, String.class);
+        } catch (RuntimeException | LinkageError e) {
+          notRecorded(event, e);
+          finish.run();
+          return;
+        }
+        response.whenComplete((answer, error) -> {
+          try {
+            if (error != null) {
+              notRecorded(event, error);
+            } else if (answer.code() == 403 && eventAccess != null) {
+              eventAccess.denied("the server refused to create the Event \"" + event.message() + "\" with HTTP 403");
+            } else if (!answer.isSuccessful()) {
+              notRecorded(event, requestFailure(request, answer));
+            }
+          } finally {
+            finish.run();
+          }
+        });
+      });
+    } catch (RejectedExecutionException e) {
+      LOG.debug("Leadership Event \"{}\" on Lease {}/{} not recorded: {}", event.message(), namespace, name,
+          e.toString());
+      finish.run();
+    }
+  }
+
+  private void notRecorded(LeadershipEvent event, Throwable failure) {
+    Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause()
+        : failure;
+    LOG.debug("Could not record the leadership Event \"{}\" on Lease {}/{}: {}", event.message(), namespace, name,
+        FailureCause.describe(cause));
+  }
+}
