@@ -245,12 +245,18 @@ class Fabric8LeaseTransportTest {
   }
 
   /** Whether a thread runs (or waits in) the transport's code now: a request or write that holds a thread. */
+  /**
+   * Whether a thread is in the transport's request path (a read, a write, an Event write). Not the watch's opening
+   * nor the preflight's reviews, which do hold a worker while they wait, by design: another test's watch still
+   * opening against a server that went away would otherwise count here.
+   */
   private static boolean aThreadIsInTheTransport() {
     return Thread.getAllStackTraces().entrySet().stream()
         .anyMatch(thread -> java.util.Arrays.stream(thread.getValue())
-            .anyMatch(frame -> Stream.of(Fabric8LeaseTransport.class, LeaseHttp.class, LeaseWatch.class)
-                .anyMatch(type -> frame.getClassName().equals(type.getName())
-                    || frame.getClassName().startsWith(type.getName() + "$"))));
+            .anyMatch(frame -> Stream.of(Fabric8LeaseTransport.class, LeaseHttp.class)
+                .anyMatch(type -> (frame.getClassName().equals(type.getName())
+                    || frame.getClassName().startsWith(type.getName() + "$"))
+                    && !frame.getMethodName().contains("reflight"))));
   }
 
   @Test
