@@ -107,7 +107,7 @@ final class Fabric8LeaseTransport implements LeaseTransport {
         // As fabric8's get(): a missing Lease is an answer, not a failure.
         return new LeaseStep.Answer.Missing();
       }
-      Lease lease = serialization.unmarshal(body, Lease.class);
+      Lease lease = answeredLease(body);
       lastSeen = lease;
       return new LeaseStep.Answer.Found(LeaseRecords.record(lease));
     }, done);
@@ -121,14 +121,37 @@ final class Fabric8LeaseTransport implements LeaseTransport {
 
   @Override
   public Call update(LeaseRecord record, Answered done) {
+    if (record.resourceVersion() == null) {
+      // A PUT without a resourceVersion is applied unconditionally, over whoever holds the Lease: never sent.
+      LeaseCallFailed refused = new LeaseCallFailed("update Lease refused: the record has no resourceVersion", null,
+          0);
+      done.answered(LeaseHttp.failed(refused), refused);
+      return () -> { };
+    }
     Lease lease = LeaseRecords.lease(record, lastSeen, namespace, name);
     return http.send("update Lease", () -> http.updateLease(lease), this::written, done);
   }
 
   private LeaseStep.Answer written(int code, String body) {
-    Lease lease = serialization.unmarshal(body, Lease.class);
+    Lease lease = answeredLease(body);
     lastSeen = lease;
     return new LeaseStep.Answer.Written(LeaseRecords.record(lease));
+  }
+
+  /**
+   * The Lease a successful answer holds, or an {@link IllegalStateException} (a failed call) for a body that is no
+   * Lease of this name with a resourceVersion ({@code {}}, a {@code Status}, nothing): taken as a Lease, it would
+   * look free (no holder) and be written without a resourceVersion, which the server applies unconditionally.
+   */
+  private Lease answeredLease(String body) {
+    Lease lease = body == null || body.isBlank() ? null : serialization.unmarshal(body, Lease.class);
+    if (lease == null || lease.getKind() != null && !"Lease".equals(lease.getKind()) || lease.getMetadata() == null
+        || !name.equals(lease.getMetadata().getName()) || lease.getMetadata().getResourceVersion() == null) {
+      String shown = body == null ? "" : body.strip();
+      throw new IllegalStateException("the answer is no Lease " + namespace + "/" + name + ": \""
+          + (shown.length() > 200 ? shown.substring(0, 200) + "..." : shown) + "\"");
+    }
+    return lease;
   }
 
   /** Watches the Lease: see {@link LeaseWatch#open}. */

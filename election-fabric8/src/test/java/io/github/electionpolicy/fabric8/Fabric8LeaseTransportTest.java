@@ -358,6 +358,77 @@ class Fabric8LeaseTransportTest {
     }
   }
 
+  /**
+   * FINDING 1 (h-attack3). A 200 whose body is no Lease (a proxy's {@code {}}, a {@code Status} of kind Success)
+   * was taken as a Lease: a read answered Found with no holder and no resourceVersion (the Lease looked free), so
+   * the follower took it with an update that carried no resourceVersion, which the API server applies
+   * unconditionally: over the real holder's term (two leaders). A write so answered counted as Written with no
+   * resourceVersion, so every renewal went out unconditional too. Such an answer now fails the call (a write's as
+   * unknown: it may have been applied), and it does not replace the last Lease seen.
+   */
+  @Test
+  void aSuccessWhoseBodyIsNoLeaseFailsTheCallAndIsNotTakenForAFreeLease() throws Exception {
+    for (String body : List.of("{}", "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Success\"}",
+        "null", "")) {
+      java.util.concurrent.atomic.AtomicBoolean broken = new java.util.concurrent.atomic.AtomicBoolean();
+      try (MockApi server = new MockApi(delegate -> new Dispatcher() {
+        @Override
+        public MockResponse dispatch(RecordedRequest request) {
+          String path = request.getPath() == null ? "" : request.getPath();
+          if (broken.get() && path.startsWith(LEASES) && !path.contains("watch=true")) {
+            return new MockResponse().setResponseCode(200).setHeader("Content-Type", "application/json")
+                .setBody(body);
+          }
+          return delegate.dispatch(request);
+        }
+      });
+          Fabric8LeaseTransport transport = transport(server, new SharedPools.InFlight(64, "Lease requests"))) {
+        server.client().leases().inNamespace(MockApi.NAMESPACE).resource(new LeaseBuilder()
+            .withNewMetadata().withName(MockApi.LEASE).withNamespace(MockApi.NAMESPACE).addToLabels("team", "orders")
+            .endMetadata().withNewSpec().withHolderIdentity("b").withLeaseDurationSeconds(2).endSpec().build())
+            .create();
+        Answers first = new Answers();
+        transport.read(first); // the real Lease, remembered
+        LeaseRecord seen = ((LeaseStep.Answer.Found) first.await()).record();
+
+        broken.set(true);
+        Answers read = new Answers();
+        transport.read(read);
+        assertThat(read.await()).as("a read answered %s", body).isInstanceOfSatisfying(
+            LeaseStep.Answer.Failed.class, f -> assertThat(f.kind()).isEqualTo(LeaseStep.FailureKind.OTHER));
+        Answers update = new Answers();
+        transport.update(record("a", seen.resourceVersion()), update);
+        assertThat(update.await()).as("a write answered %s", body).isInstanceOfSatisfying(
+            LeaseStep.Answer.Failed.class, f -> assertThat(f.kind()).isEqualTo(LeaseStep.FailureKind.OTHER));
+
+        broken.set(false);
+        Answers again = new Answers();
+        transport.update(record("a", seen.resourceVersion()), again);
+        assertThat(again.await()).isInstanceOf(LeaseStep.Answer.Written.class);
+        assertThat(server.lease().getMetadata().getLabels()).as("after %s", body).containsEntry("team", "orders");
+      }
+    }
+  }
+
+  /** FINDING 1 (h-attack3), the other guard: an update without a resourceVersion is never sent. */
+  @Test
+  void anUpdateWithoutAResourceVersionIsNeverSent() throws Exception {
+    AtomicInteger puts = new AtomicInteger();
+    SharedPools.InFlight requests = new SharedPools.InFlight(64, "Lease requests");
+    try (MockApi server = answering("PUT", puts, () -> null);
+        Fabric8LeaseTransport transport = transport(server, requests)) {
+      Answers update = new Answers();
+      transport.update(record("a", null), update);
+      assertThat(update.await()).isInstanceOfSatisfying(LeaseStep.Answer.Failed.class,
+          f -> assertThat(f.kind()).isEqualTo(LeaseStep.FailureKind.OTHER));
+      Answers read = new Answers();
+      transport.read(read);
+      read.await();
+      assertThat(puts.get()).as("PUTs the server received").isZero();
+      assertThat(requests.inFlight()).isZero();
+    }
+  }
+
   @Test
   void aWriteKeepsTheLabelsAndAnnotationsAUserPutOnTheLease() throws Exception {
     api.client().leases().inNamespace(MockApi.NAMESPACE).resource(new LeaseBuilder()
