@@ -98,13 +98,18 @@ final class LeaseHttp {
   }
 
   /**
-   * A request in flight: answered at most once, by its response, its failure, a cancel or the close; its place in
-   * the JVM's bound is given back once, whichever comes first.
+   * A request in flight: answered at most once, by its response, its failure, a cancel or the close. Its place in
+   * the JVM's bound is given back once: at its end if it was never handed to the HTTP client, else when its
+   * exchange ends (answered, failed or timed out). fabric8's {@code sendAsync} aborts no exchange whose future is
+   * cancelled, so a cancelled request stays at the server until then, and keeps its place that long.
    */
   private final class Request implements Call {
+    private static final int QUEUED = 0;
+    private static final int SENT = 1;
+    private static final int DROPPED = 2;
     private final AtomicBoolean over = new AtomicBoolean();
     private final AtomicBoolean placeGiven = new AtomicBoolean();
-    private volatile CompletableFuture<?> response;
+    private final java.util.concurrent.atomic.AtomicInteger phase = new java.util.concurrent.atomic.AtomicInteger();
 
     /** Ends it; true if this was the end (nothing answered it before). */
     boolean end() {
@@ -112,8 +117,15 @@ final class LeaseHttp {
         return false;
       }
       inFlight.remove(this);
-      givePlaceBack();
+      if (phase.compareAndSet(QUEUED, DROPPED)) {
+        givePlaceBack(); // never sent: nothing of it at the server
+      }
       return true;
+    }
+
+    /** Whether it may be handed to the HTTP client: not ended before; from then on its exchange holds the place. */
+    boolean send() {
+      return phase.compareAndSet(QUEUED, SENT);
     }
 
     void givePlaceBack() {
@@ -124,14 +136,8 @@ final class LeaseHttp {
 
     @Override
     public void cancel() {
-      if (end()) {
-        CompletableFuture<?> sent = response;
-        if (sent != null) {
-          // Completes the future at once (its answer, if it still comes, is dropped); the exchange itself ends by
-          // its request timeout at the latest.
-          sent.cancel(true);
-        }
-      }
+      // Its answer, if it still comes, is dropped; the exchange itself ends by its request timeout at the latest.
+      end();
       inFlight.remove(this);
     }
   }
@@ -168,8 +174,8 @@ final class LeaseHttp {
     }
     try {
       handOver.execute(() -> {
-        if (call.over.get()) {
-          return; // cancelled (or closed) before it was sent
+        if (!call.send()) {
+          return; // cancelled (or closed) before it was sent: its place is given back already
         }
         HttpRequest sent;
         CompletableFuture<HttpResponse<String>> response;
@@ -177,17 +183,15 @@ final class LeaseHttp {
           sent = request.get().timeout(timeoutMillis, TimeUnit.MILLISECONDS).build();
           response = http.sendAsync(sent, String.class);
         } catch (RuntimeException | LinkageError e) {
+          call.givePlaceBack();
           if (call.end()) {
             LeaseCallFailed failed = failure(what, e);
             done.answered(failed(failed), failed);
           }
           return;
         }
-        call.response = response;
-        if (call.over.get()) {
-          response.cancel(true); // cancelled while it was being sent
-        }
         response.whenComplete((answer, error) -> {
+          call.givePlaceBack(); // the exchange is over
           if (!call.end()) {
             return; // cancelled, or the election closed
           }
