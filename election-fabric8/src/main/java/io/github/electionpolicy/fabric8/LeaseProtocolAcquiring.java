@@ -179,8 +179,11 @@ final class LeaseProtocolAcquiring {
       return LeaseProtocolRenewing.lead(s, now);
     }
     LeaseStep.Answer.Failed failed = (Answer.Failed) answer;
-    if (failed.kind() != FailureKind.OTHER) {
-      // Another replica wrote first, or the Lease went away: read again at once.
+    boolean created = s.takeInFlight == null || s.takeInFlight.resourceVersion() == null;
+    if (failed.kind() == FailureKind.CONFLICT || failed.kind() == FailureKind.NOT_FOUND && !created) {
+      // Another replica wrote first, or the Lease went away: read again at once. (A create that 404s found no
+      // namespace to create it in: read again at once, it finds the Lease missing and creates again, with no
+      // wait: it is a failed take, below.)
       s.succeeded(sent);
       s.readNow = true;
       return follow(s, now);

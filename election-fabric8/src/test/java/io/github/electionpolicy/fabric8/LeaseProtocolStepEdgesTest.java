@@ -103,6 +103,22 @@ class LeaseProtocolStepEdgesTest {
   @Nested
   class Following {
 
+    /**
+     * FINDING 3 (h-attack3). A create answered 404 (its namespace is missing: deleted, or misspelt in the
+     * settings) led to a read at once, which found the Lease missing and created it again at once: a loop with
+     * no wait, as fast as the API server answers, in every replica. A POST 404s only when nothing can be created
+     * there: it is a failed take, retried after a retry period as any other.
+     */
+    @Test
+    void aCreateAnsweredNotFoundWaitsARetryPeriodBeforeTheNextRead() {
+      protocol.start(at(0));
+      assertThat(protocol.answer(at(0), new Answer.Missing()).action()).isInstanceOf(LeaseStep.Create.class);
+
+      LeaseStep step = protocol.answer(at(10), failed(FailureKind.NOT_FOUND));
+
+      assertThat(awaitMillis(step)).isGreaterThanOrEqualTo(10 + RETRY / MS);
+    }
+
     @Test
     void aFirstSuccessfulReadSaysOnlyWhoHoldsTheLeaseEvenForAnHourLongLease() {
       protocol.start(at(0));
