@@ -284,19 +284,26 @@ class Fabric8LeaseTransportTest {
     }
   }
 
-  /** Whether a thread runs (or waits in) the transport's code now: a request or write that holds a thread. */
   /**
    * Whether a thread is in the transport's request path (a read, a write, an Event write). Not the watch's opening
    * nor the preflight's reviews, which do hold a worker while they wait, by design: another test's watch still
    * opening against a server that went away would otherwise count here.
    */
   private static boolean aThreadIsInTheTransport() {
+    return !threadsInTheTransport().isEmpty();
+  }
+
+  /** The threads in the request path (see above), each with its stack, for the failure's message. */
+  private static List<String> threadsInTheTransport() {
     return Thread.getAllStackTraces().entrySet().stream()
-        .anyMatch(thread -> java.util.Arrays.stream(thread.getValue())
+        .filter(thread -> java.util.Arrays.stream(thread.getValue())
             .anyMatch(frame -> Stream.of(Fabric8LeaseTransport.class, LeaseHttp.class)
                 .anyMatch(type -> (frame.getClassName().equals(type.getName())
                     || frame.getClassName().startsWith(type.getName() + "$"))
-                    && !frame.getMethodName().contains("reflight"))));
+                    && !frame.getMethodName().contains("reflight"))))
+        .map(thread -> thread.getKey().getName() + " " + thread.getKey().getState() + " "
+            + java.util.Arrays.toString(thread.getValue()))
+        .collect(java.util.stream.Collectors.toList());
   }
 
   @Test
@@ -330,7 +337,7 @@ class Fabric8LeaseTransportTest {
         assertThat(Await.holds(() -> hung.get() == 4, PATIENCE)).as("all four reached the server").isTrue();
 
         assertThat(Await.holds(() -> !aThreadIsInTheTransport(), Duration.ofSeconds(5)))
-            .as("no thread waits for the answers").isTrue();
+            .as("no thread waits for the answers: %s", threadsInTheTransport()).isTrue();
         assertThat(read.await()).isInstanceOf(LeaseStep.Answer.Failed.class);
         assertThat(read.failures.get(0)).hasMessageStartingWith("get Lease failed: timed out");
         assertThat(written.await(PATIENCE.toSeconds(), TimeUnit.SECONDS)).as("every write's done ran").isTrue();
