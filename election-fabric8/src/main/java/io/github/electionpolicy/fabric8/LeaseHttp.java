@@ -138,7 +138,6 @@ final class LeaseHttp {
     public void cancel() {
       // Its answer, if it still comes, is dropped; the exchange itself ends by its request timeout at the latest.
       end();
-      inFlight.remove(this);
     }
   }
 
@@ -151,26 +150,17 @@ final class LeaseHttp {
   Call send(String what, java.util.function.Supplier<HttpRequest.Builder> request, Reading reading,
       Answered done) {
     Request call = new Request();
-    if (closed.get()) {
+    boolean closing = closed.get();
+    if (closing || !requests.tryAcquire()) {
+      // Refused before it held a place: nothing to give back.
       call.over.set(true);
       call.placeGiven.set(true);
-      LeaseCallFailed refused = new LeaseCallFailed(what + " refused: the election is closing", null, 0);
-      done.answered(failed(refused), refused);
-      return call;
-    }
-    if (!requests.tryAcquire()) {
-      call.over.set(true);
-      call.placeGiven.set(true);
-      LeaseCallFailed refused = new LeaseCallFailed(what + " refused: " + requests.refusal(), null, 0);
-      done.answered(failed(refused), refused);
-      return call;
+      return refuse(call, what, closing ? "the election is closing" : requests.refusal(), done);
     }
     inFlight.add(call);
     if (closed.get() && call.end()) {
       // Closed while this call was added: close() may not have seen it.
-      LeaseCallFailed refused = new LeaseCallFailed(what + " refused: the election is closing", null, 0);
-      done.answered(failed(refused), refused);
-      return call;
+      return refuse(call, what, "the election is closing", done);
     }
     try {
       handOver.execute(() -> {
@@ -218,6 +208,12 @@ final class LeaseHttp {
         done.answered(failed(failed), failed);
       }
     }
+    return call;
+  }
+
+  private static Call refuse(Call call, String what, String why, Answered done) {
+    LeaseCallFailed refused = new LeaseCallFailed(what + " refused: " + why, null, 0);
+    done.answered(failed(refused), refused);
     return call;
   }
 

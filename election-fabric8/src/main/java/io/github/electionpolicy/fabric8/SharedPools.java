@@ -184,7 +184,7 @@ final class SharedPools {
    * while it runs that call only). Shared by every runner, so it is never shut down: those methods refuse.
    */
   static final class BoundedCalls extends AbstractExecutorService {
-    private final ExecutorService workers;
+    private final java.util.concurrent.Executor workers;
     private final InFlight bound;
 
     BoundedCalls(ExecutorService workers, int limit) {
@@ -192,7 +192,7 @@ final class SharedPools {
     }
 
     BoundedCalls(ExecutorService workers, InFlight bound) {
-      this.workers = workers;
+      this.workers = handOverTo(workers);
       this.bound = bound;
     }
 
@@ -202,20 +202,16 @@ final class SharedPools {
         throw new RejectedExecutionException(bound.refusal());
       }
       try {
-        workers.execute(named(() -> {
+        workers.execute(() -> {
           try {
             call.run();
           } finally {
             bound.release();
           }
-        }));
+        });
       } catch (RejectedExecutionException e) {
-        bound.release();
+        bound.release(); // refused, or no thread could be started for it (see handOverTo)
         throw e;
-      } catch (Error e) {
-        // As handOverTo: a pool that cannot start a thread refuses the call, a failed call the elector retries.
-        bound.release();
-        throw new RejectedExecutionException("no thread could be started for the call: " + e, e);
       }
     }
 
