@@ -121,7 +121,7 @@ final class LeaseElector {
   // ---- inputs from the runner ------------------------------------------------------------------------------
 
   /**
-   * Starts the loop. With {@code holdWrites} (the RBAC preflight runs beside it) it reads and watches, which
+   * Starts the loop. With {@code holdWrites} (the RBAC preflight runs beside it) it reads, which
    * change nothing, but sends no create or update until {@link #allowWrites}: the take it decides meanwhile
    * waits, and a denial {@link #abandon}s the elector before anything was written.
    */
@@ -131,8 +131,9 @@ final class LeaseElector {
     }
     mode = Mode.BUSY;
     writesHeld = holdWrites;
-    // A follower's watch is opened from the start: it sees what changes while the first read is in flight.
-    followerWatch.ensure(closing);
+    // No watch yet: one is opened only once the protocol follows (see await). A first election on a free Lease
+    // then costs its read and its take, not a watch connection beside them; a follower's watch begins with the
+    // Lease as it is then (the server's synthetic ADDED event), so nothing between the read and the watch is lost.
     advance(protocol.start(now()));
   }
 
@@ -286,9 +287,9 @@ final class LeaseElector {
     for (LeaseStep.Signal signal : step.signals()) {
       log.signal(signal);
       if (signal instanceof LeaseStep.Elected elected) {
-        // The watch stays open while leading (the protocol ignores its events), so it is not closed while the
-        // server still sends it this very take-over: fabric8's mock API server stalls an event loop for ~30 s
-        // when a watch closes mid-event. It closes before the release instead (see send).
+        // A follower's watch is not closed here, while the server may still be sending it this very take-over
+        // (fabric8's mock API server stalls an event loop for ~30 s when a watch closes mid-event): it closes
+        // when the first renewal is sent, a retry period later, or before the release (see send).
         LeaseRecord record = elected.record();
         term = LeadershipTerm.elected(identity, record.transitions(),
             record.acquireTime() == null ? clock.instant() : record.acquireTime(),
@@ -331,9 +332,10 @@ final class LeaseElector {
       request = transport.create(create.record(), done);
     } else {
       LeaseStep.Update update = (LeaseStep.Update) action;
-      if (update.record().holder() == null) {
-        // The watch goes before the release: closing it while the server sends it the release's own event is
-        // pointless, and stalls fabric8's mock API server.
+      if (update.record().holder() == null || protocol.role() == LeaseProtocol.Role.LEADING) {
+        // A leader needs no watch (the protocol ignores its events while leading), and each renewal would come
+        // back on it as an event: it goes at the first renewal, or before the release (closing it while the
+        // server sends it the release's own event is pointless, and stalls fabric8's mock API server).
         followerWatch.stop();
       }
       requestWhat = "update Lease";

@@ -189,6 +189,13 @@ class FollowerWatchTest {
       }
     })) {
       ReplicaLink link = slow.fixture.replica("z");
+      // Held by another for an hour: z follows, and only a follower opens a watch.
+      link.client().leases().inNamespace(MockApi.NAMESPACE).resource(new io.fabric8.kubernetes.api.model
+          .coordination.v1.LeaseBuilder()
+          .withNewMetadata().withName(MockApi.LEASE).withNamespace(MockApi.NAMESPACE).endMetadata()
+          .withNewSpec().withHolderIdentity("other").withLeaseDurationSeconds(3600)
+          .withRenewTime(java.time.ZonedDateTime.now()).withAcquireTime(java.time.ZonedDateTime.now()).endSpec()
+          .build()).create();
       ElectionRunner runner = ElectionRunner.builder()
           .client(link.client())
           .decision(MockApi.CONTEND)

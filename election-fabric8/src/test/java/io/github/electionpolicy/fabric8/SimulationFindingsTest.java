@@ -44,7 +44,7 @@ class SimulationFindingsTest {
    */
   @Test
   void aFailedStartsTermEndsBeforeItsReleaseCanFreeTheLease() {
-    SimSchedule schedule = threeReplicas(40, new FailingTakeover(5000, 5000, 400));
+    SimSchedule schedule = threeReplicas(65, new FailingTakeover(5000, 5000, 400));
 
     assertThat(Simulator.run(schedule, SimVariant.FAILED_START_TERM_LEFT_VALID).invariants().violations())
         .as("%s", schedule).anyMatch(v -> v.startsWith("VALID_AT_OTHERS_ELECTION: replica-0's term"));
@@ -59,7 +59,7 @@ class SimulationFindingsTest {
     shown.put(SimVariant.RELEASE_BEFORE_STOP, hungClose);
     shown.put(SimVariant.RELEASE_AFTER_HUNG_STOP, hungClose);
     shown.put(SimVariant.START_WHILE_CLOSING, threeReplicas(5, new HandOverClose(5000, 10, 0)));
-    shown.put(SimVariant.FAILED_START_TERM_LEFT_VALID, threeReplicas(40, new FailingTakeover(5000, 5000, 400)));
+    shown.put(SimVariant.FAILED_START_TERM_LEFT_VALID, threeReplicas(65, new FailingTakeover(5000, 5000, 400)));
     shown.put(SimVariant.TERM_VALID_UNTIL_ENDED, threeReplicas(4, new Pause(0, 5000, 6000)));
     shown.put(SimVariant.GATE_CHECKS_ENDED_ONLY, threeReplicas(4, new Pause(0, 5000, 6000)));
     ReplicaSpec custom = new ReplicaSpec(4, 2500, 500, 300, LossPolicy.Kind.CUSTOM, 2, 0, 0, false);
