@@ -182,6 +182,48 @@ class RbacIT {
         .contains("kind: Role");
   }
 
+  /**
+   * The preflight takes an allow from a rules review's list: on this server (RBAC only) the listed rules must allow
+   * exactly what its own access reviews allow, for the Lease and another Lease of the namespace, and for Events,
+   * under the documented Role, under it with each verb taken out, and for the admin and the user with no grants.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"", "get", "create", "update", "watch", "admin", "nobody"})
+  void theListedRulesAllowExactlyWhatTheAccessReviewsAllow(String who) throws Exception {
+    boolean fixed = who.equals("admin") || who.equals("nobody");
+    String namespace = fixed ? "default" : freshNamespace(who.isEmpty() ? "all" : "rules-" + who);
+    KubernetesClient client = who.equals("admin") ? CLUSTER.admin()
+        : who.equals("nobody") ? KubeCluster.client(Config.fromKubeconfig(CLUSTER.nobodyKubeconfig().toFile()))
+        : KubeCluster.client(CLUSTER.configWithToken(applyManifest(namespace, who.isEmpty() ? null : who), namespace));
+    try (client) {
+      LeaseRules rules = LeaseRules.of(
+          client.authorization().v1().selfSubjectRulesReview().create(LeaseRules.question(namespace)));
+      int allowed = 0;
+      for (String lease : java.util.List.of(KubeCluster.SA_NAME, "another-lease")) {
+        for (String verb : java.util.List.of("get", "create", "update", "watch")) {
+          boolean reviewed = Boolean.TRUE.equals(client.authorization().v1().selfSubjectAccessReview()
+              .create(LeaseAccess.question(namespace, lease, verb)).getStatus().getAllowed());
+          assertThat(rules.allowsOnLease(verb, lease)).as("%s on %s, %s", verb, lease, rules).isEqualTo(reviewed);
+          allowed += reviewed ? 1 : 0;
+        }
+      }
+      boolean events = Boolean.TRUE.equals(client.authorization().v1().selfSubjectAccessReview()
+          .create(new EventAccess(namespace, KubeCluster.SA_NAME).question()).getStatus().getAllowed());
+      assertThat(rules.allowsEvents()).as("create events, %s", rules).isEqualTo(events);
+      assertThat(allowed).as("the cases differ").isEqualTo(switch (who) {
+        case "admin" -> 8;
+        case "nobody" -> 0;
+        case "" -> 5; // create on any Lease; get, update and watch on this one only
+        case "create" -> 3;
+        default -> 4;
+      });
+    } finally {
+      if (!fixed) {
+        admin.namespaces().withName(namespace).delete();
+      }
+    }
+  }
+
   private static String explain(Path kubeconfig, String namespace) {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     ByteArrayOutputStream err = new ByteArrayOutputStream();

@@ -16,13 +16,16 @@ import org.slf4j.LoggerFactory;
  * The start-up check of {@link ElectionRunner}: a {@link LeaseAccess} review before contending, so a
  * missing Role fails at start with the fix instead of as a stream of 403s. It runs on a Lease I/O thread, beside
  * the elector's first read (whose writes wait for this verdict), so {@code start()} never waits for the API
- * server; the runner acts on a denial. The reviews of the required verbs are independent, so they are sent at
- * once on the same I/O pool (see {@link LeaseAccess#review(String, String, LeaseAccess.Reviewer,
- * java.util.concurrent.Executor, boolean)}): the verdict costs about one round trip. {@code watch} only decides
+ * server; the runner acts on a denial. It first asks one {@code SelfSubjectRulesReview} of the namespace: when
+ * the rules it lists allow every required verb ({@link LeaseRules}), that is the verdict, in one round trip and
+ * one request. Otherwise (a denial, an incomplete list, a failed review) the verdict is the
+ * {@code SelfSubjectAccessReview}s', one per required verb, as the server answers each: independent, so they are
+ * sent at once on the same I/O pool (see {@link LeaseAccess#review(String, String, LeaseAccess.Reviewer,
+ * java.util.concurrent.Executor, boolean)}): one round trip more. {@code watch} only decides
  * a warning, so it is asked once the verdict is given and the elector's first attempt is over, off the start
- * path, and warned of when it answers. With
- * leadership Events on, one more review, sent at the start and never waited for, asks whether Events may be
- * created; a denial is a warning ({@link EventAccess}), never a reason not to contend.
+ * path, and warned of when it answers (not at all when the rules showed it allowed). With leadership Events on,
+ * one more review, never waited for, asks whether Events may be created (unless the rules showed it allowed); a
+ * denial is a warning ({@link EventAccess}), never a reason not to contend.
  */
 final class RbacPreflight {
 
@@ -59,10 +62,40 @@ final class RbacPreflight {
       java.util.function.Consumer<Runnable> later) {
     String leaseName = settings.leaseName();
     LeaseAccess.Reviewer reviewer = reviewer(userClient, closing);
+    Optional<LeaseRules> rules = rules(userClient, namespace, closing);
+    if (rules.isPresent() && rules.get().grantRequired(leaseName)) {
+      // The usual case, in one round trip: the listed rules allow every required verb. What they do not show
+      // allowed of the advice (events, watch) is asked as below, and never waited for.
+      if (closing.getAsBoolean()) {
+        return Optional.empty();
+      }
+      if (events != null && !rules.get().allowsEvents()) {
+        var question = events.question();
+        // Bound to the runner's close, not the preflight's: it runs after this verdict is given.
+        LeaseAccess.Reviewer adviceReviewer = reviewer(userClient, closed);
+        EventsReview eventsReview = new EventsReview(() -> adviceReviewer.allowed(question), events, closed);
+        try {
+          io.execute(eventsReview);
+          eventsReview.reportWhenAnswered();
+        } catch (RejectedExecutionException e) {
+          LOG.debug("Could not check RBAC for events: {}", e.toString());
+        }
+      }
+      if (!rules.get().allowsOnLease(LeaseAccess.ADVISED_VERBS.get(0), leaseName)) {
+        LeaseAccess.Reviewer watchReviewer = reviewer(userClient, closed);
+        later.accept(() -> askWatch(watchReviewer, namespace, settings, closed, io));
+      }
+      return Optional.empty();
+    }
+    // Not shown allowed (a denial, an incomplete list, a failed review): one review per verb decides, as the
+    // server answers each one.
     EventsReview eventsReview = null;
     if (events != null) {
       var question = events.question();
-      eventsReview = new EventsReview(() -> reviewer.allowed(question), events, closed);
+      // Bound to the runner's close, not the preflight's: it may still be waiting for a thread when the verdict
+      // is given, and it is advice for the whole run (a review cancelled by the preflight's end was never sent).
+      LeaseAccess.Reviewer adviceReviewer = reviewer(userClient, closed);
+      eventsReview = new EventsReview(() -> adviceReviewer.allowed(question), events, closed);
       try {
         io.execute(eventsReview);
       } catch (RejectedExecutionException e) {
@@ -84,6 +117,24 @@ final class RbacPreflight {
       if (eventsReview != null && !eventsReview.wanted) {
         eventsReview.cancel(true);
       }
+    }
+  }
+
+  /**
+   * The {@code SelfSubjectRulesReview} of the namespace through the user's client, on this thread; empty when it
+   * failed or the runner is {@code closing} (then the reviews per verb decide, or nothing is reported).
+   */
+  private static Optional<LeaseRules> rules(KubernetesClient userClient, String namespace,
+      BooleanSupplier closing) {
+    if (closing.getAsBoolean()) {
+      return Optional.empty();
+    }
+    try {
+      return Optional.of(LeaseRules.of(
+          userClient.authorization().v1().selfSubjectRulesReview().create(LeaseRules.question(namespace))));
+    } catch (RuntimeException e) {
+      LOG.debug("Could not list the RBAC rules in namespace \"{}\": {}", namespace, e.toString());
+      return Optional.empty();
     }
   }
 

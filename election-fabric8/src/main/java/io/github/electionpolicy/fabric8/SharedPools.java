@@ -12,8 +12,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * The threads every runner of the JVM shares beside its {@link RunnerLoop}: one pool of workers, named
  * {@code election-worker-<n>} while idle, that runs both user code (services, listeners, loss handlers, exiters)
- * and the Lease transport's tasks: handing an asynchronous request to the HTTP client ({@link #handOver()}: its
- * interceptors may refresh a token, which must not hold the loop), opening a follower's watch, the RBAC preflight.
+ * and the Lease transport's blocking tasks (opening a follower's watch, the RBAC preflight); and at most {@value
+ * #HAND_OVER_THREADS} threads that hand each asynchronous request to the HTTP client ({@link #handOver()}: its
+ * interceptors may refresh a token, which must not hold the loop).
  * The Lease reads and writes and the Event writes themselves wait on no thread: they hold a place in a count in
  * flight ({@link #leaseRequests()}, {@link #eventWrites()}) until they are answered.
  *
@@ -34,6 +35,8 @@ final class SharedPools {
   /** Leadership Event writes in flight at once in the JVM, bounded apart from the Lease calls. */
   static final int EVENTS_MAX_CALLS = 16;
   static final long KEEP_ALIVE_SECONDS = 10;
+  /** The most threads that hand requests to the HTTP client at once; more hand-overs wait for one. */
+  static final int HAND_OVER_THREADS = 4;
   private static final String WORKER = "election-worker-";
 
   // No core threads: below its core size a ThreadPoolExecutor starts a new thread for every task even while
@@ -52,8 +55,11 @@ final class SharedPools {
 
   private static final ExecutorService IO = new BoundedCalls(WORKERS, LEASE_CALLS);
 
-  // A request that holds its place in a bound already is handed to the HTTP client here: a short task, unbounded.
-  private static final java.util.concurrent.Executor HAND_OVER = handOverTo(WORKERS);
+  // A request that holds its place in a bound already is handed to the HTTP client here: a short task that waits
+  // for nothing, so a few threads of their own carry any rate; on the elastic workers a burst (a thousand leaders
+  // renew in the same few milliseconds) started a worker per hand-over that found none idle, and kept them.
+  private static final java.util.concurrent.Executor HAND_OVER =
+      handOverTo(elastic(HAND_OVER_THREADS, "election-handover-"));
 
   private SharedPools() {}
 
@@ -74,7 +80,9 @@ final class SharedPools {
 
   /**
    * Runs the short task that hands a request, which holds its place in a bound already, to the HTTP client: on
-   * the shared workers, named {@code election-io-<n>} meanwhile, never refused for a bound.
+   * at most {@value #HAND_OVER_THREADS} threads of its own ({@code election-handover-<n>}), a new one only when
+   * none is idle, the rest queued; never refused for a bound. An interceptor that blocks there (a token refresh)
+   * holds one of them; the hand-overs behind it wait, and their Lease calls keep their deadlines.
    */
   static java.util.concurrent.Executor handOver() {
     return HAND_OVER;
@@ -102,6 +110,45 @@ final class SharedPools {
         thread.setName(name);
       }
     };
+  }
+
+  /**
+   * A pool of at most {@code max} threads that starts one only when none is idle (as {@link #WORKERS} does) and,
+   * once {@code max} are busy, queues the task instead of refusing it; a thread idle for {@value
+   * #KEEP_ALIVE_SECONDS} s ends. So one election keeps one thread, and any burst at most {@code max}. The queue
+   * hands a task only to an idle thread ({@code tryTransfer}), so the pool grows first; the rejection handler,
+   * reached at {@code max}, queues it for the next thread that is done.
+   */
+  static ThreadPoolExecutor elastic(int max, String prefix) {
+    HandOffQueue queue = new HandOffQueue();
+    ThreadPoolExecutor pool = new ThreadPoolExecutor(0, max, KEEP_ALIVE_SECONDS, TimeUnit.SECONDS, queue,
+        daemon(prefix), (task, executor) -> {
+          if (executor.isShutdown()) {
+            throw new RejectedExecutionException("the pool is shut down");
+          }
+          queue.queue(task);
+          // Every thread may have ended between the refusal and the queueing: one is started for the task.
+          if (executor.getPoolSize() == 0) {
+            executor.setCorePoolSize(1);
+            executor.prestartCoreThread();
+            executor.setCorePoolSize(0);
+          }
+        });
+    return pool;
+  }
+
+  /** Offers a task only to a thread that waits for one; {@link #queue} queues it for the next. */
+  private static final class HandOffQueue extends java.util.concurrent.LinkedTransferQueue<Runnable> {
+    private static final long serialVersionUID = 1L;
+
+    @Override
+    public boolean offer(Runnable task) {
+      return tryTransfer(task);
+    }
+
+    void queue(Runnable task) {
+      super.offer(task);
+    }
   }
 
   private static java.util.concurrent.ThreadFactory daemon(String prefix) {

@@ -118,6 +118,28 @@ final class MockApi implements AutoCloseable, AfterEachCallback {
     return writes().stream().filter(write -> write.holder().equals(holder)).count();
   }
 
+  /**
+   * Whether {@code request} is a SelfSubjectRulesReview: a test that answers the access reviews its own way
+   * answers this one too, with rules that agree ({@link #leaseRulesOnly}), or the fixture's rules (every verb on
+   * everything) would be the verdict and its access reviews never asked.
+   */
+  static boolean isRulesReview(RecordedRequest request) {
+    return "POST".equals(request.getMethod())
+        && "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews".equals(request.getPath());
+  }
+
+  /** A rules review's answer listing every verb on leases and nothing else: a Role without the events rule. */
+  static MockResponse leaseRulesOnly(RecordedRequest request) {
+    var review = LeaseRules.question(NAMESPACE);
+    var status = new io.fabric8.kubernetes.api.model.authorization.v1.SubjectRulesReviewStatus();
+    status.setIncomplete(false);
+    status.setResourceRules(List.of(new io.fabric8.kubernetes.api.model.authorization.v1.ResourceRuleBuilder()
+        .withApiGroups("coordination.k8s.io").withResources("leases").withVerbs("*").build()));
+    review.setStatus(status);
+    return new MockResponse().setResponseCode(201).setHeader("Content-Type", "application/json")
+        .setBody(io.fabric8.kubernetes.client.utils.Serialization.asJson(review));
+  }
+
   /** The fixture answers SelfSubjectAccessReviews always (an expectation a test sets on {@link #server} wins). */
   MockApi answeringAccessReviews() {
     return this;

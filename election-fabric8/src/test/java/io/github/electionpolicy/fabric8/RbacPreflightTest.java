@@ -14,8 +14,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Before contending, on the election thread, SelfSubjectAccessReviews check that the Lease may be read,
- * created and updated; a denial stops the runner and says what to fix.
+ * Before contending, off the caller's thread, the RBAC preflight checks that the Lease may be read, created and
+ * updated: one SelfSubjectRulesReview when its rules allow it all, else SelfSubjectAccessReviews per verb; a
+ * denial stops the runner and says what to fix.
  */
 class RbacPreflightTest {
 
@@ -111,6 +112,55 @@ class RbacPreflightTest {
       assertThat(slow.lease()).isNull();
     }
     assertThat(log.entries()).as("no reconciler started").isEmpty();
+  }
+
+  /** The reviews the server was asked, by kind, in the order it was asked them. */
+  private static MockApi countingReviews(List<String> reviews) {
+    return new MockApi(delegate -> new io.fabric8.mockwebserver.http.Dispatcher() {
+      @Override
+      public io.fabric8.mockwebserver.http.MockResponse dispatch(
+          io.fabric8.mockwebserver.http.RecordedRequest request) {
+        String path = request.getPath() == null ? "" : request.getPath();
+        if (path.endsWith("reviews")) {
+          reviews.add(path.substring(path.lastIndexOf('/') + 1));
+        }
+        return delegate.dispatch(request);
+      }
+    });
+  }
+
+  /** The usual case: the rules the server lists allow every verb, so that one review is the whole preflight. */
+  @Test
+  void rulesThatAllowEveryVerbAreTheVerdictWithoutAnAccessReview() throws Exception {
+    List<String> reviews = new CopyOnWriteArrayList<>();
+    try (MockApi counted = countingReviews(reviews)) {
+      counted.answeringAccessReviews();
+      try (Replica a = Replica.start("a", counted.client(), MockApi.fastSettings("a").build(), log)) {
+        assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(5))).isTrue();
+        assertThat(a.runner.startupFailure()).isEmpty();
+      }
+    }
+    assertThat(reviews).containsExactly("selfsubjectrulesreviews");
+  }
+
+  /**
+   * Rules that do not show a verb allowed prove no denial (a list may be incomplete): the access reviews decide,
+   * and here they deny it.
+   */
+  @Test
+  void rulesWithoutAVerbLeaveTheVerdictToTheAccessReviews() throws Exception {
+    List<String> reviews = new CopyOnWriteArrayList<>();
+    try (MockApi counted = countingReviews(reviews)) {
+      counted.answeringAccessReviews().denying(Set.of("update"));
+      try (Replica a = Replica.start("a", counted.client(), MockApi.fastSettings("a").build(), log)) {
+        assertThat(a.runner.awaitStopped(Duration.ofSeconds(5))).isTrue();
+        assertThat(a.runner.startupFailure()).hasValueSatisfying(
+            e -> assertThat(e.missingVerbs()).containsExactly("update"));
+      }
+    }
+    assertThat(reviews).first().isEqualTo("selfsubjectrulesreviews");
+    assertThat(reviews).filteredOn("selfsubjectaccessreviews"::equals).hasSizeGreaterThanOrEqualTo(3);
+    assertThat(log.entries()).isEmpty();
   }
 
   @Test

@@ -132,6 +132,70 @@ class SharedPoolsTest {
     }
   }
 
+  /**
+   * The hand-over pool: a burst of tasks that each wait (here for the test, as a blocking interceptor would)
+   * starts threads up to its bound and queues the rest, which all run once threads free up.
+   */
+  @Test
+  void theHandOverPoolGrowsToItsBoundAndQueuesTheRestWithoutRefusingAny() throws Exception {
+    ThreadPoolExecutor pool = SharedPools.elastic(3, "test-handover-");
+    try {
+      CountDownLatch threeRunning = new CountDownLatch(3);
+      java.util.List<Integer> ran = new java.util.concurrent.CopyOnWriteArrayList<>();
+      for (int i = 0; i < 10; i++) {
+        int task = i;
+        pool.execute(() -> {
+          ran.add(task);
+          threeRunning.countDown();
+          try {
+            release.await();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        });
+      }
+      assertThat(threeRunning.await(5, TimeUnit.SECONDS)).isTrue();
+      assertThat(pool.getPoolSize()).isEqualTo(3);
+      assertThat(pool.getQueue()).hasSize(7);
+      release.countDown();
+      assertThat(io.github.electionpolicy.testsupport.Await.holds(() -> ran.size() == 10, java.time.Duration.ofSeconds(5)))
+          .isTrue();
+      assertThat(ran.subList(0, 3)).as("the first three started threads").containsExactlyInAnyOrder(0, 1, 2);
+      assertThat(ran).containsExactlyInAnyOrder(0, 1, 2, 3, 4, 5, 6, 7, 8, 9);
+      assertThat(pool.getLargestPoolSize()).isEqualTo(3);
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  /** Hand-overs one after another, each done before the next, keep one thread: one election holds one. */
+  @Test
+  void handOversOneAfterAnotherShareOneThread() throws Exception {
+    ThreadPoolExecutor pool = SharedPools.elastic(3, "test-handover-");
+    try {
+      for (int i = 0; i < 20; i++) {
+        CountDownLatch done = new CountDownLatch(1);
+        pool.execute(done::countDown);
+        assertThat(done.await(5, TimeUnit.SECONDS)).isTrue();
+        // Until the thread polls for its next task (the task's latch opens a moment before that).
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (pool.getActiveCount() > 0 && System.nanoTime() < deadline) {
+          Thread.onSpinWait();
+        }
+      }
+      assertThat(pool.getLargestPoolSize()).isEqualTo(1);
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void aShutDownHandOverPoolRefuses() {
+    ThreadPoolExecutor pool = SharedPools.elastic(1, "test-handover-");
+    pool.shutdown();
+    assertThatThrownBy(() -> pool.execute(() -> { })).isInstanceOf(RejectedExecutionException.class);
+  }
+
   @Test
   void theSharedPoolIsNeverShutDown() {
     ExecutorService io = SharedPools.io();

@@ -19,9 +19,12 @@ final class RequestTimeline implements Interceptor {
   /** One request sent or one answer received. */
   record Event(long nanos, boolean sent, String method, String path, int code) {
 
-    /** A short label: {@code review}, {@code get Lease}, {@code create Lease}, {@code update Lease}, {@code watch}. */
+    /**
+     * A short label: {@code review} (an access or a rules review), {@code get Lease}, {@code create Lease},
+     * {@code update Lease}, {@code watch}.
+     */
     String label() {
-      if (path.endsWith("/selfsubjectaccessreviews")) {
+      if (path.endsWith("/selfsubjectaccessreviews") || path.endsWith("/selfsubjectrulesreviews")) {
         return "review";
       }
       if (path.contains("/leases")) {

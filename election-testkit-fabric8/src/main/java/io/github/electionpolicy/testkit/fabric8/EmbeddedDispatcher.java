@@ -1,6 +1,9 @@
 package io.github.electionpolicy.testkit.fabric8;
 
+import io.fabric8.kubernetes.api.model.authorization.v1.ResourceRuleBuilder;
 import io.fabric8.kubernetes.api.model.authorization.v1.SelfSubjectAccessReview;
+import io.fabric8.kubernetes.api.model.authorization.v1.SelfSubjectRulesReview;
+import io.fabric8.kubernetes.api.model.authorization.v1.SubjectRulesReviewStatus;
 import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReviewStatus;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.fabric8.mockwebserver.ServerRequest;
@@ -10,6 +13,7 @@ import io.fabric8.mockwebserver.http.Dispatcher;
 import io.fabric8.mockwebserver.http.MockResponse;
 import io.fabric8.mockwebserver.http.RecordedRequest;
 import io.fabric8.mockwebserver.internal.SimpleRequest;
+import java.util.List;
 import java.util.Map;
 import java.util.Queue;
 import java.util.Set;
@@ -19,6 +23,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * In front of the CRUD dispatcher: answers SelfSubjectAccessReviews the way an API server does (allowed unless
  * the verb is denied), which the CRUD store cannot do (it rejects a review, which has no name, with HTTP 422),
+ * and SelfSubjectRulesReviews with one rule that allows every verb but the denied ones on everything (unless a
+ * test registered an expectation for either review path: then the rules review is left to the CRUD store, which
+ * refuses it, so the access reviews the test set up decide),
  * and counts requests per replica from the {@code User-Agent} the fixture gives each replica's client. An
  * expectation a test registers on the mock server for the review path wins over the fixture's answer.
  * Thread-safe.
@@ -26,6 +33,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class EmbeddedDispatcher extends Dispatcher {
 
   static final String ACCESS_REVIEWS = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews";
+  static final String RULES_REVIEWS = "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews";
+  private static final List<String> VERBS =
+      List.of("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection");
 
   private final Dispatcher delegate;
   private final Map<ServerRequest, Queue<ServerResponse>> expectations;
@@ -60,6 +70,10 @@ final class EmbeddedDispatcher extends Dispatcher {
         && !expected(request.getPath())) {
       return review(request);
     }
+    if (answerAccessReviews && "POST".equals(request.getMethod()) && RULES_REVIEWS.equals(request.getPath())
+        && !expected(RULES_REVIEWS) && !expected(ACCESS_REVIEWS)) {
+      return rules(request);
+    }
     return delegate.dispatch(request);
   }
 
@@ -78,6 +92,20 @@ final class EmbeddedDispatcher extends Dispatcher {
     if (!status.getAllowed()) {
       status.setReason("the test denied the verb \"" + verb + "\" (LeaseApi.denyAccess)");
     }
+    review.setStatus(status);
+    return new MockResponse().setResponseCode(201)
+        .setHeader("Content-Type", "application/json")
+        .setBody(Serialization.asJson(review));
+  }
+
+  private MockResponse rules(RecordedRequest request) {
+    SelfSubjectRulesReview review = Serialization.unmarshal(request.getUtf8Body(), SelfSubjectRulesReview.class);
+    Set<String> denied = deniedVerbs;
+    SubjectRulesReviewStatus status = new SubjectRulesReviewStatus();
+    status.setIncomplete(false);
+    status.setResourceRules(List.of(new ResourceRuleBuilder().withApiGroups("*").withResources("*")
+        .withVerbs(VERBS.stream().filter(verb -> !denied.contains(verb)).toList()).build()));
+    status.setNonResourceRules(List.of());
     review.setStatus(status);
     return new MockResponse().setResponseCode(201)
         .setHeader("Content-Type", "application/json")
