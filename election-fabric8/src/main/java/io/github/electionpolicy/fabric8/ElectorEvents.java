@@ -36,7 +36,7 @@ final class ElectorEvents implements LeaseElector.Events {
 
   @Override
   public void renewed(Duration roundTrip) {
-    driver.dispatch(listener -> listener.renewed(roundTrip));
+    driver.dispatchRenewal(roundTrip);
   }
 
   @Override

@@ -334,6 +334,11 @@ final class LifecycleDriver {
     callbacks.dispatch(call);
   }
 
+  /** A renewal, for the listeners that hear renewals only (see {@link RunnerCallbacks#hearsRenewals}). */
+  void dispatchRenewal(java.time.Duration roundTrip) {
+    callbacks.dispatchRenewal(roundTrip);
+  }
+
   /** Reports {@code STOPPED} once: ends the elector, closes the transport, lets the waiting callers go. */
   void reportStopped(StopCause cause, Optional<Throwable> failure) {
     if (reportedStopped) {

@@ -35,6 +35,8 @@ final class RunnerCallbacks {
   }
 
   private final List<ElectionListener> listeners;
+  // The listeners that override renewed(Duration): the only ones a renewal is handed over for.
+  private final List<ElectionListener> renewalListeners;
   private final ServiceSequence sequence;
   private final Consumer<RunnerLifecycleInput> report;
   private final long stopTimeoutNanos;
@@ -63,6 +65,7 @@ final class RunnerCallbacks {
     this.flaw = flaw;
     this.loopTimer = loopTimer;
     this.listeners = List.copyOf(listeners);
+    this.renewalListeners = this.listeners.stream().filter(RunnerCallbacks::hearsRenewals).toList();
     this.sequence = sequence;
     this.report = report;
     this.stopTimeoutNanos = Durations.cappedNanos(stopTimeout);
@@ -74,8 +77,29 @@ final class RunnerCallbacks {
     this.log = new RunnerLog(ElectionRunner.class, logLane);
   }
 
+  /**
+   * Whether {@code listener} does anything with {@link ElectionListener#renewed}: its class overrides it (or it
+   * cannot be told). A renewal comes every retry period; one that no listener hears is handed to no thread.
+   */
+  static boolean hearsRenewals(ElectionListener listener) {
+    try {
+      return listener.getClass().getMethod("renewed", Duration.class).getDeclaringClass() != ElectionListener.class;
+    } catch (NoSuchMethodException | RuntimeException e) {
+      return true;
+    }
+  }
+
+  /** Tells the listeners that hear renewals ({@link #hearsRenewals}), in order, on the listeners' lane. */
+  void dispatchRenewal(Duration roundTrip) {
+    dispatch(renewalListeners, listener -> listener.renewed(roundTrip));
+  }
+
   /** Tells every listener, in order, on the listeners' lane. */
   void dispatch(Consumer<ElectionListener> call) {
+    dispatch(listeners, call);
+  }
+
+  private void dispatch(List<ElectionListener> listeners, Consumer<ElectionListener> call) {
     if (listeners.isEmpty()) {
       return;
     }
