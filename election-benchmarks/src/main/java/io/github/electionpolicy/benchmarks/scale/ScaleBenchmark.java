@@ -64,7 +64,7 @@ public final class ScaleBenchmark {
         ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage(),
         Runtime.getRuntime().maxMemory() >> 20, settings);
     List<ScaleResult> results = new ArrayList<>();
-    try (SharedServer server = new SharedServer(settings.kubeconfig())) {
+    try (SharedServer server = new SharedServer(settings.kubeconfig()).clientThreads(settings.clientThreads())) {
       out.println("server: " + server.describe());
       int sequence = 0;
       for (Timings timings : settings.timings()) {

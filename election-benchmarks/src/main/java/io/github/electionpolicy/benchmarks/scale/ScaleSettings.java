@@ -21,7 +21,9 @@ import java.util.Optional;
  * starts: the peak over two retry periods, at least 1 s, from then on; default 15000, past the 10 s for which the
  * library's pools keep an idle thread, so a start-up burst's threads have retired; 0 skips it), {@code heap.samples} (3), {@code lead.timeout.s} (how long to wait for every election to lead;
  * default 120), {@code kubeconfig} (none: the embedded mock API server; else a real one, as the failover
- * benchmark's setting of that name, validated the same way).
+ * benchmark's setting of that name, validated the same way), {@code client.threads} (0: the shared client as
+ * fabric8 builds it, whose JDK HTTP client and task executor are unbounded cached pools; N: each of the two a fixed
+ * pool of N threads, as a user running many elections would configure it).
  *
  * <pre>{@code
  * ScaleSettings settings = ScaleSettings.parse("elections=1,100", "timings=default");
@@ -36,6 +38,7 @@ import java.util.Optional;
  * @param heapSamples how many heap samples (each after a GC) before and after
  * @param leadTimeout how long to wait for every election to have a leader
  * @param kubeconfig the kubeconfig of a real API server, or empty for the mock
+ * @param clientThreads 0 for fabric8's default executors of the shared client, else the size of each of its two
  */
 public record ScaleSettings(
     List<Integer> elections,
@@ -46,7 +49,8 @@ public record ScaleSettings(
     Duration steady,
     int heapSamples,
     Duration leadTimeout,
-    Optional<Path> kubeconfig) {
+    Optional<Path> kubeconfig,
+    int clientThreads) {
 
   /** The implementations this benchmark knows, in column order. */
   public static final List<String> KNOWN_CONTENDERS = List.of("stock", "ours");
@@ -63,6 +67,7 @@ public record ScaleSettings(
    * @param heapSamples heap samples, at least 1
    * @param leadTimeout wait for every election to lead, positive
    * @param kubeconfig a real API server's kubeconfig, or empty
+   * @param clientThreads 0, or the size of each of the shared client's two executors
    * @throws IllegalArgumentException when a value is out of range
    */
   public ScaleSettings {
@@ -87,6 +92,10 @@ public record ScaleSettings(
         throw new IllegalArgumentException("contenders=" + name + " is not valid: accepted values are "
             + String.join(", ", KNOWN_CONTENDERS) + "; fix: pass contenders=stock,ours");
       }
+    }
+    if (clientThreads < 0) {
+      throw new IllegalArgumentException("client.threads=" + clientThreads + " is not valid: accepted values are 0 "
+          + "(fabric8's default executors) or more; fix: pass client.threads=8");
     }
     if (heapSamples < 1) {
       throw new IllegalArgumentException("heap.samples=" + heapSamples + " is not valid: accepted values are 1 or "
@@ -115,6 +124,7 @@ public record ScaleSettings(
     int heapSamples = 3;
     Duration leadTimeout = Duration.ofSeconds(120);
     Optional<Path> kubeconfig = Optional.empty();
+    int clientThreads = 0;
     for (String arg : args) {
       int eq = arg.indexOf('=');
       if (eq < 1) {
@@ -146,13 +156,14 @@ public record ScaleSettings(
         case "lead.timeout.s" -> leadTimeout = Duration.ofSeconds(number(key, value));
         // Validated exactly as the failover benchmark validates it (readable, a kubeconfig, a loopback server).
         case "kubeconfig" -> kubeconfig = BenchmarkSettings.parse(arg).kubeconfig();
+        case "client.threads" -> clientThreads = number(key, value);
         default -> throw new IllegalArgumentException(key + " is not valid: accepted keys are elections, timings, "
-            + "contenders, followers, settle.ms, steady.ms, heap.samples, lead.timeout.s, kubeconfig; fix: see "
-            + "docs/performance.md");
+            + "contenders, followers, settle.ms, steady.ms, heap.samples, lead.timeout.s, kubeconfig, "
+            + "client.threads; fix: see docs/performance.md");
       }
     }
     return new ScaleSettings(elections, timings, contenders, followers, settle, steady, heapSamples, leadTimeout,
-        kubeconfig);
+        kubeconfig, clientThreads);
   }
 
   /**

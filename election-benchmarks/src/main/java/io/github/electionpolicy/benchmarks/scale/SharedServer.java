@@ -21,6 +21,7 @@ final class SharedServer implements AutoCloseable {
 
   private final LeaseApi api;
   private final Optional<Path> kubeconfig;
+  private int clientThreads;
 
   SharedServer(Optional<Path> kubeconfig) {
     this(kubeconfig, 0);
@@ -54,10 +55,22 @@ final class SharedServer implements AutoCloseable {
     return api.namespace();
   }
 
+  /**
+   * The clients built from now on bound both of their executors to {@code threads} (0: fabric8's defaults,
+   * unbounded cached pools): the JDK HTTP client's (given through {@link JdkHttpClientFactory}'s {@code
+   * additionalConfig}) and fabric8's task executor ({@link KubernetesClientBuilder#withTaskExecutor}).
+   */
+  SharedServer clientThreads(int threads) {
+    this.clientThreads = threads;
+    return this;
+  }
+
   String describe() {
     return (kubeconfig.isPresent() ? "real API server (kubeconfig=" + kubeconfig.get() + ")"
         : "embedded mock API server (fabric8 CRUD mode, access reviews answered)") + " at " + api.url()
-        + ", namespace " + api.namespace() + "; one shared client (JDK HTTP client, fabric8 defaults), no proxy";
+        + ", namespace " + api.namespace() + "; one shared client (JDK HTTP client, "
+        + (clientThreads == 0 ? "fabric8 defaults" : "its HTTP and task executors fixed at " + clientThreads
+            + " threads each") + "), no proxy";
   }
 
   /**
@@ -70,12 +83,31 @@ final class SharedServer implements AutoCloseable {
     Config base = kubeconfig.map(path -> Config.fromKubeconfig(path.toFile()))
         .orElseGet(() -> new ConfigBuilder(Config.empty()).withMasterUrl(api.url()).build());
     KubernetesClientBuilder builder = new KubernetesClientBuilder()
-        .withConfig(new ConfigBuilder(base).withNamespace(api.namespace()).build())
-        .withHttpClientFactory(new JdkHttpClientFactory());
+        .withConfig(new ConfigBuilder(base).withNamespace(api.namespace()).build());
+    if (clientThreads == 0) {
+      builder.withHttpClientFactory(new JdkHttpClientFactory());
+    } else {
+      java.util.concurrent.ExecutorService http = fixed(clientThreads, "client-http-");
+      builder.withHttpClientFactory(new JdkHttpClientFactory() {
+        @Override
+        protected void additionalConfig(java.net.http.HttpClient.Builder client) {
+          client.executor(http);
+        }
+      }).withTaskExecutor(fixed(clientThreads, "client-tasks-"));
+    }
     if (interceptor != null) {
       builder.withHttpClientBuilderConsumer(b -> b.addOrReplaceInterceptor("probe", interceptor));
     }
     return builder.build();
+  }
+
+  private static java.util.concurrent.ExecutorService fixed(int threads, String prefix) {
+    java.util.concurrent.atomic.AtomicInteger count = new java.util.concurrent.atomic.AtomicInteger();
+    return java.util.concurrent.Executors.newFixedThreadPool(threads, task -> {
+      Thread thread = new Thread(task, prefix + count.incrementAndGet());
+      thread.setDaemon(true);
+      return thread;
+    });
   }
 
   @Override
