@@ -58,7 +58,7 @@ class SimulationFindingsTest {
     SimSchedule hungClose = threeReplicas(1, new LeaderTrouble(5000, 4000, Trouble.STOP_HANGS, Then.CLOSE));
     shown.put(SimVariant.RELEASE_BEFORE_STOP, hungClose);
     shown.put(SimVariant.RELEASE_AFTER_HUNG_STOP, hungClose);
-    shown.put(SimVariant.START_WHILE_CLOSING, threeReplicas(5, new HandOverClose(5000, 10, 0)));
+    shown.put(SimVariant.START_WHILE_CLOSING, threeReplicas(1, new HandOverClose(5000, 10, 0)));
     shown.put(SimVariant.FAILED_START_TERM_LEFT_VALID, threeReplicas(65, new FailingTakeover(5000, 5000, 400)));
     shown.put(SimVariant.TERM_VALID_UNTIL_ENDED, threeReplicas(4, new Pause(0, 5000, 6000)));
     shown.put(SimVariant.GATE_CHECKS_ENDED_ONLY, threeReplicas(4, new Pause(0, 5000, 6000)));
