@@ -196,7 +196,9 @@ final class LeaseElector {
     mode = Mode.BUSY;
     if (!contendAgain && finishRelease != null && !finishDelivered) {
       // Lost while closing, after the services stopped: a loss that left the Lease as this replica wrote it
-      // is released as a close would have released it.
+      // is released as a close would have released it; after a loss at the renew deadline (a renewal that timer
+      // cancelled there may have been written all the same) the protocol reads the Lease first: the read, then
+      // the release, go out as any step's requests.
       finishDelivered = true;
       closeDelivered = true;
       advance(protocol.finishAfterLoss(now(), finishRelease));

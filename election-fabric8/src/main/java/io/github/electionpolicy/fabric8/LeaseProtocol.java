@@ -33,7 +33,10 @@ import java.util.Optional;
  *       is taken ({@link FactKind#TOKEN_EXHAUSTED}): an operator must reset the token.
  *   <li>After a term given up because a service could not start, the next attempt waits one retry period,
  *       doubling with each such term in a row up to the lease duration.
- *   <li>Release writes an empty holder and leaseDurationSeconds = 1, and only while the term is still valid.
+ *   <li>Release writes an empty holder and leaseDurationSeconds = 1, conditional on this replica's own write.
+ *       Once the term has ended (past the renew deadline) a close releases only what the Lease still shows as
+ *       this replica wrote it: a renewal that landed late, or, read back first, its last known write or a renewal
+ *       whose answer never came.
  * </ul>
  *
  * <p>This class is the entry point: it takes each input, hands it to the rules for the protocol's role and
@@ -64,7 +67,13 @@ final class LeaseProtocol {
     /** A follower judges expiry by the remote renewTime against its own wall clock. */
     REMOTE_RENEW_TIME,
     /** A new term keeps the transitions count instead of incrementing it. */
-    NO_TRANSITION_INCREMENT
+    NO_TRANSITION_INCREMENT,
+    /**
+     * A close after the renew deadline (a loss at the deadline, or a finish that comes after it) does not read the
+     * Lease back: it finishes without releasing, so a renewal that landed unheard (its answer came after its timer
+     * cancelled it) is left to expire.
+     */
+    NO_RELEASE_AFTER_DEADLINE
   }
 
   private final LeaseProtocolState s;
@@ -104,6 +113,8 @@ final class LeaseProtocol {
         return step(LeaseProtocolReleasing.releaseAnswered(s, now, answer));
       case RELEASE_REREAD:
         return step(LeaseProtocolReleasing.releaseRereadAnswered(s, now, answer));
+      case RELEASE_CHECK:
+        return step(LeaseProtocolReleasing.releaseCheckAnswered(s, now, answer));
       default:
         throw new IllegalStateException("no request in flight, yet an answer came: " + answer);
     }
@@ -206,7 +217,9 @@ final class LeaseProtocol {
    * left the Lease as this replica last wrote it (a renewal that landed after the renew deadline, or a term that
    * lapsed on its own clock) is followed by a release when every service stopped cleanly ({@code release}), so
    * that the next holder need not wait the Lease out. The release is a compare-and-set on that very write: it
-   * changes nothing if anyone wrote the Lease since.
+   * changes nothing if anyone wrote the Lease since. A loss at the renew deadline leaves the Lease unknown (a
+   * renewal whose answer never came in time may have landed): the protocol reads it first and releases only if it
+   * shows this replica's own write, a compare-and-set on the read's resourceVersion.
    */
   LeaseStep finishAfterLoss(Moment now, boolean release) {
     if (s.role != Role.LOST) {
@@ -217,6 +230,10 @@ final class LeaseProtocol {
       s.lossLeftOwnWrite = false;
       s.releaseRetried = true; // the renew deadline has passed: a conflict is not retried
       return step(LeaseProtocolReleasing.release(s, now));
+    }
+    if (release && s.lossAtRenewDeadline && s.flaw != Flaw.NO_RELEASE_AFTER_DEADLINE) {
+      s.lossAtRenewDeadline = false;
+      return step(LeaseProtocolReleasing.checkBeforeRelease(s, now));
     }
     s.role = Role.FINISHED;
     return step(new LeaseStep.Finished());
@@ -233,6 +250,9 @@ final class LeaseProtocol {
     }
     s.role = Role.FOLLOWING;
     s.mine = null;
+    s.writeKnown();
+    s.lossLeftOwnWrite = false;
+    s.lossAtRenewDeadline = false;
     s.observedAny = false;
     s.observed = null;
     s.readNow = true;

@@ -168,6 +168,7 @@ final class LeaseProtocolAcquiring {
       s.succeeded(sent);
       LeaseRecord record = written.record();
       s.observe(record, now.nanos());
+      s.writeKnown();
       s.mine = record;
       s.lastWritten = record;
       s.lastAttempted = null;

@@ -16,7 +16,8 @@ import java.util.Optional;
  * The leader's rules of {@link LeaseProtocol}, the renewing half of client-go's {@code tryAcquireOrRenew}: what
  * a leader does next (renew every retry period, release or abandon once asked to finish, give the term up after
  * a failed start), what a renewal's answer and a conflict's re-read lead to, and when the term is lost (its renew
- * deadline passed, a late renewal, the Lease deleted or taken) and what that loss leaves behind.
+ * deadline passed, a late renewal, the Lease deleted or taken) and what that loss leaves behind: this replica's own
+ * write, or renewals whose outcome is unknown.
  *
  * <p>Pure: static functions of the {@link LeaseProtocolState} and the current {@link Moment}; no thread, lock,
  * clock or logger. Not thread-safe: the protocol's one driver thread calls them.
@@ -42,6 +43,12 @@ final class LeaseProtocolRenewing {
       if (t - deadline < 0) {
         return LeaseProtocolReleasing.release(s, now);
       }
+      if (s.flaw != Flaw.NO_RELEASE_AFTER_DEADLINE) {
+        // The services stopped and the term ended at its deadline; a renewal may have landed unheard (its timer
+        // cancelled it at the deadline). The Lease is released only if a read shows that it still says what this
+        // replica wrote, so that no one wrote it since.
+        return LeaseProtocolReleasing.checkBeforeRelease(s, now);
+      }
       s.role = Role.FINISHED;
       return new LeaseStep.Finished();
     }
@@ -64,6 +71,7 @@ final class LeaseProtocolRenewing {
     s.pendingSentNanos = t;
     LeaseRecord renewal = new LeaseRecord(s.identity, s.leaseDurationSeconds, s.mine.acquireTime(),
         LeaseProtocolState.wall(now), s.mine.leaseTransitions(), s.mine.resourceVersion());
+    s.renewalInFlight = renewal;
     return new LeaseStep.Update(renewal, s.flaw == Flaw.IGNORE_RENEW_DEADLINE ? t + s.requestTimeoutNanos
         : deadline);
   }
@@ -73,6 +81,7 @@ final class LeaseProtocolRenewing {
     long sent = s.pendingSentNanos;
     if (answer instanceof Answer.Written written) {
       s.succeeded(sent);
+      s.writeKnown();
       s.mine = written.record();
       s.lastWritten = s.mine;
       s.observe(s.mine, t);
@@ -87,6 +96,12 @@ final class LeaseProtocolRenewing {
     }
     Answer.Failed failed = (Answer.Failed) answer;
     s.signals.add(new LeaseStep.RenewFailed(failed.failure(), t - s.lastRenewSentNanos));
+    if (failed.kind() == FailureKind.OTHER) {
+      // No answer in time, a cut connection, a 5xx: the server may have applied it all the same.
+      s.renewalInDoubt();
+    } else {
+      s.renewalInFlight = null; // refused: a 409 or a 404 changes nothing
+    }
     if (failed.kind() == FailureKind.NOT_FOUND) {
       // Deleted: a follower may create it anew, so this term cannot go on.
       s.succeeded(sent);
@@ -125,7 +140,8 @@ final class LeaseProtocolRenewing {
     if (!current.sameTerm(s.mine)) {
       return lost(s, LossCause.SAME_IDENTITY, Optional.of(s.identity));
     }
-    // Still ours (a foreign write moved the resourceVersion): renew again at once.
+    // Still ours (a foreign write moved the resourceVersion, or a renewal in doubt landed): renew again at once.
+    s.writeKnown();
     s.mine = current;
     s.lastWritten = current;
     s.lastAttemptNanos = t - s.retryPeriodNanos;
@@ -138,6 +154,7 @@ final class LeaseProtocolRenewing {
     s.lostByRelinquish = cause == LossCause.START_FAILED;
     s.lossLeftOwnWrite = (cause == LossCause.LATE_RENEWAL || cause == LossCause.TERM_LAPSED) && s.mine != null
         && s.mine.heldBy(s.identity);
+    s.lossAtRenewDeadline = cause == LossCause.RENEW_DEADLINE && s.mine != null && s.mine.heldBy(s.identity);
     s.signals.add(new LeaseStep.Lost(cause, holder));
     if (cause == LossCause.TAKEN || cause == LossCause.DELETED) {
       s.signals.add(new LeaseStep.Following(holder));

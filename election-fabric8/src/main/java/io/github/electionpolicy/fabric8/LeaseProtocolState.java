@@ -25,7 +25,13 @@ import java.util.SplittableRandom;
 final class LeaseProtocolState {
 
   /** The request in flight, named by what its answer is taken in as. */
-  enum Pending { NONE, READ, TAKE, RENEW, REREAD, RELEASE, RELEASE_REREAD }
+  enum Pending { NONE, READ, TAKE, RENEW, REREAD, RELEASE, RELEASE_REREAD, RELEASE_CHECK }
+
+  /**
+   * The most renewals in doubt kept: without a write known to land, a term is lost at its renew deadline, so it
+   * sends at most renewDeadline / retryPeriod + 1 of them; the bound only keeps a flawed variant's list small.
+   */
+  static final int RENEWALS_IN_DOUBT = 16;
 
   /** How the runner asked the protocol to end a term: not yet, by releasing, or by leaving it to expire. */
   enum Finish { NONE, RELEASE, ABANDON }
@@ -71,6 +77,11 @@ final class LeaseProtocolState {
   long lastRenewSentNanos;
   long lastAttemptNanos;
   boolean releaseRetried;
+  // The renewal in flight, and the ones sent since the last write known to have landed whose answer never told
+  // (no answer in time, a connection cut, a 5xx): the server may have applied any one of them. They are all
+  // conditional on the same resourceVersion (mine's), so at most one did.
+  LeaseRecord renewalInFlight;
+  final List<LeaseRecord> renewalsInDoubt = new ArrayList<>();
 
   boolean closing;
   Finish finish = Finish.NONE;
@@ -80,6 +91,9 @@ final class LeaseProtocolState {
   // The last loss left the Lease as this replica last wrote it: a renewal landed after the renew deadline, or
   // the term lapsed on its own clock. A close after such a loss may release it (see finishAfterLoss).
   boolean lossLeftOwnWrite;
+  // The last loss came at the renew deadline: the Lease may still show this replica's last known write, or one of
+  // its renewals in doubt. A close after such a loss reads the Lease first (see finishAfterLoss).
+  boolean lossAtRenewDeadline;
   int failedTermsInARow;
   long notBeforeNanos;
   boolean backingOff;
@@ -134,6 +148,44 @@ final class LeaseProtocolState {
   long durationNanos(LeaseRecord record) {
     Integer seconds = record.leaseDurationSeconds();
     return seconds == null || seconds <= 0 ? leaseDurationNanos : seconds * 1_000_000_000L;
+  }
+
+  // ---- this process's writes ----------------------------------------------------------------------------
+
+  /** The renewal in flight got an answer that does not tell whether the server applied it. */
+  void renewalInDoubt() {
+    if (renewalInFlight != null) {
+      if (renewalsInDoubt.size() == RENEWALS_IN_DOUBT) {
+        renewalsInDoubt.remove(0);
+      }
+      renewalsInDoubt.add(renewalInFlight);
+    }
+    renewalInFlight = null;
+  }
+
+  /** This term's last write is known ({@code mine}): no earlier renewal is in doubt any more. */
+  void writeKnown() {
+    renewalInFlight = null;
+    renewalsInDoubt.clear();
+  }
+
+  /**
+   * Whether {@code current} says exactly what this replica last wrote in this term, or what one of its renewals
+   * in doubt would have written: then no one else wrote the Lease since, and it is this replica's to release.
+   */
+  boolean showsOwnWrite(LeaseRecord current) {
+    if (current == null || mine == null || !current.heldBy(identity) || !current.sameTerm(mine)) {
+      return false;
+    }
+    if (current.sameContent(mine)) {
+      return true;
+    }
+    for (LeaseRecord attempted : renewalsInDoubt) {
+      if (current.sameContent(attempted)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   // ---- contact with the API server ----------------------------------------------------------------------

@@ -587,7 +587,20 @@ class LeaseProtocolStepEdgesTest {
     }
 
     @Test
-    void aReleaseRereadAnsweredAtTheDeadlineLeavesTheLeaseToExpire() {
+    void aReleaseRereadAnsweredAtTheDeadlineLeavesABumpedTermToExpire() {
+      LeaseStep elected = leaderAtZero();
+      LeaseRecord mine = elected(elected).record();
+      protocol.finish(at(1_000), true);
+      protocol.answer(at(1_050), failed(FailureKind.CONFLICT));
+      LeaseRecord bumped = new LeaseRecord("me", 15, mine.acquireTime(), WALL.plusSeconds(5), 7, "40");
+
+      LeaseStep step = protocol.answer(at(10_000), found(bumped));
+
+      assertThat(step).isEqualTo(new LeaseStep(new LeaseStep.Finished(), List.of()));
+    }
+
+    @Test
+    void aReleaseRereadAnsweredAtTheDeadlineReleasesWhatThisReplicaWroteAgain() {
       LeaseStep elected = leaderAtZero();
       LeaseRecord mine = elected(elected).record();
       protocol.finish(at(1_000), true);
@@ -595,7 +608,23 @@ class LeaseProtocolStepEdgesTest {
 
       LeaseStep step = protocol.answer(at(10_000), found(mine.withResourceVersion("40")));
 
-      assertThat(step).isEqualTo(new LeaseStep(new LeaseStep.Finished(), List.of()));
+      assertThat(writtenRecord(step).holder()).isNull();
+      assertThat(writtenRecord(step).resourceVersion()).isEqualTo("40");
+    }
+
+    @Test
+    void aReleaseRereadAnsweredAtTheDeadlineReleasesARenewalInDoubtThatLanded() {
+      leaderAtZero();
+      LeaseStep renew = protocol.wake(at(2_000));
+      protocol.finishRequested(true);
+      LeaseStep release = protocol.answer(at(7_000), failed(FailureKind.OTHER)); // timed out; released at once
+      protocol.answer(at(7_050), failed(FailureKind.CONFLICT)); // the renewal had landed
+
+      LeaseStep again = protocol.answer(at(10_000), found(writtenRecord(renew).withResourceVersion("12")));
+
+      assertThat(writtenRecord(release).holder()).isNull();
+      assertThat(writtenRecord(again).holder()).isNull();
+      assertThat(writtenRecord(again).resourceVersion()).isEqualTo("12");
     }
 
     @Test
@@ -736,6 +765,31 @@ class LeaseProtocolStepEdgesTest {
 
       assertThat(protocol.answer(at(9_100), failed(FailureKind.OTHER)).action())
           .isEqualTo(new LeaseStep.Await(10_000 * MS));
+    }
+
+    @Test
+    void noReleaseAfterDeadlineFinishesWithoutReadingTheLeaseBack() {
+      LeaseProtocol closing = flawed(LeaseProtocol.Flaw.NO_RELEASE_AFTER_DEADLINE);
+      closing.start(at(0));
+      closing.answer(at(0), written(closing.answer(at(0), found(FREE)), "11"));
+      closing.wake(at(2_000));
+      closing.finishRequested(true);
+      assertThat(closing.answer(at(10_000), failed(FailureKind.OTHER)).action()).isInstanceOf(LeaseStep.Finished.class);
+
+      LeaseProtocol lost = flawed(LeaseProtocol.Flaw.NO_RELEASE_AFTER_DEADLINE);
+      lost.start(at(0));
+      lost.answer(at(0), written(lost.answer(at(0), found(FREE)), "11"));
+      lost.wake(at(10_000));
+      assertThat(lost.finishAfterLoss(at(10_000), true).action()).isInstanceOf(LeaseStep.Finished.class);
+
+      LeaseProtocol reread = flawed(LeaseProtocol.Flaw.NO_RELEASE_AFTER_DEADLINE);
+      reread.start(at(0));
+      LeaseRecord mine = writtenRecord(reread.answer(at(0), found(FREE))).withResourceVersion("11");
+      reread.answer(at(0), new Answer.Written(mine));
+      reread.finish(at(1_000), true);
+      reread.answer(at(1_050), failed(FailureKind.CONFLICT));
+      assertThat(reread.answer(at(10_000), found(mine.withResourceVersion("40"))).action())
+          .isInstanceOf(LeaseStep.Finished.class);
     }
 
     @Test

@@ -10,6 +10,7 @@ import io.github.electionpolicy.fabric8.LeaseStep.LossCause;
 import io.github.electionpolicy.fabric8.LeaseStep.Moment;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
@@ -482,10 +483,32 @@ class LeaseProtocolStepTest {
     }
 
     @Test
-    void noReleaseOnceTheTermLapsed() {
-      electedAtZero();
+    void aFinishOnceTheTermLapsedReadsTheLeaseAndReleasesOnlyItsOwnWrite() {
+      LeaseStep elected = electedAtZero();
+      LeaseRecord mine = ((LeaseStep.Elected) elected.signals().stream()
+          .filter(LeaseStep.Elected.class::isInstance).findFirst().orElseThrow()).record();
 
-      assertThat(protocol.finish(at(10_000), true).action()).isInstanceOf(LeaseStep.Finished.class);
+      LeaseStep check = protocol.finish(at(10_000), true);
+      // A foreign client moved only the resourceVersion: the Lease still says what this replica wrote.
+      LeaseStep release = protocol.answer(at(10_050), found(mine.withResourceVersion("30")));
+
+      assertThat(check.action()).isEqualTo(new LeaseStep.Read(15_000 * MS));
+      assertThat(writtenRecord(release).holder()).isNull();
+      assertThat(writtenRecord(release).resourceVersion()).as("a compare-and-set on the read").isEqualTo("30");
+      assertThat(protocol.answer(at(10_100), written(release, "31")).signals())
+          .contains(new LeaseStep.Fact(FactKind.RELEASED, ""));
+      assertThat(protocol.role()).isEqualTo(LeaseProtocol.Role.FINISHED);
+    }
+
+    @Test
+    void aFinishOnceTheTermLapsedReleasesNothingThatSomeoneElseWrote() {
+      electedAtZero();
+      protocol.finish(at(10_000), true);
+
+      LeaseStep step = protocol.answer(at(10_050), found(held("other", 15, 8, "30")));
+
+      assertThat(step.action()).isInstanceOf(LeaseStep.Finished.class);
+      assertThat(protocol.role()).isEqualTo(LeaseProtocol.Role.FINISHED);
     }
 
     @Test
@@ -628,11 +651,143 @@ class LeaseProtocolStepTest {
     }
 
     @Test
-    void aCloseAfterTheRenewDeadlinePassedWithoutAnAnswerReleasesNothing() {
+    void aCloseAfterTheRenewDeadlinePassedReadsTheLeaseAndReleasesNothingSomeoneElseWrote() {
       electedAtZero();
       protocol.wake(at(10_000));
 
-      assertThat(protocol.finishAfterLoss(at(10_000), true).action()).isInstanceOf(LeaseStep.Finished.class);
+      LeaseStep check = protocol.finishAfterLoss(at(10_000), true);
+      LeaseStep step = protocol.answer(at(10_050), found(held("other", 15, 8, "30")));
+
+      assertThat(check.action()).isEqualTo(new LeaseStep.Read(15_000 * MS));
+      assertThat(step.action()).isInstanceOf(LeaseStep.Finished.class);
+      assertThat(protocol.role()).isEqualTo(LeaseProtocol.Role.FINISHED);
+    }
+
+    /**
+     * Found by the simulation: a close met a renewal whose timer gave up at the renew deadline (after a conflict's
+     * re-read) while the server had applied it; its answer came too late to be heard. The close now reads the
+     * Lease back and releases that very renewal, a compare-and-set on the read's resourceVersion.
+     */
+    @Test
+    void aCloseThatMeetsARenewalWhoseAnswerNeverCameReleasesItOnceReadBack() {
+      electedAtZero();
+      LeaseStep renew = protocol.wake(at(2_000));
+      protocol.finishRequested(true);
+
+      LeaseStep check = protocol.answer(at(10_000), failed(FailureKind.OTHER));
+      LeaseStep release = protocol.answer(at(10_050), found(writtenRecord(renew).withResourceVersion("12")));
+
+      assertThat(check.action()).isEqualTo(new LeaseStep.Read(15_000 * MS));
+      assertThat(check.signals()).doesNotHaveAnyElementsOfTypes(LeaseStep.Lost.class);
+      assertThat(writtenRecord(release).holder()).isNull();
+      assertThat(writtenRecord(release).resourceVersion()).isEqualTo("12");
+      assertThat(protocol.answer(at(10_100), written(release, "13")).action()).isInstanceOf(LeaseStep.Finished.class);
+    }
+
+    @Test
+    void aCloseAfterALossAtTheDeadlineReleasesWhicheverRenewalInDoubtLanded() {
+      electedAtZero();
+      LeaseStep first = protocol.wake(at(2_000));
+      protocol.answer(at(7_000), failed(FailureKind.OTHER)); // timed out: renewed again at once
+      LeaseStep lost = protocol.answer(at(10_000), failed(FailureKind.OTHER));
+
+      LeaseStep check = protocol.finishAfterLoss(at(10_000), true);
+      LeaseStep release = protocol.answer(at(10_050), found(writtenRecord(first).withResourceVersion("12")));
+
+      assertThat(lost.signals()).contains(new LeaseStep.Lost(LossCause.RENEW_DEADLINE, Optional.empty()));
+      assertThat(check.action()).isInstanceOf(LeaseStep.Read.class);
+      assertThat(writtenRecord(release).holder()).isNull();
+      assertThat(writtenRecord(release).resourceVersion()).isEqualTo("12");
+    }
+
+    @Test
+    void aCloseAfterALossAtTheDeadlineReleasesItsLastKnownWriteWhenNoRenewalLanded() {
+      electedAtZero();
+      protocol.wake(at(2_000));
+      protocol.answer(at(7_000), failed(FailureKind.OTHER));
+      protocol.answer(at(10_000), failed(FailureKind.OTHER));
+
+      protocol.finishAfterLoss(at(10_000), true);
+      LeaseStep release = protocol.answer(at(10_050), found(new LeaseRecord("me", 15, WALL, WALL, 7, "11")));
+
+      assertThat(writtenRecord(release).holder()).isNull();
+      assertThat(writtenRecord(release).resourceVersion()).isEqualTo("11");
+    }
+
+    @Test
+    void aRenewalRefusedWithAConflictIsNotInDoubtSoALeaseShowingItIsNotReleased() {
+      electedAtZero();
+      LeaseStep renew = protocol.wake(at(2_000));
+      protocol.answer(at(2_050), failed(FailureKind.CONFLICT));
+      protocol.answer(at(2_100), failed(FailureKind.OTHER)); // the re-read failed
+      protocol.wake(at(10_000));
+
+      protocol.finishAfterLoss(at(10_000), true);
+      LeaseStep step = protocol.answer(at(10_050), found(writtenRecord(renew).withResourceVersion("12")));
+
+      assertThat(step.action()).isInstanceOf(LeaseStep.Finished.class);
+    }
+
+    @Test
+    void aCloseAfterALossAtTheDeadlineReleasesNothingFromAnotherTermOrABumpedRenewTimeOrAMissingLease() {
+      List<Answer> notOwn = List.of(found(held("me", 15, 9, "30")),
+          found(new LeaseRecord("me", 15, WALL, WALL.plusSeconds(1), 7, "30")), new Answer.Missing());
+      for (Answer answer : notOwn) {
+        LeaseProtocol p = new LeaseProtocol("me", LEASE, DEADLINE, RETRY, TIMEOUT, 42);
+        p.start(at(0));
+        p.answer(at(0), written(p.answer(at(0), found(new LeaseRecord(null, 1, WALL, WALL, 6, "10"))), "11"));
+        p.wake(at(10_000));
+        p.finishAfterLoss(at(10_000), true);
+
+        assertThat(p.answer(at(10_050), answer)).as("%s", answer)
+            .isEqualTo(new LeaseStep(new LeaseStep.Finished(), List.of()));
+      }
+    }
+
+    @Test
+    void aFailedReadBackSaysTheReleaseFailedAndFinishes() {
+      electedAtZero();
+      protocol.wake(at(10_000));
+      protocol.finishAfterLoss(at(10_000), true);
+
+      LeaseStep step = protocol.answer(at(15_000), failed(FailureKind.OTHER));
+
+      assertThat(step).isEqualTo(new LeaseStep(new LeaseStep.Finished(),
+          List.of(new LeaseStep.Fact(FactKind.RELEASE_FAILED, "OTHER in a test"))));
+    }
+
+    @Test
+    void aReleaseAfterTheReadBackThatConflictsIsNotRetried() {
+      electedAtZero();
+      protocol.wake(at(10_000));
+      protocol.finishAfterLoss(at(10_000), true);
+      protocol.answer(at(10_050), found(new LeaseRecord("me", 15, WALL, WALL, 7, "11")));
+
+      LeaseStep step = protocol.answer(at(10_100), failed(FailureKind.CONFLICT));
+
+      assertThat(step.action()).isInstanceOf(LeaseStep.Finished.class);
+      assertThat(step.signals()).contains(new LeaseStep.Fact(FactKind.RELEASE_FAILED, "CONFLICT in a test"));
+    }
+
+    @Test
+    void aCloseAfterALossAtTheDeadlineWhoseServicesDidNotStopCleanlyReadsNothing() {
+      electedAtZero();
+      protocol.wake(at(10_000));
+
+      assertThat(protocol.finishAfterLoss(at(10_000), false).action()).isInstanceOf(LeaseStep.Finished.class);
+    }
+
+    @Test
+    void aLossAtTheDeadlineFollowedByContendingAgainReadsAsAFollower() {
+      electedAtZero();
+      protocol.wake(at(2_000));
+      protocol.answer(at(7_000), failed(FailureKind.OTHER));
+      protocol.answer(at(10_000), failed(FailureKind.OTHER));
+
+      LeaseStep read = protocol.afterLoss(at(10_000), true);
+
+      assertThat(read.action()).isInstanceOf(LeaseStep.Read.class);
+      assertThat(protocol.role()).isEqualTo(LeaseProtocol.Role.FOLLOWING);
     }
 
     @Test

@@ -139,6 +139,11 @@ final class SimFaults {
           }
         }));
       }
+    } else if (fault instanceof SimSchedule.CloseMeetsLostRenewalAnswer) {
+      SimReplica r = leader(sim);
+      if (r != null) {
+        r.armCloseAtNextRenewal(500 * MS);
+      }
     } else if (fault instanceof FailingTakeover f) {
       SimReplica r = leader(sim);
       if (r == null) {

@@ -134,6 +134,8 @@ final class SimReplica {
   private long closeArmedRestartNanos;
   private long restartAfterCloseNanos;
   private boolean closeExpectsRelease;
+  private boolean closeAtRenewalArmed;
+  private long closeAtRenewalRestartNanos;
   boolean closeDisturbed;
 
   SimReplica(Simulator sim, int index, ReplicaSpec spec, SimVariant variant) {
@@ -176,6 +178,7 @@ final class SimReplica {
     closing = false;
     closeArmed = false;
     closeExpectsRelease = false;
+    closeAtRenewalArmed = false;
     closeDisturbed = false;
     transportThrows = 0;
     poolRejects = 0;
@@ -526,6 +529,13 @@ final class SimReplica {
 
   void disarm() {
     closeArmed = false;
+    closeAtRenewalArmed = false;
+  }
+
+  /** The next renewal this process sends loses its answer, and the process is closed as it goes out. */
+  void armCloseAtNextRenewal(long restartAfterNanos) {
+    closeAtRenewalArmed = true;
+    closeAtRenewalRestartNanos = restartAfterNanos;
   }
 
   /** A callback of the runner (a service, a listener, the loss handler) begins: a close armed for it happens. */
@@ -1033,6 +1043,18 @@ final class SimReplica {
       boolean leading = runner != null && runner.state().kind() == ElectionState.Kind.LEADING;
       countRequest(action.getClass().getSimpleName() + (leading ? "(L)" : ""));
       boolean[] cancelled = {false};
+      if (closeAtRenewalArmed && leading && action instanceof LeaseStep.Update update
+          && identity.equals(update.record().holder())) {
+        // The renewal reaches the server, its answer is lost; the close comes from outside as it goes out.
+        closeAtRenewalArmed = false;
+        cancelled[0] = true;
+        long restart = closeAtRenewalRestartNanos;
+        sim.at(sim.now(), () -> {
+          if (alive && process == p) {
+            SimReplica.this.close(restart);
+          }
+        });
+      }
       // A read counts as in flight until its first answer or its cancel.
       boolean[] reading = {action instanceof LeaseStep.Read};
       readsInFlight += reading[0] ? 1 : 0;

@@ -145,6 +145,14 @@ record SimSchedule(long seed, List<ReplicaSpec> replicas, List<Fault> faults, lo
   record HandOverClose(long at, long gapMillis, int follower) implements Fault {}
 
   /**
+   * A close that meets a renewal whose answer is lost: the leader is closed as it sends its next renewal, and that
+   * one answer never comes back, though the server applies the write. The network is whole again for the calls that
+   * follow, so the close must still release what the Lease shows (it reads it back once the renewal's timer gave
+   * up at the renew deadline).
+   */
+  record CloseMeetsLostRenewalAnswer(long at) implements Fault {}
+
+  /**
    * Every replica but the leader gets slow answers (up to {@code latencyMillis} a leg), and the leader is cut off
    * from the server {@code gapMillis} later: the followers take over on what slow reads told them, while the
    * leader's services run until its term ends.

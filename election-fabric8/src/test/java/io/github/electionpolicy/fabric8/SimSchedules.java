@@ -142,6 +142,7 @@ final class SimSchedules {
         Arbitraries.of(SimSchedule.Then.class)).as(LeaderTrouble::new));
     kinds.add(Combinators.combine(at, Arbitraries.longs().between(0, 120), Arbitraries.integers().between(0, 4))
         .as(HandOverClose::new));
+    kinds.add(at.map(SimSchedule.CloseMeetsLostRenewalAnswer::new));
     kinds.add(Combinators.combine(at, Arbitraries.longs().between(100, 3_000), Arbitraries.longs().between(0, 2_000))
         .as(SlowFollowersThenLeaderCrash::new));
     kinds.add(Combinators.combine(at, Arbitraries.longs().between(1_000, 10_000), Arbitraries.longs().between(50, 800))
