@@ -34,7 +34,8 @@ class ElectionThreadFailureTest {
 
       @Override
       public void stop() throws Exception {
-        // A service that takes a while to stop, so an exit that did not wait for it would come first.
+        // Must wait: a service that takes a while to stop, so an exit that did not wait for it would come first;
+        // nothing marks an exit that (rightly) does not come early.
         Thread.sleep(300);
         logged.stop();
       }

@@ -249,7 +249,10 @@ class LeadershipEventsTest {
       handOver(api, false);
       // a: became leader, stopped leading; b: became leader. Each refused; a warned once for its two.
       assertThat(Replica.awaitTrue(() -> eventPosts.get() >= 3, PATIENCE)).isTrue();
-      Thread.sleep(200); // the answers of the refused writes reach the log after the server counted them
+      // The answers reach the log after the server counted the posts: a write holds its place among the Event
+      // writes in flight until its answer was handled (logged), so none in flight means all three were.
+      assertThat(Replica.awaitTrue(() -> SharedPools.eventWrites().inFlight() == 0, PATIENCE))
+          .as("the answers of the refused writes were handled").isTrue();
 
       String text = logs.text();
       assertThat(count(text, DENIED_WARNING)).isEqualTo(2);

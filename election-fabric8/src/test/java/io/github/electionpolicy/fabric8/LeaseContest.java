@@ -59,9 +59,9 @@ record LeaseContest(Optional<Duration> firstStartAfter, List<ElectionState> stat
           offset.addAndGet(jump.toNanos());
         }
         Replica.awaitTrue(() -> !log.running().isEmpty(), observe);
-        // Let the follower see the new holder, and a second contender try its luck. Must wait: a contest may
-        // end with no holder of ours writing at all (a planted Lease that is never ours), so no event marks
-        // three retry periods for every contest.
+        // Must wait: the follower must see the new holder, and a second contender try its luck, for three retry
+        // periods; a contest may end with no holder of ours writing at all (a planted Lease that is never ours),
+        // so no event marks that time in every contest.
         Thread.sleep(MockApi.RETRY_PERIOD.toMillis() * 3);
         for (Replica r : List.of(a, b)) {
           states.add(r.runner.state());

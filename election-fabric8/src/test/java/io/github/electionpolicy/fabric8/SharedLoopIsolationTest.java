@@ -125,7 +125,7 @@ class SharedLoopIsolationTest {
             line.setLength(0);
             if (text.contains("Acquired Lease elections/chatty-lease")) {
               try {
-                // The slow appender itself: a write that takes 3 s is what this test is about.
+                // Must wait: this is the slow appender itself; a log write that takes 3 s is what the test is about.
                 Thread.sleep(3_000);
               } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();

@@ -180,7 +180,8 @@ final class SoakCluster implements AutoCloseable {
           }
         }
       }
-      Thread.sleep(spacing.toMillis()); // real time by design: the foreign writer's spacing
+      // Must wait: the soak runs in real time by design (docs/reliability.md); this is the foreign writer's spacing.
+      Thread.sleep(spacing.toMillis());
     }
     return accepted;
   }

@@ -79,7 +79,7 @@ class SoakTest {
         cluster.journal.trace("ABORT: three events in a row without a stable leader");
         return;
       }
-      // The soak runs in real time by design (docs/reliability.md): its dwells and holds are the schedule.
+      // Must wait: the soak runs in real time by design (docs/reliability.md); its dwells and holds are the schedule.
       Thread.sleep(dwell.nextInt((int) MAX_DWELL.toMillis()));
     }
   }
@@ -100,7 +100,8 @@ class SoakTest {
         } else {
           cluster.closeGracefully(slot);
         }
-        Thread.sleep(event.hold().toMillis()); // real time by design: the event's hold
+        // Must wait: the soak's schedule in real time; the replica stays down for the event's hold.
+        Thread.sleep(event.hold().toMillis());
         cluster.start(slot);
         return cluster.awaitStable(name);
       }
@@ -133,8 +134,8 @@ class SoakTest {
       }
       case FOREIGN_WRITE: {
         cluster.foreignWrite(event.writes(), event.touchRenewTime(), event.hold());
-        // Real time by design: the foreign write must be seen before stability is awaited, and a write that
-        // changes nothing of ours marks no event.
+        // Must wait: the foreign write must be seen before stability is awaited, and a write that changes
+        // nothing of ours marks no event.
         Thread.sleep(MockApi.RETRY_PERIOD.toMillis());
         return cluster.awaitStable(name);
       }
@@ -146,9 +147,10 @@ class SoakTest {
   /** Holds a cut for the event's duration, sampling health halfway and at the end. */
   private static void holdAndSample(SoakCluster cluster, Event event) throws InterruptedException {
     long half = event.hold().toMillis() / 2;
-    // Real time by design: a cut lasts the event's hold, sampled halfway and at the end.
+    // Must wait: the soak's schedule in real time; a cut lasts the event's hold, sampled halfway and at the end.
     Thread.sleep(half);
     cluster.sampleAll("halfway through " + event, false);
+    // Must wait: the second half of the hold.
     Thread.sleep(event.hold().toMillis() - half);
     cluster.sampleAll("at the end of " + event, false);
   }

@@ -62,7 +62,8 @@ class InFlightReconciliationTest {
     long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
     while (System.nanoTime() - end < 0) {
       try {
-        // The reconciliation's own work, deaf to interrupts: it must go on for this long whatever JOSDK does.
+        // Must wait: this is the reconciliation's own work, deaf to interrupts; it must go on for this long
+        // whatever JOSDK does, and it is what the test holds the close behind.
         Thread.sleep(Math.max(1, TimeUnit.NANOSECONDS.toMillis(end - System.nanoTime())));
       } catch (InterruptedException ignored) {
         // a reconciler deaf to interrupts: the flag is dropped on purpose

@@ -27,6 +27,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -138,11 +139,21 @@ class LateWorkflowTest {
   private static void outliveTheStop() throws Exception {
     Field workflowExecutor = ExecutorServiceManager.class.getDeclaredField("workflowExecutor");
     workflowExecutor.setAccessible(true);
-    boolean interrupted = false;
-    while (slowTerm.isValid() || workflowExecutor.get(slowExecutors) != null) {
+    BooleanSupplier outlived = () -> {
       try {
-        // A blocking call deaf to interrupts, polling the two conditions it outlives (no listener for either).
-        Thread.sleep(5);
+        return !slowTerm.isValid() && workflowExecutor.get(slowExecutors) == null;
+      } catch (IllegalAccessException e) {
+        throw new IllegalStateException(e);
+      }
+    };
+    boolean interrupted = false;
+    // A blocking call deaf to interrupts: it waits for the two conditions it outlives (no listener for either),
+    // and goes on waiting when the stop interrupts it.
+    while (true) {
+      try {
+        if (Await.holds(outlived)) {
+          break;
+        }
       } catch (InterruptedException e) {
         interrupted = true;
       }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.dsl.Resource;
 import io.github.electionpolicy.ElectionPolicy;
 import io.github.electionpolicy.Environment;
 import io.github.electionpolicy.Substrate;
@@ -14,8 +15,8 @@ import io.github.electionpolicy.josdk.sample.WidgetReconciler;
 import io.github.electionpolicy.testkit.fabric8.LeaseApiExtension;
 import java.time.Duration;
 import java.util.Map;
-import java.util.Optional;
-import java.util.function.BooleanSupplier;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -48,34 +49,23 @@ class WidgetOperatorTestkitTest {
   }
 
   @Test
-  void theLeadersOperatorReconcilesAWidget() throws InterruptedException {
+  void theLeadersOperatorReconcilesAWidget() {
     try (ElectionRunner first = startReplica("replica-1"); ElectionRunner second = startReplica("replica-2")) {
       // No CRD needed: the embedded server stores custom resources as it stores any other kind.
       api.client().resources(Widget.class).inNamespace(api.namespace())
           .resource(Widget.named(api.namespace(), "blue-one", "blue")).create();
 
-      assertThat(await(() -> marker("blue-one").isPresent())).as("the widget was reconciled").isTrue();
+      // The widget was reconciled: fabric8 watches for the marker and returns it once it exists (no polling).
+      ConfigMap marker = marker("blue-one").waitUntilCondition(Objects::nonNull, 30, TimeUnit.SECONDS);
       String leader = api.lease("widget-operator").orElseThrow().getSpec().getHolderIdentity();
-      assertThat(marker("blue-one").orElseThrow().getData())
+      assertThat(marker.getData())
           .containsEntry("reconciledBy", leader)  // by the leader's operator; the follower runs none
           .containsEntry("color", "blue");
     }
   }
 
   /** The ConfigMap WidgetReconciler writes for a widget. */
-  private Optional<ConfigMap> marker(String widget) {
-    return Optional.ofNullable(
-        api.client().configMaps().inNamespace(api.namespace()).withName("widget-" + widget).get());
-  }
-
-  private static boolean await(BooleanSupplier condition) throws InterruptedException {
-    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() - deadline > 0) {
-        return false;
-      }
-      Thread.sleep(50); // polls: nothing to listen to for what a user's operator has done
-    }
-    return true;
+  private Resource<ConfigMap> marker(String widget) {
+    return api.client().configMaps().inNamespace(api.namespace()).withName("widget-" + widget);
   }
 }

@@ -51,10 +51,13 @@ class ToyControllerFailoverTest {
   void exactlyOneReplicaLeadsAndAGracefulCloseHandsOver() throws InterruptedException {
     try (ElectionRunner first = startReplica("replica-1"); ElectionRunner second = startReplica("replica-2")) {
       assertThat(await(() -> running.size() == 1)).as("one replica leads").isTrue();
-      Thread.sleep(600); // three retry periods: the follower must not start its reconcilers too
-      assertThat(running).hasSize(1);
       String leader = running.iterator().next();
       String follower = leader.equals("replica-1") ? "replica-2" : "replica-1";
+      // Three more renewals of the leader: three retry periods in which the follower must not start its
+      // reconcilers too, however slow the machine.
+      long renewals = writesBy(leader);
+      assertThat(await(() -> writesBy(leader) >= renewals + 3)).as("%s renews", leader).isTrue();
+      assertThat(running).containsExactly(leader);
 
       (leader.equals("replica-1") ? first : second).close(); // releases the Lease
 
@@ -64,12 +67,18 @@ class ToyControllerFailoverTest {
     }
   }
 
+  /** The writes of the Lease the server accepted from {@code holder}: its take-over and its renewals. */
+  private long writesBy(String holder) {
+    return api.leaseWrites(LEASE).stream().filter(write -> write.holder().equals(holder)).count();
+  }
+
   private static boolean await(BooleanSupplier condition) throws InterruptedException {
     long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
     while (!condition.getAsBoolean()) {
       if (System.nanoTime() - deadline > 0) {
         return false;
       }
+      // Must wait: polls, as a user's test would; the Lease writes and the running set have no listener.
       Thread.sleep(20);
     }
     return true;

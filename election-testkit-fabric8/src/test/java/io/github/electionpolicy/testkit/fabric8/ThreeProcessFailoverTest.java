@@ -132,7 +132,8 @@ class ThreeProcessFailoverTest {
       if (System.nanoTime() - deadline > 0) {
         throw new AssertionError("no " + what + " within " + PATIENCE + "; the server's log:\n" + log("lease-api"));
       }
-      Thread.sleep(100); // polls: the other processes' logs are files, with nothing to listen to
+      // Must wait: polls, since the other processes' logs are files, with nothing to listen to.
+      Thread.sleep(100);
     }
   }
 
