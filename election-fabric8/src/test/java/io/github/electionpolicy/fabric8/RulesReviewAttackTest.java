@@ -5,7 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.fabric8.mockwebserver.http.Dispatcher;
 import io.fabric8.mockwebserver.http.MockResponse;
 import io.fabric8.mockwebserver.http.RecordedRequest;
+import io.fabric8.kubernetes.api.model.authorization.v1.SelfSubjectAccessReview;
+import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReviewStatus;
+import io.fabric8.kubernetes.client.utils.Serialization;
 import io.github.electionpolicy.testsupport.LogCapture;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -83,6 +87,62 @@ class RulesReviewAttackTest {
       assertThat(reviews).containsExactly("selfsubjectrulesreviews");
       assertThat(logs.text()).doesNotContain("may not").doesNotContain("RBAC");
       assertThat(a.runner.startupFailure()).isEmpty();
+    }
+  }
+
+  /**
+   * FINDING 3 (h-attack4). When the listed rules allow the Lease but do not show create on events, the events
+   * review was only sent once the verdict was given, that is together with the take: before 32fd692 it was sent
+   * at the start, beside the access reviews, a round trip ahead of the verdict. So the first Event write (its 403)
+   * raced the review and usually won under load: the server refused an Event the preflight was there to foresee,
+   * and the warning named the refused write instead of the preflight (LeadershipEventsTest's
+   * aDeniedCreateOnEventsFoundByThePreflightIsOneWarningAndTheElectionGoesOn failed so in the review's run). Here
+   * the server's delays make the order certain: the rules review answers after 600 ms, the events review after
+   * 300 ms, so a review sent at the start answers before the verdict. Not fixed here: the fix that restores the old
+   * order (send the events review beside the rules review, cancel it when the rules show create on events allowed;
+   * it makes this test pass) costs the request 32fd692 saved in the usual case (the documented Role allows events),
+   * and the other (hold the verdict for the events review when the rules do not show it) waits on advice; the
+   * lead's choice. The harm is one refused Event write and which sentence the one WARN says.
+   */
+  @Test
+  @Disabled("finding 3: in the fast path the events review is sent with the take and loses the race to the first Event write")
+  void theEventsReviewIsSentBesideTheRulesReviewSoItAnswersBeforeTheFirstEventWrite() throws Exception {
+    AtomicInteger eventPosts = new AtomicInteger();
+    try (LogCapture logs = new LogCapture();
+        MockApi api = new MockApi(delegate -> new Dispatcher() {
+          @Override
+          public MockResponse dispatch(RecordedRequest request) {
+            String path = request.getPath() == null ? "" : request.getPath();
+            if ("POST".equals(request.getMethod())
+                && path.equals("/api/v1/namespaces/" + MockApi.NAMESPACE + "/events")) {
+              eventPosts.incrementAndGet();
+              return new MockResponse().setResponseCode(403).setHeader("Content-Type", "application/json")
+                  .setBody("{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\","
+                      + "\"reason\":\"Forbidden\",\"code\":403}");
+            }
+            if (MockApi.isRulesReview(request)) {
+              return MockApi.leaseRulesOnly(request).setBodyDelay(600, TimeUnit.MILLISECONDS);
+            }
+            if ("POST".equals(request.getMethod())
+                && path.equals("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews")) {
+              SelfSubjectAccessReview review = Serialization.unmarshal(
+                  new String(request.getBody().getBytes(), java.nio.charset.StandardCharsets.UTF_8),
+                  SelfSubjectAccessReview.class);
+              if ("events".equals(review.getSpec().getResourceAttributes().getResource())) {
+                review.setStatus(new SubjectAccessReviewStatus(false, false, "no create on events", null));
+                return new MockResponse().setResponseCode(201).setHeader("Content-Type", "application/json")
+                    .setBody(Serialization.asJson(review)).setBodyDelay(300, TimeUnit.MILLISECONDS);
+              }
+            }
+            return delegate.dispatch(request);
+          }
+        });
+        Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log)) {
+      assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(10))).isTrue();
+      assertThat(Replica.awaitTrue(() -> logs.text().contains("may not create events"), Duration.ofSeconds(10)))
+          .isTrue();
+      assertThat(logs.text()).contains("the RBAC preflight found create on events denied")
+          .doesNotContain("the server refused to create the Event");
     }
   }
 }
