@@ -37,6 +37,7 @@ final class SimInvariants {
   static final int LOAD_BOUND = 10;
 
   private final List<String> violations = new ArrayList<>();
+  private final List<String> watchFindings = new ArrayList<>();
   int overlaps;
   int validAtOthersElection;
   int staleWrites;
@@ -218,6 +219,20 @@ final class SimInvariants {
 
   void deniedWithReadInFlight() {
     deniedWithReadInFlight++;
+  }
+
+  /**
+   * What the follower's watch lifecycle did wrong (h-attack4): two watches of one process open at once, a leader
+   * that renews with its watch still open. Kept apart from {@link #violations()}; read by {@link #watchFindings()}.
+   */
+  void watchLifecycle(String line) {
+    if (watchFindings.size() < 20) {
+      watchFindings.add(line);
+    }
+  }
+
+  List<String> watchFindings() {
+    return List.copyOf(watchFindings);
   }
 
   private void violation(String line) {

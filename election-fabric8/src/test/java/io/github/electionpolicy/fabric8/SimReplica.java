@@ -817,6 +817,7 @@ final class SimReplica {
   }
 
   void watchFailedToStart(int generation) {
+    transport.watchEnded(generation);
     transport.watchEvent(generation, events -> events.closed());
   }
 
@@ -825,6 +826,7 @@ final class SimReplica {
   }
 
   void watchClosed(int generation) {
+    transport.watchEnded(generation);
     transport.watchEvent(generation, events -> events.closed());
   }
 
@@ -976,6 +978,11 @@ final class SimReplica {
     private boolean verdictGiven;
     private boolean handingVerdict;
     private int readsInFlight;
+    // The follower's watch lifecycle (h-attack4): updates of its own Lease sent in a row, since its last read or
+    // create, while one of its watches was still open.
+    private int ownUpdatesWithWatch;
+    // The watches neither cancelled nor ended (closed, or failed to start) by the server.
+    private final java.util.Set<Integer> liveWatches = new java.util.TreeSet<>();
 
     Transport(int p) {
       this.p = p;
@@ -983,16 +990,27 @@ final class SimReplica {
 
     @Override
     public Call read(Answered done) {
+      ownUpdatesWithWatch = 0;
       return send(new LeaseStep.Read(0), done);
     }
 
     @Override
     public Call create(LeaseRecord record, Answered done) {
+      ownUpdatesWithWatch = 0;
       return send(new LeaseStep.Create(record, 0), done);
     }
 
     @Override
     public Call update(LeaseRecord record, Answered done) {
+      if (identity.equals(record.holder()) && !liveWatches.isEmpty() && !closed && process == p) {
+        // A take-over (a follower's update) keeps its watch; a renewal (the next one) must not.
+        if (++ownUpdatesWithWatch >= 2) {
+          sim.invariants().watchLifecycle("LEADER_KEEPS_WATCH: " + identity + "/p" + p + " renews with watch(es) "
+              + liveWatches + " open");
+        }
+      } else {
+        ownUpdatesWithWatch = 0;
+      }
       return send(new LeaseStep.Update(record, 0), done);
     }
 
@@ -1094,14 +1112,24 @@ final class SimReplica {
         return () -> { };
       }
       int generation = ++watchGeneration;
+      if (!liveWatches.isEmpty()) {
+        sim.invariants().watchLifecycle("TWO_WATCHES: " + identity + "/p" + p + " opens watch " + generation
+            + " while " + liveWatches + " still open");
+      }
+      liveWatches.add(generation);
       watches.put(generation, events);
       countRequest("Watch");
       sim.openWatch(SimReplica.this, generation);
       return () -> {
+        liveWatches.remove(generation);
         if (watches.remove(generation) != null) {
           sim.cancelWatch(SimReplica.this);
         }
       };
+    }
+
+    void watchEnded(int generation) {
+      liveWatches.remove(generation);
     }
 
     void watchEvent(int generation, Consumer<WatchEvents> deliver) {
@@ -1177,6 +1205,7 @@ final class SimReplica {
     @Override
     public void close() {
       closed = true;
+      liveWatches.clear();
       if (!watches.isEmpty()) {
         watches.clear();
         sim.cancelWatch(SimReplica.this);
