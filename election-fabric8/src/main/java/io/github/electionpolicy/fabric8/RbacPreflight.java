@@ -24,12 +24,16 @@ import org.slf4j.LoggerFactory;
  * java.util.concurrent.Executor, boolean)}): one round trip more. {@code watch} only decides
  * a warning, so it is asked once the verdict is given and the elector's first attempt is over, off the start
  * path, and warned of when it answers (not at all when the rules showed it allowed). With leadership Events on,
- * one more review, never waited for, asks whether Events may be created (unless the rules showed it allowed); a
- * denial is a warning ({@link EventAccess}), never a reason not to contend.
+ * the access reviews' path asks one more, never waited for, whether Events may be created; a denial is a warning
+ * ({@link EventAccess}), never a reason not to contend. The rules' path asks none: rules that do not show it
+ * allowed leave it to the first Event write, whose 403 gives the same one warning.
  */
 final class RbacPreflight {
 
   private static final Logger LOG = LoggerFactory.getLogger(ElectionRunner.class);
+
+  /** How long the rules review may take before the access reviews decide instead. */
+  static final int RULES_REVIEW_TIMEOUT_MILLIS = 2_000;
 
   private RbacPreflight() {}
 
@@ -64,23 +68,13 @@ final class RbacPreflight {
     LeaseAccess.Reviewer reviewer = reviewer(userClient, closing);
     Optional<LeaseRules> rules = rules(userClient, namespace, closing);
     if (rules.isPresent() && rules.get().grantRequired(leaseName)) {
-      // The usual case, in one round trip: the listed rules allow every required verb. What they do not show
-      // allowed of the advice (events, watch) is asked as below, and never waited for.
+      // The usual case, in one round trip: the listed rules allow every required verb. Watch, if they do not
+      // show it allowed, is asked once the first attempt is over, and never waited for.
       if (closing.getAsBoolean()) {
         return Optional.empty();
       }
-      if (events != null && !rules.get().allowsEvents()) {
-        var question = events.question();
-        // Bound to the runner's close, not the preflight's: it runs after this verdict is given.
-        LeaseAccess.Reviewer adviceReviewer = reviewer(userClient, closed);
-        EventsReview eventsReview = new EventsReview(() -> adviceReviewer.allowed(question), events, closed);
-        try {
-          io.execute(eventsReview);
-          eventsReview.reportWhenAnswered();
-        } catch (RejectedExecutionException e) {
-          LOG.debug("Could not check RBAC for events: {}", e.toString());
-        }
-      }
+      // Events the rules do not show allowed are not asked about here: the first Event write tells (a 403 is one
+      // WARN with the rule to add, as a denied review is), and a review sent now would only race that write.
       if (!rules.get().allowsOnLease(LeaseAccess.ADVISED_VERBS.get(0), leaseName)) {
         LeaseAccess.Reviewer watchReviewer = reviewer(userClient, closed);
         later.accept(() -> askWatch(watchReviewer, namespace, settings, closed, io));
@@ -121,8 +115,9 @@ final class RbacPreflight {
   }
 
   /**
-   * The {@code SelfSubjectRulesReview} of the namespace through the user's client, on this thread; empty when it
-   * failed or the runner is {@code closing} (then the reviews per verb decide, or nothing is reported).
+   * The {@code SelfSubjectRulesReview} of the namespace through the user's client, on this thread, given at most
+   * {@value #RULES_REVIEW_TIMEOUT_MILLIS} ms and no retry; empty when it failed, timed out or the runner is {@code
+   * closing} (then the reviews per verb decide, or nothing is reported).
    */
   private static Optional<LeaseRules> rules(KubernetesClient userClient, String namespace,
       BooleanSupplier closing) {
@@ -130,8 +125,16 @@ final class RbacPreflight {
       return Optional.empty();
     }
     try {
+      // A timeout of its own, short: a server slow on this one question must not hold the verdict for the
+      // client's whole timeout before the access reviews are even asked; they decide then.
+      var requests = userClient.getConfiguration().getRequestConfig();
+      KubernetesClient quick = userClient.newClient((requests == null
+          ? new io.fabric8.kubernetes.client.RequestConfigBuilder()
+          : new io.fabric8.kubernetes.client.RequestConfigBuilder(requests))
+          .withRequestTimeout(RULES_REVIEW_TIMEOUT_MILLIS).withRequestRetryBackoffLimit(0).build())
+          .adapt(KubernetesClient.class);
       return Optional.of(LeaseRules.of(
-          userClient.authorization().v1().selfSubjectRulesReview().create(LeaseRules.question(namespace))));
+          quick.authorization().v1().selfSubjectRulesReview().create(LeaseRules.question(namespace))));
     } catch (RuntimeException e) {
       LOG.debug("Could not list the RBAC rules in namespace \"{}\": {}", namespace, e.toString());
       return Optional.empty();

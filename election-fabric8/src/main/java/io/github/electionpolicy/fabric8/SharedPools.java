@@ -7,6 +7,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -37,6 +38,8 @@ final class SharedPools {
   static final long KEEP_ALIVE_SECONDS = 10;
   /** The most threads that hand requests to the HTTP client at once; more hand-overs wait for one. */
   static final int HAND_OVER_THREADS = 4;
+  /** How long a hand-over may wait for one of those threads before it runs on an elastic worker instead. */
+  static final long SPILL_MILLIS = 100;
   private static final String WORKER = "election-worker-";
 
   // No core threads: below its core size a ThreadPoolExecutor starts a new thread for every task even while
@@ -81,8 +84,10 @@ final class SharedPools {
   /**
    * Runs the short task that hands a request, which holds its place in a bound already, to the HTTP client: on
    * at most {@value #HAND_OVER_THREADS} threads of its own ({@code election-handover-<n>}), a new one only when
-   * none is idle, the rest queued; never refused for a bound. An interceptor that blocks there (a token refresh)
-   * holds one of them; the hand-overs behind it wait, and their Lease calls keep their deadlines.
+   * none is idle, the rest queued; never refused for a bound. An interceptor that blocks there (a token refresh, a
+   * credential plugin that hangs) holds one of them; a hand-over that finds all of them busy waits at most {@value
+   * #SPILL_MILLIS} ms for one, then runs on an elastic worker, so one runner's hung interceptor cannot hold up the
+   * requests of the others.
    */
   static java.util.concurrent.Executor handOver() {
     return HAND_OVER;
@@ -117,10 +122,21 @@ final class SharedPools {
    * once {@code max} are busy, queues the task instead of refusing it; a thread idle for {@value
    * #KEEP_ALIVE_SECONDS} s ends. So one election keeps one thread, and any burst at most {@code max}. The queue
    * hands a task only to an idle thread ({@code tryTransfer}), so the pool grows first; the rejection handler,
-   * reached at {@code max}, queues it for the next thread that is done.
+   * reached at {@code max}, queues it for the next thread that is done. A task is never left behind threads that do
+   * not come back (an interceptor that hangs in each of them): {@value #SPILL_MILLIS} ms after a task was queued,
+   * what is still queued runs on the elastic {@link #WORKERS} instead (checked on the shared loop's timer).
    */
   static ThreadPoolExecutor elastic(int max, String prefix) {
+    // The loop is looked up when a task is first queued, never while this class initializes: the shared loop's
+    // class uses this one, and two threads initializing each one's first must not wait for each other.
+    return elastic(max, prefix, WORKERS, RunnerLoop::shared);
+  }
+
+  /** As {@link #elastic(int, String)}, spilling to {@code spill}, timed by the loop {@code timer} gives. */
+  static ThreadPoolExecutor elastic(int max, String prefix, java.util.concurrent.Executor spill,
+      java.util.function.Supplier<RunnerLoop> timer) {
     HandOffQueue queue = new HandOffQueue();
+    AtomicBoolean spillDue = new AtomicBoolean();
     ThreadPoolExecutor pool = new ThreadPoolExecutor(0, max, KEEP_ALIVE_SECONDS, TimeUnit.SECONDS, queue,
         daemon(prefix), (task, executor) -> {
           if (executor.isShutdown()) {
@@ -133,8 +149,33 @@ final class SharedPools {
             executor.prestartCoreThread();
             executor.setCorePoolSize(0);
           }
+          if (spillDue.compareAndSet(false, true)) {
+            scheduleSpill(timer, () -> {
+              spillDue.set(false);
+              java.util.List<Runnable> waiting = new java.util.ArrayList<>();
+              queue.drainTo(waiting);
+              for (Runnable late : waiting) {
+                try {
+                  spill.execute(late);
+                } catch (RuntimeException | Error e) {
+                  queue.queue(late); // no thread to spill to: it waits for the pool's own
+                }
+              }
+            }, spillDue);
+          }
         });
     return pool;
+  }
+
+  private static void scheduleSpill(java.util.function.Supplier<RunnerLoop> timer, Runnable spill,
+      AtomicBoolean spillDue) {
+    try {
+      timer.get().schedule(TimeUnit.MILLISECONDS.toNanos(SPILL_MILLIS), spill);
+    } catch (RuntimeException | Error e) {
+      // No timer (the loop cannot start a thread): the queued task waits for the pool's own threads, and the next
+      // task queued tries again.
+      spillDue.set(false);
+    }
   }
 
   /** Offers a task only to a thread that waits for one; {@link #queue} queues it for the next. */

@@ -15,7 +15,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -34,14 +33,13 @@ class HandOverIsolationTest {
    * refresh, an exec credential plugin) on the thread that hands the request over. One runner whose interceptor
    * hangs (its credential plugin waits on a dead endpoint) takes a further hand-over thread at each retry (its
    * timed-out request's thread stays stuck), so after four attempts it holds them all, and every other runner of
-   * the JVM, on its own healthy client, can no longer send a read or a renewal: each waits in the queue until its
-   * deadline, fails, and a healthy leader loses its term after its renew deadline. Before 32fd692 the hand-overs ran
-   * on the unbounded elastic workers, so a hung interceptor held threads of its own runner's requests only. The
-   * fix is a design choice (a lane per transport so one runner holds one hand-over thread at most, an overflow to
-   * the elastic workers for a hand-over that waited, or back to the elastic workers), not made here.
+   * the JVM, on its own healthy client, could no longer send a read or a renewal: each waited in the queue until its
+   * deadline, failed, and a healthy leader lost its term after its renew deadline. Before 32fd692 the hand-overs ran
+   * on the unbounded elastic workers, so a hung interceptor held threads of its own runner's requests only. Fixed:
+   * a hand-over that waits {@value SharedPools#SPILL_MILLIS} ms for one of the pool's threads runs on an elastic
+   * worker instead.
    */
   @Test
-  @Disabled("finding 1: one runner's hung interceptor starves every runner's hand-overs (SharedPools.handOver)")
   void aHungInterceptorOfOneRunnerDoesNotHoldUpAnotherRunnersRequests() throws Exception {
     ThreadPoolExecutor pool = SharedPools.elastic(SharedPools.HAND_OVER_THREADS, "test-handover-");
     java.util.concurrent.Executor handOver = SharedPools.handOverTo(pool);

@@ -163,7 +163,7 @@ class LeadershipEventsTest {
                   + "group \\\"\\\" in the namespace \\\"" + MockApi.NAMESPACE + "\\\"\",\"code\":403}");
         }
         if (MockApi.isRulesReview(request)) {
-          return MockApi.leaseRulesOnly(request); // agrees with the events review below
+          return MockApi.rulesReviewRefused(); // the access reviews decide: the events review below is asked
         }
         if ("POST".equals(request.getMethod()) && ACCESS_REVIEWS.equals(path)) {
           SelfSubjectAccessReview review = Serialization.unmarshal(body(request), SelfSubjectAccessReview.class);
@@ -279,7 +279,7 @@ class LeadershipEventsTest {
           eventReviews.incrementAndGet();
         }
         if (MockApi.isRulesReview(request)) {
-          return MockApi.leaseRulesOnly(request); // events not shown allowed: a runner with Events on asks
+          return MockApi.rulesReviewRefused(); // the access reviews decide: a runner with Events on asks
         }
         return delegate.dispatch(request);
       }

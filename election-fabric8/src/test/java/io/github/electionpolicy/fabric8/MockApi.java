@@ -128,6 +128,16 @@ final class MockApi implements AutoCloseable, AfterEachCallback {
         && "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews".equals(request.getPath());
   }
 
+  /**
+   * A rules review refused (403), as by a server whose Role does not grant it: the preflight's access reviews
+   * then decide, Events included.
+   */
+  static MockResponse rulesReviewRefused() {
+    return new MockResponse().setResponseCode(403).setHeader("Content-Type", "application/json")
+        .setBody("{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"reason\":\"Forbidden\","
+            + "\"code\":403}");
+  }
+
   /** A rules review's answer listing every verb on leases and nothing else: a Role without the events rule. */
   static MockResponse leaseRulesOnly(RecordedRequest request) {
     var review = LeaseRules.question(NAMESPACE);

@@ -60,6 +60,8 @@ class RenewalListenersTest {
       assertThat(Replica.awaitTrue(() -> renewals.heard.stream().filter("renewed"::equals).count() >= 3,
           Duration.ofSeconds(10))).isTrue();
     }
+    // The listeners hear STOPPED on their lane, possibly just after close() returned.
+    assertThat(Replica.awaitTrue(() -> states.contains("STOPPED"), Duration.ofSeconds(5))).isTrue();
     assertThat(states).startsWith("LEADING").endsWith("STOPPED");
     assertThat(renewals.heard).startsWith("LEADING", "renewed").endsWith("STOPPED");
   }

@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
  * What the simulation found, each as a schedule that replays it. Not protocol defects: {@link LeaseProtocol}
  * passed every generated schedule. This one is in the runner ({@link ElectionRunner} on main).
  */
-class SimulationFindingsTest {
+class SimulationReplaysTest {
 
   private static final ReplicaSpec REPLICA =
       new ReplicaSpec(11, 6798, 1409, 225, LossPolicy.Kind.RECONTEND, 1, 0, 0, false);

@@ -11,7 +11,7 @@ import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
 
 /** Attacks on the leadership Events: what they must never do to the election. */
-class LeadershipEventsAttackTest {
+class LeadershipEventsNeverHoldTheElectionTest {
 
   private static final String ACCESS_REVIEWS = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews";
   /** The preflight's own bound on one review (Fabric8LeaseTransport.REVIEW_TIMEOUT_MILLIS). */
@@ -45,7 +45,7 @@ class LeadershipEventsAttackTest {
           return answer.setBodyDelay(Duration.ofSeconds(60));
         }
         if (MockApi.isRulesReview(request)) {
-          return MockApi.leaseRulesOnly(request); // events not shown allowed: the events review is asked
+          return MockApi.rulesReviewRefused(); // the access reviews decide: the events review is asked
         }
         return delegate.dispatch(request);
       }
