@@ -36,6 +36,7 @@ final class Fabric8LeaseTransport implements LeaseTransport {
 
   private final KubernetesClient client;
   private final KubernetesClient reviewClient;
+  private final KubernetesClient rulesClient;
   private final String namespace;
   private final String name;
   private final LeaseSettings settings;
@@ -84,6 +85,9 @@ final class Fabric8LeaseTransport implements LeaseTransport {
             .withRequestRetryBackoffLimit(0)
             .build())
         .adapt(KubernetesClient.class);
+    // The preflight's first question, with its own short timeout (RbacPreflight.rulesClient), made here, not on
+    // the first election's path.
+    this.rulesClient = RbacPreflight.rulesClient(userClient);
     this.namespace = namespace;
     this.name = settings.leaseName();
     this.settings = settings;
@@ -200,7 +204,7 @@ final class Fabric8LeaseTransport implements LeaseTransport {
       Consumer<Throwable> failed) {
     Optional<LeaseAccessDeniedException> denied;
     try {
-      denied = RbacPreflight.check(reviewClient, namespace, settings, () -> over.get() || closed.get(),
+      denied = RbacPreflight.check(reviewClient, rulesClient, namespace, settings, () -> over.get() || closed.get(),
           closed::get, io, eventAccess, afterFirstAttempt::set);
     } catch (RuntimeException | Error e) {
       inFlight.remove(call);

@@ -64,9 +64,16 @@ final class RbacPreflight {
   static Optional<LeaseAccessDeniedException> check(KubernetesClient userClient, String namespace,
       LeaseSettings settings, BooleanSupplier closing, BooleanSupplier closed, Executor io, EventAccess events,
       java.util.function.Consumer<Runnable> later) {
+    return check(userClient, userClient, namespace, settings, closing, closed, io, events, later);
+  }
+
+  /** As above, the rules review through {@code rulesClient} (see {@link #rulesClient}, made once by the caller). */
+  static Optional<LeaseAccessDeniedException> check(KubernetesClient userClient, KubernetesClient rulesClient,
+      String namespace, LeaseSettings settings, BooleanSupplier closing, BooleanSupplier closed, Executor io,
+      EventAccess events, java.util.function.Consumer<Runnable> later) {
     String leaseName = settings.leaseName();
     LeaseAccess.Reviewer reviewer = reviewer(userClient, closing);
-    Optional<LeaseRules> rules = rules(userClient, namespace, closing);
+    Optional<LeaseRules> rules = rules(rulesClient, namespace, closing);
     if (rules.isPresent() && rules.get().grantRequired(leaseName)) {
       // The usual case, in one round trip: the listed rules allow every required verb. Watch, if they do not
       // show it allowed, is asked once the first attempt is over, and never waited for.
@@ -125,20 +132,31 @@ final class RbacPreflight {
       return Optional.empty();
     }
     try {
-      // A timeout of its own, short: a server slow on this one question must not hold the verdict for the
-      // client's whole timeout before the access reviews are even asked; they decide then.
-      var requests = userClient.getConfiguration().getRequestConfig();
-      KubernetesClient quick = userClient.newClient((requests == null
-          ? new io.fabric8.kubernetes.client.RequestConfigBuilder()
-          : new io.fabric8.kubernetes.client.RequestConfigBuilder(requests))
-          .withRequestTimeout(RULES_REVIEW_TIMEOUT_MILLIS).withRequestRetryBackoffLimit(0).build())
-          .adapt(KubernetesClient.class);
+      KubernetesClient quick = rulesClient(userClient);
       return Optional.of(LeaseRules.of(
           quick.authorization().v1().selfSubjectRulesReview().create(LeaseRules.question(namespace))));
     } catch (RuntimeException e) {
       LOG.debug("Could not list the RBAC rules in namespace \"{}\": {}", namespace, e.toString());
       return Optional.empty();
     }
+  }
+
+  /**
+   * The client the rules review goes through: the user's, with a timeout of its own, short (a server slow on this
+   * one question must not hold the verdict for the client's whole timeout before the access reviews are even
+   * asked; they decide then), and no retry. A client this method made is returned as it is, so a transport can
+   * make it once, at its start, off the first election's path.
+   */
+  static KubernetesClient rulesClient(KubernetesClient userClient) {
+    var requests = userClient.getConfiguration().getRequestConfig();
+    if (requests != null && requests.getRequestTimeout() == RULES_REVIEW_TIMEOUT_MILLIS
+        && requests.getRequestRetryBackoffLimit() == 0) {
+      return userClient;
+    }
+    return userClient.newClient((requests == null ? new io.fabric8.kubernetes.client.RequestConfigBuilder()
+        : new io.fabric8.kubernetes.client.RequestConfigBuilder(requests))
+        .withRequestTimeout(RULES_REVIEW_TIMEOUT_MILLIS).withRequestRetryBackoffLimit(0).build())
+        .adapt(KubernetesClient.class);
   }
 
   /** One review through the user's client; refused once {@code closing} turns true. */
