@@ -1,0 +1,125 @@
+package io.github.electionpolicy.fabric8;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.ConfigBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
+import io.fabric8.mockwebserver.http.Dispatcher;
+import io.fabric8.mockwebserver.http.MockResponse;
+import io.fabric8.mockwebserver.http.RecordedRequest;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Disabled;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The rules review's derived client ({@code RbacPreflight.rulesClient}, made once per transport), from the
+ * adversarial review h-attack5 of commits 1651ccf and ac2c439. Real fabric8 client, embedded Lease API.
+ */
+class RulesClientTest {
+
+  /**
+   * Sound: the rules review and the access reviews go as the user the client authenticates and impersonates (a
+   * rules review of another subject would decide the verdict on someone else's rules), and the derived client is
+   * usable after the transport closed while the user's client stays open and usable.
+   */
+  @Test
+  void thePreflightsReviewsCarryTheUsersCredentialsAndImpersonationAndCloseLeavesTheUsersClientOpen()
+      throws Exception {
+    List<String> seen = new CopyOnWriteArrayList<>();
+    try (MockApi server = new MockApi(delegate -> new Dispatcher() {
+      @Override
+      public MockResponse dispatch(RecordedRequest request) {
+        String path = request.getPath() == null ? "" : request.getPath();
+        if (path.endsWith("reviews")) {
+          seen.add(path.substring(path.lastIndexOf('/') + 1) + " " + request.getHeader("Authorization") + " "
+              + request.getHeader("Impersonate-User") + " " + request.getHeader("Impersonate-Group"));
+        }
+        if (MockApi.isRulesReview(request)) {
+          return MockApi.leaseRulesOnly(request);
+        }
+        return delegate.dispatch(request);
+      }
+    })) {
+      Config config = new ConfigBuilder(Config.empty()).withMasterUrl(server.url()).withNamespace(MockApi.NAMESPACE)
+          .withOauthToken("s3cret").withImpersonateUsername("system:serviceaccount:elections:orders")
+          .withImpersonateGroups("ops").build();
+      try (KubernetesClient client = new KubernetesClientBuilder().withConfig(config)
+          .withHttpClientFactory(new JdkHttpClientFactory()).build()) {
+        for (int i = 0; i < 2; i++) {
+          Fabric8LeaseTransport transport = new Fabric8LeaseTransport(client, MockApi.NAMESPACE,
+              MockApi.fastSettings("a").build(), SharedPools.io());
+          CompletableFuture<Optional<LeaseAccessDeniedException>> verdict = new CompletableFuture<>();
+          transport.preflight(verdict::complete, verdict::completeExceptionally);
+          assertThat(verdict.get(20, TimeUnit.SECONDS)).isEmpty();
+          transport.close();
+        }
+        assertThat(seen).isNotEmpty().allSatisfy(line -> assertThat(line)
+            .endsWith(" Bearer s3cret system:serviceaccount:elections:orders ops"));
+        assertThat(seen).filteredOn(line -> line.startsWith("selfsubjectrulesreviews")).hasSize(2);
+        // The user's client still works after two transports over it closed.
+        assertThat(client.leases().inNamespace(MockApi.NAMESPACE).list().getItems()).isNotNull();
+      }
+    }
+  }
+
+  /**
+   * FINDING 2 (h-attack5). A user may hand the runner a client derived with fabric8's own
+   * {@code client.newClient(RequestConfig)}, e.g. to impersonate a service account for the election only. Such a
+   * client's requests carry that RequestConfig (its impersonation), but its {@code getConfiguration()} is still the
+   * base client's Config: and {@code RbacPreflight.rulesClient} (like {@code Fabric8LeaseTransport}'s Lease and
+   * review clients) builds its RequestConfig from {@code userClient.getConfiguration().getRequestConfig()}, so the
+   * derived clients drop the user's impersonation: the rules review, the access reviews and the Lease calls run
+   * as the base identity, not as the user the given client impersonates (the preflight then judges the wrong
+   * subject's rights, and the Lease is written as another user). The same reading makes {@code rulesClient}
+   * never recognise a client it made (its Javadoc says one is returned as it is). Here the user's own request
+   * carries the impersonation (control), the transport's requests do not.
+   */
+  @Test
+  @Disabled("finding 2 (h-attack5): a client the user derived with newClient(RequestConfig) loses its impersonation in the transport's clients")
+  void aClientDerivedByTheUserToImpersonateKeepsItsImpersonationInTheTransportsRequests() throws Exception {
+    List<String> seen = new CopyOnWriteArrayList<>();
+    try (MockApi server = new MockApi(delegate -> new Dispatcher() {
+      @Override
+      public MockResponse dispatch(RecordedRequest request) {
+        String path = request.getPath() == null ? "" : request.getPath();
+        seen.add(request.getMethod() + " " + path.substring(path.lastIndexOf('/') + 1) + " "
+            + request.getHeader("Impersonate-User"));
+        if (MockApi.isRulesReview(request)) {
+          return MockApi.leaseRulesOnly(request);
+        }
+        return delegate.dispatch(request);
+      }
+    })) {
+      Config config = new ConfigBuilder(Config.empty()).withMasterUrl(server.url()).withNamespace(MockApi.NAMESPACE)
+          .build();
+      try (KubernetesClient base = new KubernetesClientBuilder().withConfig(config)
+          .withHttpClientFactory(new JdkHttpClientFactory()).build()) {
+        KubernetesClient orders = base.newClient(new io.fabric8.kubernetes.client.RequestConfigBuilder(
+                base.getConfiguration().getRequestConfig()).withImpersonateUsername("orders").build())
+            .adapt(KubernetesClient.class);
+        orders.leases().inNamespace(MockApi.NAMESPACE).withName("control").get();
+        assertThat(seen).as("the user's derived client impersonates").containsExactly("GET control orders");
+        seen.clear();
+
+        Fabric8LeaseTransport transport = new Fabric8LeaseTransport(orders, MockApi.NAMESPACE,
+            MockApi.fastSettings("a").build(), SharedPools.io());
+        CompletableFuture<Optional<LeaseAccessDeniedException>> verdict = new CompletableFuture<>();
+        transport.preflight(verdict::complete, verdict::completeExceptionally);
+        assertThat(verdict.get(20, TimeUnit.SECONDS)).isEmpty();
+        CompletableFuture<LeaseStep.Answer> read = new CompletableFuture<>();
+        transport.read((answer, failure) -> read.complete(answer));
+        read.get(20, TimeUnit.SECONDS);
+        transport.close();
+        assertThat(seen).isNotEmpty().allSatisfy(line -> assertThat(line).endsWith(" orders"));
+      }
+    }
+  }
+}
