@@ -74,9 +74,10 @@ class HandOverSpillTest {
    * the pool, starts one ({@code setCorePoolSize(1); prestartCoreThread(); setCorePoolSize(0)}). If that start
    * throws (an {@link OutOfMemoryError} "unable to create native thread"), the Error leaves {@code execute} after the
    * task was queued: {@code handOverTo} turns it into a {@link RejectedExecutionException}, so the caller takes the
-   * hand-over as refused (LeaseHttp gives its place in the bound back and fails the call, which the elector
-   * retries), yet the queued task still runs later (the request is sent after all, and its place is given back a
-   * second time); the core size also stays 1, so one thread never retires. In production the handler sees an empty
+   * hand-over as refused, yet the queued task still runs later. A Lease call is guarded (its refusal ends the call,
+   * the late task's {@code call.send()} then finds it dropped and sends nothing); an Event write is not: it is
+   * logged "not recorded" and its place in the Event-writes bound given back, and then it is written anyway,
+   * outside that bound. The core size also stays 1, so one hand-over thread never retires. In production the handler sees an empty
    * pool only in a race (every thread retired between the refusal and the queueing), so the thread factory here
    * forces it: its first thread cannot be made (null: the refusal at size 0), its second start fails with the Error.
    */
