@@ -60,7 +60,7 @@ class HandOverSpillTest {
       assertThat(Await.holds(() -> spillAttempts.get() >= 1, Duration.ofSeconds(20)))
           .as("the first spill was tried (and refused)").isTrue();
       // Many spill periods (SPILL_MILLIS = 100 ms): a second spill, with a thread to spill to now, runs the task.
-      assertThat(Await.holds(ran::get, Duration.ofSeconds(5)))
+      assertThat(Await.holds(ran::get, Duration.ofSeconds(20)))
           .as("the task put back by the refused spill runs, while the pool's only thread is held")
           .isTrue();
     } finally {
