@@ -89,7 +89,10 @@ final class RbacPreflight {
       return Optional.empty();
     }
     // Not shown allowed (a denial, an incomplete list, a failed review): one review per verb decides, as the
-    // server answers each one.
+    // server answers each one. Unless the preflight is over already (the runner stops): then nothing more is asked.
+    if (closing.getAsBoolean()) {
+      return Optional.empty();
+    }
     EventsReview eventsReview = null;
     if (events != null) {
       var question = events.question();

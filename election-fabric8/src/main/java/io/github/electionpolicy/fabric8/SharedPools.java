@@ -136,45 +136,78 @@ final class SharedPools {
   static ThreadPoolExecutor elastic(int max, String prefix, java.util.concurrent.Executor spill,
       java.util.function.Supplier<RunnerLoop> timer) {
     HandOffQueue queue = new HandOffQueue();
-    AtomicBoolean spillDue = new AtomicBoolean();
+    Spill spilling = new Spill(queue, spill, timer);
     ThreadPoolExecutor pool = new ThreadPoolExecutor(0, max, KEEP_ALIVE_SECONDS, TimeUnit.SECONDS, queue,
         daemon(prefix), (task, executor) -> {
           if (executor.isShutdown()) {
             throw new RejectedExecutionException("the pool is shut down");
           }
           queue.queue(task);
-          // Every thread may have ended between the refusal and the queueing: one is started for the task.
+          // Every thread may have ended between the refusal and the queueing: one is started for the task. If
+          // none can be, the task is taken back before the caller hears it refused, so it never runs later.
           if (executor.getPoolSize() == 0) {
-            executor.setCorePoolSize(1);
-            executor.prestartCoreThread();
-            executor.setCorePoolSize(0);
+            try {
+              executor.setCorePoolSize(1);
+              executor.prestartCoreThread();
+            } catch (RuntimeException | Error e) {
+              queue.remove(task);
+              throw e;
+            } finally {
+              executor.setCorePoolSize(0);
+            }
           }
-          if (spillDue.compareAndSet(false, true)) {
-            scheduleSpill(timer, () -> {
-              spillDue.set(false);
-              java.util.List<Runnable> waiting = new java.util.ArrayList<>();
-              queue.drainTo(waiting);
-              for (Runnable late : waiting) {
-                try {
-                  spill.execute(late);
-                } catch (RuntimeException | Error e) {
-                  queue.queue(late); // no thread to spill to: it waits for the pool's own
-                }
-              }
-            }, spillDue);
-          }
+          spilling.due();
         });
     return pool;
   }
 
-  private static void scheduleSpill(java.util.function.Supplier<RunnerLoop> timer, Runnable spill,
-      AtomicBoolean spillDue) {
-    try {
-      timer.get().schedule(TimeUnit.MILLISECONDS.toNanos(SPILL_MILLIS), spill);
-    } catch (RuntimeException | Error e) {
-      // No timer (the loop cannot start a thread): the queued task waits for the pool's own threads, and the next
-      // task queued tries again.
-      spillDue.set(false);
+  /**
+   * Spills what waits in an elastic pool's queue to {@code spill}, {@value #SPILL_MILLIS} ms after it is due, on
+   * the loop's timer; a task it could not spill (no thread) is put back and spilled again a period later.
+   */
+  private static final class Spill implements Runnable {
+    private final HandOffQueue queue;
+    private final java.util.concurrent.Executor spill;
+    private final java.util.function.Supplier<RunnerLoop> timer;
+    private final AtomicBoolean due = new AtomicBoolean();
+
+    Spill(HandOffQueue queue, java.util.concurrent.Executor spill, java.util.function.Supplier<RunnerLoop> timer) {
+      this.queue = queue;
+      this.spill = spill;
+      this.timer = timer;
+    }
+
+    /** A task was queued: a spill is scheduled unless one is already. */
+    void due() {
+      if (!due.compareAndSet(false, true)) {
+        return;
+      }
+      try {
+        timer.get().schedule(TimeUnit.MILLISECONDS.toNanos(SPILL_MILLIS), this);
+      } catch (RuntimeException | Error e) {
+        // No timer (the loop cannot start a thread): the queued task waits for the pool's own threads, and the
+        // next task queued tries again.
+        due.set(false);
+      }
+    }
+
+    @Override
+    public void run() {
+      due.set(false);
+      java.util.List<Runnable> waiting = new java.util.ArrayList<>();
+      queue.drainTo(waiting);
+      boolean putBack = false;
+      for (Runnable late : waiting) {
+        try {
+          spill.execute(late);
+        } catch (RuntimeException | Error e) {
+          queue.queue(late); // no thread to spill to: it waits for the pool's own, or the next spill
+          putBack = true;
+        }
+      }
+      if (putBack) {
+        due();
+      }
     }
   }
 

@@ -11,7 +11,6 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -30,7 +29,6 @@ class HandOverSpillTest {
    * Here: one hand-over thread, held; a second task queued; the spill's executor refuses once, then works.
    */
   @Test
-  @Disabled("finding 1 (h-attack5): a task put back by a refused spill is never spilled again")
   void aTaskPutBackByAFailedSpillIsSpilledAgainOnceThereIsAThread() throws Exception {
     AtomicInteger spillAttempts = new AtomicInteger();
     Executor spill = task -> {
@@ -82,7 +80,6 @@ class HandOverSpillTest {
    * forces it: its first thread cannot be made (null: the refusal at size 0), its second start fails with the Error.
    */
   @Test
-  @Disabled("finding 3 (h-attack5): a hand-over refused to its caller still runs later")
   void aHandOverRefusedToItsCallerIsNeverRunLater() throws Exception {
     ThreadPoolExecutor pool = SharedPools.elastic(1, "test-handover-", task -> { }, RunnerLoop::shared);
     AtomicInteger made = new AtomicInteger();

@@ -138,7 +138,6 @@ class RulesClientTest {
    * end cancels it, as it can). Nothing but the rules review may be sent.
    */
   @Test
-  @Disabled("finding 4 (h-attack5): a preflight cancelled during the rules review still sends the events review")
   void aPreflightCancelledDuringTheRulesReviewSendsNoOtherReview() throws Exception {
     List<String> reviews = new CopyOnWriteArrayList<>();
     java.util.concurrent.atomic.AtomicBoolean over = new java.util.concurrent.atomic.AtomicBoolean();
