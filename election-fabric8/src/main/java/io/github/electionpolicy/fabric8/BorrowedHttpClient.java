@@ -22,9 +22,10 @@ import javax.net.ssl.TrustManager;
  * TLS settings, credentials and interceptors, plus any added to the derived builder) whose {@link #close()} does
  * not close the user's. fabric8's derived clients share one "closed" state with the client they came from, and a
  * {@code KubernetesClient} closes its HTTP client when it is closed; without this wrapper, closing a gated client
- * would close the user's.
+ * would close the user's. Its tags are the derived client's, so {@link DerivedClients} reads the request settings
+ * of a gated client's requests (fabric8 keeps a derived client's RequestConfig there) as fabric8 sends them.
  */
-final class BorrowedHttpClient implements HttpClient {
+final class BorrowedHttpClient implements HttpClient, Interceptor.RequestTags {
 
   private final HttpClient derived;
   private final AtomicBoolean closed = new AtomicBoolean();
@@ -64,6 +65,11 @@ final class BorrowedHttpClient implements HttpClient {
   @Override
   public DerivedClientBuilder newBuilder() {
     return new Builder(derived.newBuilder());
+  }
+
+  @Override
+  public <T> T getTag(Class<T> type) {
+    return derived instanceof Interceptor.RequestTags tags ? tags.getTag(type) : null;
   }
 
   @Override

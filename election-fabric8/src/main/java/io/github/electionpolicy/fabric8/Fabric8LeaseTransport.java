@@ -4,8 +4,6 @@ import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.EventBuilder;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.RequestConfig;
-import io.fabric8.kubernetes.client.RequestConfigBuilder;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
@@ -67,24 +65,17 @@ final class Fabric8LeaseTransport implements LeaseTransport {
     // A derived client shares the user's HTTP client and request settings (impersonation included, so the
     // Lease calls run as the same user as the preflight's reviews) but not its retry and timeout settings:
     // the retries of a default client would keep a cut-off leader believing it leads long after its deadline.
-    RequestConfig userRequests = userClient.getConfiguration().getRequestConfig();
-    this.client = userClient
-        .newClient((userRequests == null ? new RequestConfigBuilder() : new RequestConfigBuilder(userRequests))
-            .withRequestTimeout(timeoutMillis)
-            .withRequestRetryBackoffLimit(0)
-            .withWatchReconnectInterval(Math.max(100, timeoutMillis / 4))
-            .withWatchReconnectLimit(-1)
-            .build())
-        .adapt(KubernetesClient.class);
+    this.client = DerivedClients.derive(userClient, config -> config
+        .withRequestTimeout(timeoutMillis)
+        .withRequestRetryBackoffLimit(0)
+        .withWatchReconnectInterval(Math.max(100, timeoutMillis / 4))
+        .withWatchReconnectLimit(-1));
     // The preflight's reviews: a one-off at start, off the renew path, that may take the time a cold client needs
     // to connect; each bounded (10 s) and never retried, so a server that does not answer holds an I/O thread
     // that long only.
-    this.reviewClient = userClient
-        .newClient((userRequests == null ? new RequestConfigBuilder() : new RequestConfigBuilder(userRequests))
-            .withRequestTimeout(REVIEW_TIMEOUT_MILLIS)
-            .withRequestRetryBackoffLimit(0)
-            .build())
-        .adapt(KubernetesClient.class);
+    this.reviewClient = DerivedClients.derive(userClient, config -> config
+        .withRequestTimeout(REVIEW_TIMEOUT_MILLIS)
+        .withRequestRetryBackoffLimit(0));
     // The preflight's first question, with its own short timeout (RbacPreflight.rulesClient), made here, not on
     // the first election's path.
     this.rulesClient = RbacPreflight.rulesClient(userClient);

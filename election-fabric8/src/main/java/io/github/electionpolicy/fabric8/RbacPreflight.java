@@ -151,15 +151,14 @@ final class RbacPreflight {
    * make it once, at its start, off the first election's path.
    */
   static KubernetesClient rulesClient(KubernetesClient userClient) {
-    var requests = userClient.getConfiguration().getRequestConfig();
+    var requests = DerivedClients.requestConfig(userClient);
     if (requests != null && requests.getRequestTimeout() == RULES_REVIEW_TIMEOUT_MILLIS
         && requests.getRequestRetryBackoffLimit() == 0) {
       return userClient;
     }
-    return userClient.newClient((requests == null ? new io.fabric8.kubernetes.client.RequestConfigBuilder()
-        : new io.fabric8.kubernetes.client.RequestConfigBuilder(requests))
-        .withRequestTimeout(RULES_REVIEW_TIMEOUT_MILLIS).withRequestRetryBackoffLimit(0).build())
-        .adapt(KubernetesClient.class);
+    return DerivedClients.derive(userClient, quick -> quick
+        .withRequestTimeout(RULES_REVIEW_TIMEOUT_MILLIS)
+        .withRequestRetryBackoffLimit(0));
   }
 
   /** One review through the user's client; refused once {@code closing} turns true. */

@@ -2,8 +2,6 @@ package io.github.electionpolicy.fabric8;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
-import io.fabric8.kubernetes.client.RequestConfig;
-import io.fabric8.kubernetes.client.RequestConfigBuilder;
 import io.fabric8.kubernetes.client.http.HttpClient;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
@@ -77,10 +75,12 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p><b>Ownership.</b> The gated client borrows your client's HTTP client (connections, TLS settings, credentials
  * and your own interceptors) and uses its configuration (master URL, namespace, impersonation, request settings,
- * serialization). Closing the gated client stops the informers started through it and makes it refuse further
- * requests, but it never closes your client or its HTTP client; closing your client, on the other hand, ends the
- * gated client too. A watch opened through the gated client runs on your client's connections and is not closed
- * with the gated client: close the {@code Watch} itself.
+ * serialization); the request settings, impersonation included, are those your client's requests carry, also for a
+ * client you derived with {@code newClient(RequestConfig)}, whose {@code getConfiguration()} is its base's.
+ * Closing the gated client stops the informers started through it and makes it refuse further requests, but it
+ * never closes your client or its HTTP client; closing your client, on the other hand, ends the gated client too.
+ * A watch opened through the gated client runs on your client's connections and is not closed with the gated
+ * client: close the {@code Watch} itself.
  *
  * <p>Thread-safe: the gated client is as thread-safe as any fabric8 client, the check is a read of the term's
  * state, and {@link #gate} may be called from any thread, once per term or more often.
@@ -113,11 +113,8 @@ public final class WriteGate {
         .withKubernetesSerialization(client.getKubernetesSerialization())
         .withHttpClientFactory(BorrowedHttpClient.factory(gatedHttp))
         .build();
-    // Retries are a per-request setting of fabric8's operations: a view of the gated client with none.
-    RequestConfig requests = client.getConfiguration().getRequestConfig();
-    return gated.newClient((requests == null ? new RequestConfigBuilder() : new RequestConfigBuilder(requests))
-            .withRequestRetryBackoffLimit(0)
-            .build())
-        .adapt(KubernetesClient.class);
+    // Retries are a per-request setting of fabric8's operations: a view of the gated client with none, whose
+    // requests carry the request settings (impersonation included) of the user's client's requests.
+    return DerivedClients.derive(gated, client, requests -> requests.withRequestRetryBackoffLimit(0));
   }
 }

@@ -16,7 +16,6 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -71,7 +70,8 @@ class RulesClientTest {
   }
 
   /**
-   * FINDING 2 (h-attack5). A user may hand the runner a client derived with fabric8's own
+   * Finding 2 (h-attack5), fixed by {@code DerivedClients}, which reads the RequestConfig a client's requests carry
+   * (its HTTP client's tag) instead of its Config's. A user may hand the runner a client derived with fabric8's own
    * {@code client.newClient(RequestConfig)}, e.g. to impersonate a service account for the election only. Such a
    * client's requests carry that RequestConfig (its impersonation), but its {@code getConfiguration()} is still the
    * base client's Config: and {@code RbacPreflight.rulesClient} (like {@code Fabric8LeaseTransport}'s Lease and
@@ -83,7 +83,6 @@ class RulesClientTest {
    * carries the impersonation (control), the transport's requests do not.
    */
   @Test
-  @Disabled("finding 2 (h-attack5): a client the user derived with newClient(RequestConfig) loses its impersonation in the transport's clients")
   void aClientDerivedByTheUserToImpersonateKeepsItsImpersonationInTheTransportsRequests() throws Exception {
     List<String> seen = new CopyOnWriteArrayList<>();
     try (MockApi server = new MockApi(delegate -> new Dispatcher() {
@@ -98,13 +97,8 @@ class RulesClientTest {
         return delegate.dispatch(request);
       }
     })) {
-      Config config = new ConfigBuilder(Config.empty()).withMasterUrl(server.url()).withNamespace(MockApi.NAMESPACE)
-          .build();
-      try (KubernetesClient base = new KubernetesClientBuilder().withConfig(config)
-          .withHttpClientFactory(new JdkHttpClientFactory()).build()) {
-        KubernetesClient orders = base.newClient(new io.fabric8.kubernetes.client.RequestConfigBuilder(
-                base.getConfiguration().getRequestConfig()).withImpersonateUsername("orders").build())
-            .adapt(KubernetesClient.class);
+      try (KubernetesClient base = unimpersonated(server)) {
+        KubernetesClient orders = impersonatingOrders(base);
         orders.leases().inNamespace(MockApi.NAMESPACE).withName("control").get();
         assertThat(seen).as("the user's derived client impersonates").containsExactly("GET control orders");
         seen.clear();
@@ -119,6 +113,32 @@ class RulesClientTest {
         read.get(20, TimeUnit.SECONDS);
         transport.close();
         assertThat(seen).isNotEmpty().allSatisfy(line -> assertThat(line).endsWith(" orders"));
+      }
+    }
+  }
+
+  /**
+   * {@code rulesClient} returns a client it made as it is (so a transport makes it once, at its start), also when
+   * the user's client was derived with {@code newClient}: it reads the request settings the client's requests
+   * carry, not its Config's. The client it makes keeps the user's impersonation.
+   */
+  @Test
+  void theRulesClientRecognisesAClientItMadeAndKeepsTheUsersImpersonation() throws Exception {
+    try (MockApi server = new MockApi()) {
+      try (KubernetesClient base = unimpersonated(server)) {
+        KubernetesClient orders = impersonatingOrders(base);
+        for (KubernetesClient user : List.of(base, orders)) {
+          KubernetesClient quick = RbacPreflight.rulesClient(user);
+          assertThat(quick).isNotSameAs(user);
+          assertThat(RbacPreflight.rulesClient(quick)).as("a rules client made over %s", user).isSameAs(quick);
+          var requests = DerivedClients.requestConfig(quick);
+          assertThat(requests.getRequestTimeout()).isEqualTo(RbacPreflight.RULES_REVIEW_TIMEOUT_MILLIS);
+          assertThat(requests.getRequestRetryBackoffLimit()).isZero();
+          assertThat(requests.getImpersonateUsername())
+              .isEqualTo(DerivedClients.requestConfig(user).getImpersonateUsername());
+        }
+        assertThat(DerivedClients.requestConfig(RbacPreflight.rulesClient(orders)).getImpersonateUsername())
+            .isEqualTo("orders");
       }
     }
   }
@@ -161,5 +181,17 @@ class RulesClientTest {
           () -> false, Runnable::run, new EventAccess(MockApi.NAMESPACE, settings.leaseName()), later -> { });
       assertThat(reviews).containsExactly("selfsubjectrulesreviews");
     }
+  }
+
+  private static KubernetesClient unimpersonated(MockApi server) {
+    return new KubernetesClientBuilder().withConfig(new ConfigBuilder(Config.empty()).withMasterUrl(server.url())
+        .withNamespace(MockApi.NAMESPACE).build()).withHttpClientFactory(new JdkHttpClientFactory()).build();
+  }
+
+  /** {@code base} impersonating "orders" by fabric8's {@code newClient}: its Config stays {@code base}'s. */
+  private static KubernetesClient impersonatingOrders(KubernetesClient base) {
+    return base.newClient(new io.fabric8.kubernetes.client.RequestConfigBuilder(
+            base.getConfiguration().getRequestConfig()).withImpersonateUsername("orders").build())
+        .adapt(KubernetesClient.class);
   }
 }

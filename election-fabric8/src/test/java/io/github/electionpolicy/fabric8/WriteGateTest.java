@@ -13,6 +13,7 @@ import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.RequestConfigBuilder;
 import io.fabric8.kubernetes.client.Watch;
 import io.fabric8.kubernetes.client.Watcher;
 import io.fabric8.kubernetes.client.WatcherException;
@@ -298,6 +299,30 @@ class WriteGateTest {
           .toList();
       assertThat(sent).hasSize(2)
           .allSatisfy(r -> assertThat(r.getHeader("Impersonate-User")).isEqualTo(user));
+    }
+  }
+
+  /**
+   * A client the user derived with fabric8's {@code newClient(RequestConfig)} to impersonate someone keeps its
+   * Config (the base client's, without the impersonation): the gate still writes as the user that client
+   * impersonates, and so does a gate opened on that gate.
+   */
+  @Test
+  void aClientTheUserDerivedToImpersonateWritesThroughItsGateAsThatUser() throws Exception {
+    KubernetesClient orders = client.newClient(new RequestConfigBuilder(client.getConfiguration().getRequestConfig())
+        .withImpersonateUsername("orders").build()).adapt(KubernetesClient.class);
+    drainUntilSentinel();
+    try (KubernetesClient gated = WriteGate.gate(orders, termValidForAnHour());
+        KubernetesClient gatedTwice = WriteGate.gate(gated, termValidForAnHour())) {
+      orders.configMaps().resource(configMap("control", "1")).create();
+      gated.configMaps().resource(configMap("orders", "1")).create();
+      gatedTwice.configMaps().resource(configMap("orders-again", "1")).create();
+
+      List<String> writes = drainUntilSentinel().stream()
+          .filter(r -> "POST".equals(r.getMethod()) && r.getPath().startsWith(CONFIGMAPS))
+          .map(r -> r.getHeader("Impersonate-User"))
+          .toList();
+      assertThat(writes).containsExactly("orders", "orders", "orders");
     }
   }
 

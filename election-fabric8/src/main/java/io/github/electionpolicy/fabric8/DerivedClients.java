@@ -1,0 +1,64 @@
+package io.github.electionpolicy.fabric8;
+
+import io.fabric8.kubernetes.client.Client;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.RequestConfig;
+import io.fabric8.kubernetes.client.RequestConfigBuilder;
+import io.fabric8.kubernetes.client.http.Interceptor;
+import java.util.function.UnaryOperator;
+
+/**
+ * The clients the library derives from the user's: the same HTTP client (connections, TLS, credentials,
+ * interceptors), Config and serialization, with the request settings the user's client's requests carry changed
+ * only where the library needs it (its timeouts, no retries, its watch reconnects).
+ *
+ * <p><b>Where those request settings are.</b> A client made by fabric8's {@code client.newClient(RequestConfig)}
+ * (a user impersonating a service account for the election only, say) keeps its {@code getConfiguration()}: the
+ * base client's Config, whose RequestConfig is the base's. The derived RequestConfig is held by the client's
+ * operation context (from which fabric8's operations take their timeouts and retries; implementation classes only)
+ * and, as a tag, by the HTTP client fabric8 derives for it; fabric8's HTTP clients pass themselves to each
+ * interceptor as its {@link Interceptor.RequestTags}, and the impersonation interceptor puts the {@code
+ * Impersonate-*} headers from that tag, or from the Config's RequestConfig when there is none (fabric8 7.6.1 and
+ * 8.0.0 alike). So the tag, read through the public {@code RequestTags}, is the RequestConfig the user's requests
+ * go out with, impersonation included; a client that carries none is read from its Config, as fabric8 does.
+ *
+ * <p>Thread-safe: stateless; each call reads the user's client and makes a new one.
+ */
+final class DerivedClients {
+
+  private DerivedClients() {}
+
+  /**
+   * A client over {@code userClient}'s HTTP client and Config whose requests carry {@code userClient}'s request
+   * settings as {@code change} changes them.
+   */
+  static KubernetesClient derive(KubernetesClient userClient, UnaryOperator<RequestConfigBuilder> change) {
+    return derive(userClient, userClient, change);
+  }
+
+  /**
+   * A client over {@code over} whose requests carry {@code requestsOf}'s request settings as {@code change}
+   * changes them: for a client built anew on the user's HTTP client (the write gate's), which must still send as
+   * the user's client does.
+   */
+  static KubernetesClient derive(KubernetesClient over, Client requestsOf,
+      UnaryOperator<RequestConfigBuilder> change) {
+    RequestConfig requests = requestConfig(requestsOf);
+    RequestConfigBuilder builder = requests == null ? new RequestConfigBuilder() : new RequestConfigBuilder(requests);
+    return over.newClient(change.apply(builder).build()).adapt(KubernetesClient.class);
+  }
+
+  /**
+   * The RequestConfig {@code client}'s requests go out with: its HTTP client's tag, or its Config's when there is
+   * none (a client not derived with {@code newClient}, or whose HTTP client is not fabric8's own). May be null.
+   */
+  static RequestConfig requestConfig(Client client) {
+    if (client.getHttpClient() instanceof Interceptor.RequestTags tags) {
+      RequestConfig tagged = tags.getTag(RequestConfig.class);
+      if (tagged != null) {
+        return tagged;
+      }
+    }
+    return client.getConfiguration().getRequestConfig();
+  }
+}
