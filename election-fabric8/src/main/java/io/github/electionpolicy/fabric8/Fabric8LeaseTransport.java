@@ -23,8 +23,9 @@ import java.util.function.Consumer;
  * {@link LeaseSettings#requestTimeout()}; {@value SharedPools#IO_MAX_CALLS} at most are in flight in the JVM
  * ({@link SharedPools#leaseRequests()}). Remembers the last Lease it saw, so a write keeps the labels, annotations
  * and owner references a user put on it. Writes the leadership Events on the Lease (its uid from the last Lease
- * seen, so {@code kubectl describe lease} finds them) the same way. The follower's watch opens and the preflight
- * runs on the shared workers ({@link SharedPools#io()}): each is a one-off per runner. The requests' mechanics are
+ * seen, so {@code kubectl describe lease} finds them) the same way. The follower's watch opens the same way too,
+ * with no thread waiting for the server's answer; the preflight runs on the shared workers ({@link SharedPools#io()}),
+ * a one-off per runner. The requests' mechanics are
  * {@link LeaseHttp}'s and the watch is {@link LeaseWatch}'s; this class keeps what an answer means for the Lease,
  * the preflight and the close.
  */
@@ -86,7 +87,7 @@ final class Fabric8LeaseTransport implements LeaseTransport {
     this.eventAccess = settings.leadershipEvents() ? new EventAccess(namespace, name) : null;
     this.http = new LeaseHttp(client, namespace, name, timeoutMillis, handOver, requests, eventWrites, closed,
         inFlight);
-    this.watch = new LeaseWatch(client, namespace, name, io, closed, inFlight);
+    this.watch = new LeaseWatch(client, namespace, name, io, handOver, requests, closed, inFlight, true);
     this.serialization = client.getKubernetesSerialization();
   }
 

@@ -7,7 +7,14 @@ import io.fabric8.kubernetes.client.Watcher;
 import io.fabric8.kubernetes.client.WatcherException;
 import io.github.electionpolicy.fabric8.LeaseTransport.Call;
 import io.github.electionpolicy.fabric8.LeaseTransport.WatchEvents;
+import io.fabric8.kubernetes.api.model.ListOptions;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
@@ -16,10 +23,21 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The follower's watch of one {@link Fabric8LeaseTransport}'s Lease: opens each watch on the shared workers
- * ({@link SharedPools#io()}), reports its events, and closes a watch that is cancelled (or whose transport closes)
- * while it opens as soon as it is open, so none stays behind reconnecting.
- * The transport owns the close: no watch opens once its {@code closed} is set, and each is among its
+ * The follower's watch of one {@link Fabric8LeaseTransport}'s Lease: opens each watch, reports its events, and
+ * closes a watch that is cancelled (or whose transport closes) while it opens as soon as it is open, so none stays
+ * behind reconnecting.
+ *
+ * <p>A watch opens without a thread waiting for it, as a Lease request is sent: the open is handed to the HTTP
+ * client on {@link SharedPools#handOver()} (fabric8's interceptors run there) with fabric8's own non-blocking
+ * {@code submitWatch}, the one its informers use, and it holds a place among the JVM's Lease calls in flight
+ * ({@link SharedPools#leaseRequests()}) until the server has answered the upgrade, as a request does until its
+ * answer. {@code submitWatch} is public on fabric8's resource operations but declared by an interface of its
+ * {@code impl} package ({@code informers.impl.ListerWatcher}, in fabric8 7.x and 8.0 alike), so it is looked up
+ * at run time; a client whose resources do not offer it opens its watches with the blocking {@code watch()} on
+ * a worker of {@link SharedPools#io()} instead, as before. Measured at 1,000 elections on one JVM, those blocking
+ * opens were most of what kept the workers busy.
+ *
+ * <p>The transport owns the close: no watch opens once its {@code closed} is set, and each is among its
  * {@code inFlight} calls until it ends. Thread-safe: a watch's cancel and its opening meet under that watch's own
  * guard.
  */
@@ -31,21 +49,29 @@ final class LeaseWatch {
   private final String namespace;
   private final String name;
   private final ExecutorService io;
+  private final Executor handOver;
+  private final SharedPools.InFlight requests;
   private final AtomicBoolean closed;
   private final Set<Call> inFlight;
+  private final boolean nonBlocking;
 
   /**
-   * Watches of the Lease {@code namespace/name} through {@code client}, opened on {@code io}; {@code closed} and
-   * {@code inFlight} are the transport's.
+   * Watches of the Lease {@code namespace/name} through {@code client}, each opened with fabric8's non-blocking
+   * open handed over on {@code handOver} and holding a place in {@code requests} while it opens, or, when
+   * {@code nonBlocking} is false or the client's resources do not offer that open, with the blocking one on
+   * {@code io}; {@code closed} and {@code inFlight} are the transport's.
    */
-  LeaseWatch(KubernetesClient client, String namespace, String name, ExecutorService io, AtomicBoolean closed,
-      Set<Call> inFlight) {
+  LeaseWatch(KubernetesClient client, String namespace, String name, ExecutorService io, Executor handOver,
+      SharedPools.InFlight requests, AtomicBoolean closed, Set<Call> inFlight, boolean nonBlocking) {
     this.client = client;
     this.namespace = namespace;
     this.name = name;
     this.io = io;
+    this.handOver = handOver;
+    this.requests = requests;
     this.closed = closed;
     this.inFlight = inFlight;
+    this.nonBlocking = nonBlocking;
   }
 
   /**
@@ -74,10 +100,11 @@ final class LeaseWatch {
         }
         inFlight.remove(this);
         if (watch != null) {
-          // Off the caller's thread, which is usually the shared loop: a close that blocks must not hold it.
+          // Off the caller's thread, which is usually the shared loop: fabric8's close runs its own code (and a
+          // blocking one must not hold the loop), a short task that waits for no answer, as a hand-over is.
           Watch opened = watch;
           try {
-            io.execute(() -> closeQuietly(opened));
+            handOver.execute(() -> closeQuietly(opened));
           } catch (RejectedExecutionException e) {
             closeQuietly(opened);
           }
@@ -88,53 +115,46 @@ final class LeaseWatch {
       return call;
     }
     inFlight.add(call);
+    Watcher<Lease> watcher = new Watcher<Lease>() {
+      @Override
+      public void eventReceived(Action action, Lease lease) {
+        if (over.get()) {
+          return;
+        }
+        if (action == Action.DELETED) {
+          events.changed(null);
+        } else if (action == Action.ADDED || action == Action.MODIFIED) {
+          events.changed(LeaseRecords.record(lease));
+        }
+      }
+
+      @Override
+      public void onClose(WatcherException cause) {
+        LOG.debug("Watch of Lease {}/{} closed: {}", namespace, name, cause.getMessage());
+        // Given up by fabric8: nothing is left to close, and the elector opens a new watch (a new call).
+        inFlight.remove(call);
+        if (over.compareAndSet(false, true)) {
+          events.closed();
+        }
+      }
+    };
+    Opening opening = new Opening(call, over, opened, guard, events);
+    Object resource = client.leases().inNamespace(namespace).withName(name);
+    Optional<MethodHandle> submit = nonBlocking ? SubmitWatch.of(resource) : Optional.empty();
+    if (submit.isPresent()) {
+      openWithoutWaiting(submit.get(), resource, watcher, opening);
+      return call;
+    }
     try {
       Future<?> submitted = io.submit(() -> {
         Watch watch;
         try {
-          watch = client.leases().inNamespace(namespace).withName(name).watch(new Watcher<Lease>() {
-            @Override
-            public void eventReceived(Action action, Lease lease) {
-              if (over.get()) {
-                return;
-              }
-              if (action == Action.DELETED) {
-                events.changed(null);
-              } else if (action == Action.ADDED || action == Action.MODIFIED) {
-                events.changed(LeaseRecords.record(lease));
-              }
-            }
-
-            @Override
-            public void onClose(WatcherException cause) {
-              LOG.debug("Watch of Lease {}/{} closed: {}", namespace, name, cause.getMessage());
-              // Given up by fabric8: nothing is left to close, and the elector opens a new watch (a new call).
-              inFlight.remove(call);
-              if (over.compareAndSet(false, true)) {
-                events.closed();
-              }
-            }
-          });
+          watch = client.leases().inNamespace(namespace).withName(name).watch(watcher);
         } catch (RuntimeException | LinkageError failed) {
-          LOG.debug("Watch of Lease {}/{} could not start: {}", namespace, name, failed.toString());
-          inFlight.remove(call);
-          if (over.compareAndSet(false, true)) {
-            events.closed();
-          }
+          opening.failed(failed);
           return;
         }
-        synchronized (guard) {
-          if (!over.get()) {
-            opened[0] = watch;
-            watch = null;
-          }
-        }
-        if (watch != null) {
-          // Cancelled (or closed) while it opened: it must not stay behind, reconnecting.
-          closeQuietly(watch);
-          return;
-        }
-        events.opened();
+        opening.opened(watch);
       });
       synchronized (guard) {
         future[0] = submitted;
@@ -145,6 +165,116 @@ final class LeaseWatch {
       events.closed();
     }
     return call;
+  }
+
+  /**
+   * Opens the watch with fabric8's {@code submitWatch}, handed over to the HTTP client: the place it holds among
+   * the Lease calls is given back once the server has answered the upgrade (or refused it, or the open failed).
+   * The open is never cut short: a watch cancelled meanwhile is closed once it is open, as the blocking open's is.
+   */
+  private void openWithoutWaiting(MethodHandle submit, Object resource, Watcher<Lease> watcher, Opening opening) {
+    if (!requests.tryAcquire()) {
+      opening.failed(new RejectedExecutionException(requests.refusal()));
+      return;
+    }
+    AtomicBoolean placeGiven = new AtomicBoolean();
+    Runnable givePlaceBack = () -> {
+      if (placeGiven.compareAndSet(false, true)) {
+        requests.release();
+      }
+    };
+    try {
+      handOver.execute(() -> {
+        if (opening.over.get()) {
+          givePlaceBack.run(); // cancelled (or closed) before it was sent
+          return;
+        }
+        CompletableFuture<?> open;
+        try {
+          open = (CompletableFuture<?>) submit.invoke(resource, new ListOptions(), watcher);
+        } catch (Throwable failed) { // MethodHandle.invoke declares Throwable; fabric8's submitWatch throws none
+          givePlaceBack.run();
+          opening.failed(failed);
+          if (failed instanceof Error error && !(failed instanceof LinkageError)) {
+            throw error; // the JVM's (out of memory, say): the hand-over thread reports it; the follower polls on
+          }
+          return;
+        }
+        open.whenComplete((watch, failure) -> {
+          givePlaceBack.run();
+          if (failure != null) {
+            opening.failed(failure);
+          } else {
+            opening.opened((Watch) watch);
+          }
+        });
+      });
+    } catch (RejectedExecutionException e) {
+      givePlaceBack.run();
+      opening.failed(e);
+    }
+  }
+
+  /** One watch's opening: what becomes of it once the open is over, whichever way it opened. */
+  private final class Opening {
+    private final Call call;
+    private final AtomicBoolean over;
+    private final Watch[] opened;
+    private final Object guard;
+    private final WatchEvents events;
+
+    Opening(Call call, AtomicBoolean over, Watch[] opened, Object guard, WatchEvents events) {
+      this.call = call;
+      this.over = over;
+      this.opened = opened;
+      this.guard = guard;
+      this.events = events;
+    }
+
+    void failed(Throwable failed) {
+      LOG.debug("Watch of Lease {}/{} could not start: {}", namespace, name, failed.toString());
+      inFlight.remove(call);
+      if (over.compareAndSet(false, true)) {
+        events.closed();
+      }
+    }
+
+    void opened(Watch watch) {
+      synchronized (guard) {
+        if (!over.get()) {
+          opened[0] = watch;
+          watch = null;
+        }
+      }
+      if (watch != null) {
+        // Cancelled (or closed) while it opened: it must not stay behind, reconnecting.
+        closeQuietly(watch);
+        return;
+      }
+      events.opened();
+    }
+  }
+
+  /** fabric8's non-blocking watch open, where a resource operation offers it. */
+  static final class SubmitWatch {
+    private static final String LISTER_WATCHER = "io.fabric8.kubernetes.client.informers.impl.ListerWatcher";
+    private static final MethodType TYPE = MethodType.methodType(CompletableFuture.class, ListOptions.class,
+        Watcher.class);
+
+    private SubmitWatch() {}
+
+    /** {@code submitWatch(ListOptions, Watcher)} bound to nothing yet, if {@code resource} offers it. */
+    static Optional<MethodHandle> of(Object resource) {
+      try {
+        Class<?> listerWatcher = Class.forName(LISTER_WATCHER, false, resource.getClass().getClassLoader());
+        if (!listerWatcher.isInstance(resource)) {
+          return Optional.empty();
+        }
+        return Optional.of(MethodHandles.publicLookup().findVirtual(listerWatcher, "submitWatch", TYPE));
+      } catch (ReflectiveOperationException | LinkageError | SecurityException e) {
+        return Optional.empty();
+      }
+    }
   }
 
   private void closeQuietly(Watch watch) {

@@ -26,12 +26,13 @@ interface RunnerLoop {
   boolean inLoop();
 
   /**
-   * Where a runner on this loop writes the log lines logged on it ({@link RunnerLog}): the shared callback pool,
-   * since a slow appender must not hold a loop that other runners' deadlines wait on. The simulation's loop
-   * writes them inline: in simulated time an appender costs nothing and no other runner waits.
+   * Where a runner on this loop writes the log lines logged on it ({@link RunnerLog}): the JVM's one log writer
+   * ({@link SharedPools#logWriter()}, on the shared workers), since a slow appender must not hold a loop that
+   * other runners' deadlines wait on. The simulation's loop writes them inline: in simulated time an appender
+   * costs nothing and no other runner waits.
    */
   default java.util.concurrent.Executor logWriter() {
-    return SharedPools.userCode();
+    return SharedPools.logWriter();
   }
 
   /** The loop that every runner of this JVM shares: one daemon thread, {@code election-loop}. */

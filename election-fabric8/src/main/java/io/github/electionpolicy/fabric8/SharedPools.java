@@ -13,11 +13,12 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * The threads every runner of the JVM shares beside its {@link RunnerLoop}: one pool of workers, named
  * {@code election-worker-<n>} while idle, that runs both user code (services, listeners, loss handlers, exiters)
- * and the Lease transport's blocking tasks (opening a follower's watch, the RBAC preflight); and at most {@value
+ * and the Lease transport's blocking tasks (the RBAC preflight's reviews; a follower's watch where fabric8 offers no
+ * non-blocking open, see {@link LeaseWatch}); and at most {@value
  * #HAND_OVER_THREADS} threads that hand each asynchronous request to the HTTP client ({@link #handOver()}: its
  * interceptors may refresh a token, which must not hold the loop).
- * The Lease reads and writes and the Event writes themselves wait on no thread: they hold a place in a count in
- * flight ({@link #leaseRequests()}, {@link #eventWrites()}) until they are answered.
+ * The Lease reads and writes, the watch openings and the Event writes themselves wait on no thread: they hold a
+ * place in a count in flight ({@link #leaseRequests()}, {@link #eventWrites()}) until they are answered.
  *
  * <p>The pool starts a thread only when none of its threads is idle (a task is handed to an idle worker, else a
  * new one starts) and retires a worker idle for {@value #KEEP_ALIVE_SECONDS} s, so a process holds as many
@@ -38,15 +39,32 @@ final class SharedPools {
   static final long KEEP_ALIVE_SECONDS = 10;
   /** The most threads that hand requests to the HTTP client at once; more hand-overs wait for one. */
   static final int HAND_OVER_THREADS = 4;
-  /** How long a hand-over may wait for one of those threads before it runs on an elastic worker instead. */
+  /**
+   * How long the hand-over threads may all go without taking or finishing a task while hand-overs wait, before
+   * those run on elastic workers instead.
+   */
   static final long SPILL_MILLIS = 100;
+  /**
+   * The most workers that run user code at once before callbacks queue; a callback that waited {@value
+   * #SPILL_MILLIS} ms for one runs on a worker of its own instead.
+   */
+  static final int USER_CODE_THREADS = 8;
   private static final String WORKER = "election-worker-";
+  // One count for both pools' workers: each name is the JVM's once.
+  private static final java.util.concurrent.ThreadFactory WORKER_THREADS = daemon(WORKER);
 
   // No core threads: below its core size a ThreadPoolExecutor starts a new thread for every task even while
   // others idle (one election's first calls used to start eight). With none, the SynchronousQueue hands a task to
   // an idle worker if one polls, and a new worker starts only when none does.
   private static final ExecutorService WORKERS = new ThreadPoolExecutor(0, Integer.MAX_VALUE, KEEP_ALIVE_SECONDS,
-      TimeUnit.SECONDS, new SynchronousQueue<>(), daemon(WORKER));
+      TimeUnit.SECONDS, new SynchronousQueue<>(), WORKER_THREADS);
+
+  // User code on at most USER_CODE_THREADS workers: at 1,000 elections a burst of losses (a saturated server)
+  // handed hundreds of short stops and state changes over within a millisecond, and each that found no idle worker
+  // started one, which the next burst kept alive. Past the bound they queue; one that waited SPILL_MILLIS runs on
+  // WORKERS, so a stop() that hangs, or eight, never holds another runner's stop longer than that.
+  private static final ThreadPoolExecutor USER_CODE = elastic(USER_CODE_THREADS, WORKER_THREADS, WORKERS,
+      RunnerLoop::shared, System::nanoTime, false);
 
   // One bound for every Lease call of the JVM, whether it waits on a worker (a watch that opens, a preflight's
   // review) or on no thread (a read or write sent asynchronously): the server sees at most this many at once, as
@@ -57,6 +75,8 @@ final class SharedPools {
   private static final InFlight EVENT_WRITES = new InFlight(EVENTS_MAX_CALLS, "leadership Event writes");
 
   private static final ExecutorService IO = new BoundedCalls(WORKERS, LEASE_CALLS);
+
+  private static final Serial LOG_WRITER = new Serial(USER_CODE);
 
   // A request that holds its place in a bound already is handed to the HTTP client here: a short task that waits
   // for nothing, so a few threads of their own carry any rate; on the elastic workers a burst (a thousand leaders
@@ -85,17 +105,34 @@ final class SharedPools {
    * Runs the short task that hands a request, which holds its place in a bound already, to the HTTP client: on
    * at most {@value #HAND_OVER_THREADS} threads of its own ({@code election-handover-<n>}), a new one only when
    * none is idle, the rest queued; never refused for a bound. An interceptor that blocks there (a token refresh, a
-   * credential plugin that hangs) holds one of them; a hand-over that finds all of them busy waits at most {@value
-   * #SPILL_MILLIS} ms for one, then runs on an elastic worker, so one runner's hung interceptor cannot hold up the
-   * requests of the others.
+   * credential plugin that hangs) holds one of them; once none of them has taken or finished a task for {@value
+   * #SPILL_MILLIS} ms while hand-overs wait, those run on elastic workers, so runners' hung interceptors cannot
+   * hold up the requests of the others. Threads that are merely busy (a burst of renewals on a loaded machine)
+   * keep taking tasks, and the queue waits for them: more threads would not add CPU.
    */
   static java.util.concurrent.Executor handOver() {
     return HAND_OVER;
   }
 
-  /** Runs user code; never the Lease loop's work. */
+  /**
+   * Runs user code, never the Lease loop's work: on at most {@value #USER_CODE_THREADS} workers at once, a new one
+   * only when none is idle; past that a callback queues, and one that waited {@value #SPILL_MILLIS} ms runs on a
+   * worker of its own (see {@link #elastic}). Never refused for a bound.
+   */
   static ExecutorService userCode() {
-    return WORKERS;
+    return USER_CODE;
+  }
+
+  /**
+   * Writes the log lines every runner of the JVM hands off its loop ({@link RunnerLog.Lane}), one task at a time
+   * and in the order handed over, on one worker at a time. An appender writes one line at a time anyway (a
+   * console's stream is locked per line), so more writers only add threads that wait for that lock: at 1,000
+   * elections a burst of warnings (renewals refused at a saturated server) kept a worker per runner that had
+   * lines waiting. An appender that hangs holds this one worker, and each runner's lane then keeps its lines,
+   * up to its bound, as before.
+   */
+  static java.util.concurrent.Executor logWriter() {
+    return LOG_WRITER;
   }
 
   /** Runs the Lease transport's tasks, at most {@value #IO_MAX_CALLS} at once, on the same workers. */
@@ -123,8 +160,10 @@ final class SharedPools {
    * #KEEP_ALIVE_SECONDS} s ends. So one election keeps one thread, and any burst at most {@code max}. The queue
    * hands a task only to an idle thread ({@code tryTransfer}), so the pool grows first; the rejection handler,
    * reached at {@code max}, queues it for the next thread that is done. A task is never left behind threads that do
-   * not come back (an interceptor that hangs in each of them): {@value #SPILL_MILLIS} ms after a task was queued,
-   * what is still queued runs on the elastic {@link #WORKERS} instead (checked on the shared loop's timer).
+   * not come back (an interceptor that hangs in each of them): once no thread of the pool has taken or finished a
+   * task for {@value #SPILL_MILLIS} ms while tasks are queued, what is queued runs on the elastic {@link #WORKERS}
+   * instead (checked on the shared loop's timer, every {@value #SPILL_MILLIS} ms while tasks are queued). Threads
+   * that keep taking tasks are busy, not stuck: their queue waits for them.
    */
   static ThreadPoolExecutor elastic(int max, String prefix) {
     // The loop is looked up when a task is first queued, never while this class initializes: the shared loop's
@@ -135,10 +174,29 @@ final class SharedPools {
   /** As {@link #elastic(int, String)}, spilling to {@code spill}, timed by the loop {@code timer} gives. */
   static ThreadPoolExecutor elastic(int max, String prefix, java.util.concurrent.Executor spill,
       java.util.function.Supplier<RunnerLoop> timer) {
+    return elastic(max, prefix, spill, timer, System::nanoTime);
+  }
+
+  /** As above, reading the time of the pool's progress from {@code ticker} (nanoseconds, as the loop's timer). */
+  static ThreadPoolExecutor elastic(int max, String prefix, java.util.concurrent.Executor spill,
+      java.util.function.Supplier<RunnerLoop> timer, java.util.function.LongSupplier ticker) {
+    return elastic(max, daemon(prefix), spill, timer, ticker, true);
+  }
+
+  /**
+   * As above, with threads from {@code threads}; with {@code whenStuck} false, what is queued spills at the first
+   * check {@value #SPILL_MILLIS} ms after it was queued, whether the threads progress or not: a wait bounded in
+   * time, for tasks (user code) whose delay counts against a deadline, at the cost of a thread more in a long
+   * burst.
+   */
+  static ThreadPoolExecutor elastic(int max, java.util.concurrent.ThreadFactory threads,
+      java.util.concurrent.Executor spill, java.util.function.Supplier<RunnerLoop> timer,
+      java.util.function.LongSupplier ticker, boolean whenStuck) {
     HandOffQueue queue = new HandOffQueue();
-    Spill spilling = new Spill(queue, spill, timer);
+    java.util.concurrent.atomic.AtomicLong progress = new java.util.concurrent.atomic.AtomicLong(ticker.getAsLong());
+    Spill spilling = new Spill(queue, spill, timer, whenStuck ? progress : null, ticker);
     ThreadPoolExecutor pool = new ThreadPoolExecutor(0, max, KEEP_ALIVE_SECONDS, TimeUnit.SECONDS, queue,
-        daemon(prefix), (task, executor) -> {
+        threads, (task, executor) -> {
           if (executor.isShutdown()) {
             throw new RejectedExecutionException("the pool is shut down");
           }
@@ -157,24 +215,42 @@ final class SharedPools {
             }
           }
           spilling.due();
-        });
+        }) {
+      @Override
+      protected void beforeExecute(Thread thread, Runnable task) {
+        progress.set(ticker.getAsLong());
+      }
+
+      @Override
+      protected void afterExecute(Runnable task, Throwable failure) {
+        progress.set(ticker.getAsLong());
+      }
+    };
     return pool;
   }
 
   /**
-   * Spills what waits in an elastic pool's queue to {@code spill}, {@value #SPILL_MILLIS} ms after it is due, on
-   * the loop's timer; a task it could not spill (no thread) is put back and spilled again a period later.
+   * Spills what waits in an elastic pool's queue to {@code spill} once the pool's threads have made no
+   * {@code progress} (taken or finished a task) for {@value #SPILL_MILLIS} ms, checked on the loop's timer every
+   * {@value #SPILL_MILLIS} ms while tasks wait (with no {@code progress} to go by: at the first check); a task it
+   * could not spill (no thread) is put back and spilled again a period later.
    */
   private static final class Spill implements Runnable {
+    private static final long SPILL_NANOS = TimeUnit.MILLISECONDS.toNanos(SPILL_MILLIS);
     private final HandOffQueue queue;
     private final java.util.concurrent.Executor spill;
     private final java.util.function.Supplier<RunnerLoop> timer;
+    private final java.util.concurrent.atomic.AtomicLong progress;
+    private final java.util.function.LongSupplier ticker;
     private final AtomicBoolean due = new AtomicBoolean();
 
-    Spill(HandOffQueue queue, java.util.concurrent.Executor spill, java.util.function.Supplier<RunnerLoop> timer) {
+    Spill(HandOffQueue queue, java.util.concurrent.Executor spill, java.util.function.Supplier<RunnerLoop> timer,
+        java.util.concurrent.atomic.AtomicLong progress, java.util.function.LongSupplier ticker) {
       this.queue = queue;
       this.spill = spill;
       this.timer = timer;
+      this.progress = progress;
+      this.ticker = ticker;
     }
 
     /** A task was queued: a spill is scheduled unless one is already. */
@@ -194,6 +270,14 @@ final class SharedPools {
     @Override
     public void run() {
       due.set(false);
+      if (queue.isEmpty()) {
+        return;
+      }
+      if (progress != null && ticker.getAsLong() - progress.get() < SPILL_NANOS) {
+        // The threads are taking tasks: busy, not stuck. Look again a period later while tasks still wait.
+        due();
+        return;
+      }
       java.util.List<Runnable> waiting = new java.util.ArrayList<>();
       queue.drainTo(waiting);
       boolean putBack = false;
@@ -207,6 +291,65 @@ final class SharedPools {
       }
       if (putBack) {
         due();
+      }
+    }
+  }
+
+  /**
+   * Runs its tasks one at a time, in the order given, on at most one thread of {@code workers} at a time (none
+   * while nothing waits). Refuses a task only when no thread can be started for it (a {@link
+   * RejectedExecutionException}, also for an {@link Error} "unable to create native thread"), and then keeps
+   * nothing of it: the caller keeps it for a retry. A task's failure is its own: the next one runs.
+   */
+  static final class Serial implements java.util.concurrent.Executor {
+    private final java.util.concurrent.Executor workers;
+    private final java.util.ArrayDeque<Runnable> queue = new java.util.ArrayDeque<>();
+    private boolean draining;
+
+    Serial(java.util.concurrent.Executor workers) {
+      this.workers = workers;
+    }
+
+    @Override
+    public void execute(Runnable task) {
+      java.util.Objects.requireNonNull(task, "task");
+      synchronized (this) {
+        queue.add(task);
+        if (draining) {
+          return;
+        }
+        draining = true;
+      }
+      try {
+        workers.execute(this::drain);
+      } catch (RejectedExecutionException | Error e) {
+        synchronized (this) {
+          // Not draining, so nothing else was queued since: the queue holds this task only.
+          queue.clear();
+          draining = false;
+        }
+        throw e instanceof RejectedExecutionException refused ? refused
+            : new RejectedExecutionException("no thread could be started: " + e, e);
+      }
+    }
+
+    private void drain() {
+      while (true) {
+        Runnable task;
+        synchronized (this) {
+          task = queue.poll();
+          if (task == null) {
+            draining = false;
+            return;
+          }
+        }
+        try {
+          task.run();
+        } catch (Throwable e) {
+          // A lane's run catches its tasks' failures itself; whatever still comes out must not strand the rest.
+          RunnerLog.errorSafely(org.slf4j.LoggerFactory.getLogger(ElectionRunner.class),
+              "A log line of an election could not be written", e);
+        }
       }
     }
   }

@@ -14,10 +14,142 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /**
- * The hand-over pool's spill to the elastic workers ({@code SharedPools.elastic(max, prefix, spill, timer)}),
- * from the adversarial review h-attack5 of commit ac2c439.
+ * The hand-over pool's spill to the elastic workers ({@code SharedPools.elastic(max, prefix, spill, timer)}): it
+ * spills what waits once the pool's threads are stuck, never while they are merely busy (checked in a time the test
+ * sets, on a timer it fires); and the findings of the adversarial review h-attack5 of commit ac2c439.
  */
 class HandOverSpillTest {
+
+  /** A loop whose timers run only when the test fires them, in a time the test advances. */
+  private static final class ManualTimer implements RunnerLoop {
+    final java.util.concurrent.atomic.AtomicLong now = new java.util.concurrent.atomic.AtomicLong();
+    final java.util.List<long[]> dueAt = new java.util.concurrent.CopyOnWriteArrayList<>();
+    final java.util.List<Runnable> tasks = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    @Override
+    public void execute(Runnable task) {
+      task.run();
+    }
+
+    @Override
+    public Timer schedule(long delayNanos, Runnable task) {
+      dueAt.add(new long[] {now.get() + delayNanos});
+      tasks.add(task);
+      return () -> { };
+    }
+
+    @Override
+    public boolean inLoop() {
+      return false;
+    }
+
+    /** Advances the time by {@code millis} and runs every timer due by then, including those they schedule. */
+    void advance(long millis) {
+      now.addAndGet(TimeUnit.MILLISECONDS.toNanos(millis));
+      for (int i = 0; i < tasks.size(); i++) {
+        if (dueAt.get(i)[0] <= now.get() && dueAt.get(i)[0] != Long.MAX_VALUE) {
+          dueAt.get(i)[0] = Long.MAX_VALUE;
+          tasks.get(i).run();
+        }
+      }
+    }
+  }
+
+  /**
+   * A burst on a loaded machine: the hand-over threads are busy, each task waits longer than the spill period for
+   * a thread, but the threads keep taking tasks; spilling would only add threads that compete for the same CPU. A
+   * variant that spills what has waited a period, whatever the threads do (as the pool did before), fails here.
+   * Then the same pool with its thread stuck: what waits is spilled once a period has passed without progress.
+   */
+  @Test
+  void busyThreadsKeepTheirQueueAndStuckOnesSpillIt() throws Exception {
+    ManualTimer timer = new ManualTimer();
+    java.util.List<Runnable> spilled = new java.util.concurrent.CopyOnWriteArrayList<>();
+    ThreadPoolExecutor pool = SharedPools.elastic(1, "test-handover-", spilled::add, () -> timer,
+        timer.now::get);
+    try {
+      // One thread; each task holds it until the test lets it go, so the test decides when the thread progresses.
+      java.util.List<CountDownLatch> release = new java.util.ArrayList<>();
+      java.util.List<CountDownLatch> started = new java.util.ArrayList<>();
+      for (int i = 0; i < 4; i++) {
+        CountDownLatch go = new CountDownLatch(1);
+        CountDownLatch began = new CountDownLatch(1);
+        release.add(go);
+        started.add(began);
+        pool.execute(() -> {
+          began.countDown();
+          try {
+            go.await();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        });
+      }
+      assertThat(started.get(0).await(20, TimeUnit.SECONDS)).isTrue();
+      // Tasks 1..3 wait. Every 60 ms of the test's time the thread finishes one task and takes the next: no
+      // spill period (100 ms) passes without progress, though task 3 waits 180 ms.
+      for (int i = 0; i < 3; i++) {
+        timer.advance(60);
+        release.get(i).countDown();
+        assertThat(started.get(i + 1).await(20, TimeUnit.SECONDS)).isTrue();
+        // The thread took the next task at some real moment; its progress is read from the test's time, so it
+        // counts as taken now.
+      }
+      timer.advance(60);
+      assertThat(spilled).as("nothing spilled while the thread kept taking tasks").isEmpty();
+
+      // Now the thread is stuck in task 3, and one more task waits: after a period without progress it spills.
+      pool.execute(() -> { });
+      timer.advance(60);
+      assertThat(spilled).as("less than a period without progress").isEmpty();
+      timer.advance(60);
+      assertThat(spilled).as("a period without progress: what waits runs elsewhere").hasSize(1);
+      release.get(3).countDown();
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  /**
+   * The user-code pool's spill is bounded in time instead: a callback that waited a period runs elsewhere even
+   * while the pool's threads progress, since a service's {@code stop()} that waits counts against the Lease's
+   * deadline. A variant that spills only stuck threads' queues (the hand-over pool's rule) fails here.
+   */
+  @Test
+  void userCodeThatWaitedAPeriodRunsElsewhereEvenWhileTheThreadsProgress() throws Exception {
+    ManualTimer timer = new ManualTimer();
+    java.util.List<Runnable> spilled = new java.util.concurrent.CopyOnWriteArrayList<>();
+    ThreadPoolExecutor pool = SharedPools.elastic(1, SharedPools.threadFactory("test-user-"), spilled::add,
+        () -> timer, timer.now::get, false);
+    CountDownLatch first = new CountDownLatch(1);
+    CountDownLatch second = new CountDownLatch(1);
+    CountDownLatch secondStarted = new CountDownLatch(1);
+    try {
+      pool.execute(() -> await(first));
+      pool.execute(() -> {
+        secondStarted.countDown();
+        await(second);
+      });
+      pool.execute(() -> { }); // waits behind both
+      timer.advance(60);
+      first.countDown(); // the thread progresses: it takes the second task
+      assertThat(secondStarted.await(20, TimeUnit.SECONDS)).isTrue();
+      timer.advance(60);
+      assertThat(spilled).as("the third waited a period: it runs elsewhere though the thread progressed")
+          .hasSize(1);
+    } finally {
+      second.countDown();
+      pool.shutdownNow();
+    }
+  }
+
+  private static void await(CountDownLatch latch) {
+    try {
+      latch.await(20, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
 
   /**
    * FINDING 1 (h-attack5). When the spill finds no thread to spill to (the elastic workers' pool cannot start a

@@ -168,6 +168,36 @@ class SharedPoolsTest {
     }
   }
 
+  /**
+   * User code: a burst of callbacks that each hold their thread (here until the test lets them go, as a slow
+   * {@code stop()} would) runs on at most {@code USER_CODE_THREADS} threads of the user-code pool; the rest queue,
+   * and each that waited a spill period runs on a worker of its own, so every one of them runs while the first
+   * eight are still held. The test waits only for the callbacks to start.
+   */
+  @Test
+  void userCodeRunsOnAtMostEightThreadsAndWhatWaitsAPeriodRunsElsewhere() throws Exception {
+    ThreadPoolExecutor userCode = (ThreadPoolExecutor) SharedPools.userCode();
+    int burst = 3 * SharedPools.USER_CODE_THREADS;
+    CountDownLatch allRunning = new CountDownLatch(burst);
+    java.util.Set<String> threads = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    for (int i = 0; i < burst; i++) {
+      userCode.execute(() -> {
+        threads.add(Thread.currentThread().getName());
+        allRunning.countDown();
+        try {
+          release.await();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      });
+    }
+    assertThat(allRunning.await(20, TimeUnit.SECONDS)).as("every callback runs while the first ones are held")
+        .isTrue();
+    assertThat(userCode.getPoolSize()).isLessThanOrEqualTo(SharedPools.USER_CODE_THREADS);
+    assertThat(userCode.getLargestPoolSize()).isLessThanOrEqualTo(SharedPools.USER_CODE_THREADS);
+    assertThat(threads).hasSize(burst).allSatisfy(name -> assertThat(name).startsWith("election-worker-"));
+  }
+
   /** Hand-overs one after another, each done before the next, keep one thread: one election holds one. */
   @Test
   void handOversOneAfterAnotherShareOneThread() throws Exception {
