@@ -13,6 +13,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
@@ -32,6 +33,17 @@ import java.util.function.Consumer;
 final class Fabric8LeaseTransport implements LeaseTransport {
 
   private static final int REVIEW_TIMEOUT_MILLIS = 10_000;
+  /**
+   * How long the whole preflight may take before its verdict is taken as unknown (the runner contends, as after
+   * reviews that failed): its rules review and then its access reviews, each with its own timeout, plus a margin.
+   * A bound of its own, on the loop's clock, because a review's timeout is the HTTP client's to enforce: at 1,000
+   * elections starting at once with fabric8's default executors, 4 rules reviews were seen never to return
+   * (fabric8's blocking {@code create} waiting on a future the JDK client never completed), and those elections
+   * never contended.
+   */
+  static final long PREFLIGHT_DEADLINE_MILLIS = RbacPreflight.RULES_REVIEW_TIMEOUT_MILLIS + REVIEW_TIMEOUT_MILLIS
+      + 3_000;
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Fabric8LeaseTransport.class);
 
   private final KubernetesClient client;
   private final KubernetesClient reviewClient;
@@ -50,6 +62,7 @@ final class Fabric8LeaseTransport implements LeaseTransport {
   // The preflight's advice kept off the start path (the watch review), sent at firstAttemptOver.
   private final java.util.concurrent.atomic.AtomicReference<Runnable> afterFirstAttempt =
       new java.util.concurrent.atomic.AtomicReference<>();
+  private volatile long preflightDeadlineNanos = TimeUnit.MILLISECONDS.toNanos(PREFLIGHT_DEADLINE_MILLIS);
 
   Fabric8LeaseTransport(KubernetesClient userClient, String namespace, LeaseSettings settings, ExecutorService io) {
     this(userClient, namespace, settings, io, SharedPools.handOver(), SharedPools.leaseRequests(),
@@ -163,25 +176,63 @@ final class Fabric8LeaseTransport implements LeaseTransport {
   public Call preflight(Consumer<Optional<LeaseAccessDeniedException>> done, Consumer<Throwable> failed) {
     AtomicBoolean over = new AtomicBoolean();
     Future<?>[] future = new Future<?>[1];
+    Thread[] own = new Thread[1];
+    RunnerLoop.Timer[] deadline = new RunnerLoop.Timer[1];
     Call call = new Call() {
       @Override
       public void cancel() {
-        if (over.compareAndSet(false, true) && future[0] != null) {
-          future[0].cancel(true);
+        if (over.compareAndSet(false, true)) {
+          interrupt(future, own);
         }
         inFlight.remove(this);
+        synchronized (deadline) {
+          if (deadline[0] != null) {
+            deadline[0].cancel();
+          }
+        }
       }
     };
     inFlight.add(call);
+    Runnable timedOut = () -> {
+      if (!over.compareAndSet(false, true)) {
+        return;
+      }
+      interrupt(future, own);
+      inFlight.remove(call);
+      done.accept(Optional.empty());
+      // Not on the loop, which runs this timer: the line goes where user code goes.
+      SharedPools.userCode().execute(() -> LOG.warn("The RBAC preflight of Lease {}/{} did not end within {} ms (its "
+          + "reviews got no answer); contending without its verdict, as after reviews that failed", namespace,
+          name, TimeUnit.NANOSECONDS.toMillis(preflightDeadlineNanos)));
+    };
+    synchronized (deadline) {
+      deadline[0] = RunnerLoop.shared().schedule(preflightDeadlineNanos, timedOut);
+    }
     try {
       future[0] = io.submit(() -> runPreflight(call, over, done, failed));
     } catch (RejectedExecutionException e) {
       // Every I/O thread is busy: the preflight is never skipped, it runs on a thread of its own (a one-off).
-      Thread own = new Thread(() -> runPreflight(call, over, done, failed), "election-preflight");
-      own.setDaemon(true);
-      own.start();
+      Thread thread = new Thread(() -> runPreflight(call, over, done, failed), "election-preflight");
+      thread.setDaemon(true);
+      own[0] = thread;
+      thread.start();
     }
     return call;
+  }
+
+  /** The preflight's worker, or its own thread, is interrupted out of a review that may never return. */
+  private static void interrupt(Future<?>[] future, Thread[] own) {
+    if (future[0] != null) {
+      future[0].cancel(true);
+    }
+    if (own[0] != null) {
+      own[0].interrupt();
+    }
+  }
+
+  /** Sets the preflight's bound (see {@link #PREFLIGHT_DEADLINE_MILLIS}); for tests. */
+  void preflightDeadline(java.time.Duration bound) {
+    this.preflightDeadlineNanos = bound.toNanos();
   }
 
   @Override

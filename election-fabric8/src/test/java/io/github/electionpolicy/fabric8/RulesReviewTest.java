@@ -138,4 +138,50 @@ class RulesReviewTest {
       assertThat(eventPosts.get()).isPositive();
     }
   }
+
+  /**
+   * Seen in the 1,000-election benchmark with fabric8's default executors: 4 rules reviews never returned (fabric8's
+   * blocking {@code create} waited on a future the JDK client never completed, its 2 s timeout notwithstanding),
+   * and those elections never contended. The preflight has a bound of its own now, on the loop's clock: past it
+   * the verdict is unknown, as after reviews that failed, and the reviewing thread is interrupted. Here an
+   * interceptor holds the rules review until interrupted, and the bound is shortened for the test.
+   */
+  @Test
+  void aPreflightWhoseReviewNeverReturnsEndsAtItsOwnBoundAndTheRunnerMayContend() throws Exception {
+    java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch interrupted = new java.util.concurrent.CountDownLatch(1);
+    io.fabric8.kubernetes.client.http.Interceptor holds = new io.fabric8.kubernetes.client.http.Interceptor() {
+      @Override
+      public void before(io.fabric8.kubernetes.client.http.BasicBuilder builder,
+          io.fabric8.kubernetes.client.http.HttpRequest request, RequestTags tags) {
+        if (!request.uri().getPath().endsWith("selfsubjectrulesreviews")) {
+          return;
+        }
+        held.countDown();
+        try {
+          new java.util.concurrent.CountDownLatch(1).await(); // as a review that never returns
+        } catch (InterruptedException e) {
+          interrupted.countDown();
+          Thread.currentThread().interrupt();
+        }
+      }
+    };
+    try (MockApi api = new MockApi().answeringAccessReviews();
+        io.fabric8.kubernetes.client.KubernetesClient client = new io.fabric8.kubernetes.client
+            .KubernetesClientBuilder()
+            .withConfig(new io.fabric8.kubernetes.client.ConfigBuilder(io.fabric8.kubernetes.client.Config.empty())
+                .withMasterUrl(api.url()).withNamespace(MockApi.NAMESPACE).build())
+            .withHttpClientFactory(new io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory())
+            .withHttpClientBuilderConsumer(builder -> builder.addOrReplaceInterceptor("holds", holds)).build();
+        Fabric8LeaseTransport transport = new Fabric8LeaseTransport(client, MockApi.NAMESPACE,
+            MockApi.fastSettings("a").build(), SharedPools.io())) {
+      java.util.concurrent.CompletableFuture<java.util.Optional<LeaseAccessDeniedException>> verdict =
+          new java.util.concurrent.CompletableFuture<>();
+      transport.preflightDeadline(Duration.ofMillis(300));
+      transport.preflight(verdict::complete, verdict::completeExceptionally);
+      assertThat(held.await(20, TimeUnit.SECONDS)).as("the rules review is held").isTrue();
+      assertThat(verdict.get(20, TimeUnit.SECONDS)).as("unknown: the runner contends").isEmpty();
+      assertThat(interrupted.await(20, TimeUnit.SECONDS)).as("the held review's thread is interrupted").isTrue();
+    }
+  }
 }
