@@ -313,23 +313,23 @@ final class SharedPools {
     @Override
     public void execute(Runnable task) {
       java.util.Objects.requireNonNull(task, "task");
+      // The drain is asked for under the lock: a task another thread hands over meanwhile waits for the answer,
+      // so a refusal takes back this task only, never one that was accepted (its caller would never retry it).
       synchronized (this) {
         queue.add(task);
         if (draining) {
           return;
         }
         draining = true;
-      }
-      try {
-        workers.execute(this::drain);
-      } catch (RejectedExecutionException | Error e) {
-        synchronized (this) {
-          // Not draining, so nothing else was queued since: the queue holds this task only.
+        try {
+          workers.execute(this::drain);
+        } catch (RejectedExecutionException | Error e) {
+          // Not draining before this task, and no task could join since: the queue holds this task only.
           queue.clear();
           draining = false;
+          throw e instanceof RejectedExecutionException refused ? refused
+              : new RejectedExecutionException("no thread could be started: " + e, e);
         }
-        throw e instanceof RejectedExecutionException refused ? refused
-            : new RejectedExecutionException("no thread could be started: " + e, e);
       }
     }
 

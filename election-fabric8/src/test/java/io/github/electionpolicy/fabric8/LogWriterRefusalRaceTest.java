@@ -3,6 +3,7 @@ package io.github.electionpolicy.fabric8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.github.electionpolicy.testsupport.Await;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -10,7 +11,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -28,7 +28,8 @@ import org.junit.jupiter.api.Test;
  * and every later line of that runner queues behind the lost drain and is never written either.
  *
  * <p><b>The scenario.</b> Hand-driven: the workers' {@code execute} holds the first caller until a second
- * caller's {@code execute} returned, then refuses. No sleeps: latches only.
+ * caller's {@code execute} returned (or, with the fix, waits for the writer's lock), then refuses. No sleeps:
+ * latches and thread states only.
  *
  * <p><b>Suggested fix.</b> Ask the workers for the drain while holding the lock (no task can then join the queue
  * between the refusal and the clear; a drain on another thread waits for the lock as it would for a task), or,
@@ -38,24 +39,27 @@ import org.junit.jupiter.api.Test;
 class LogWriterRefusalRaceTest {
 
   @Test
-  @Disabled("finding 1 (h-attack6): Serial clears a task another thread queued while its drain was refused")
   void aTaskAcceptedWhileTheDrainIsRefusedIsNeverLost() throws Exception {
     CountDownLatch firstAsking = new CountDownLatch(1);
-    CountDownLatch secondAccepted = new CountDownLatch(1);
+    CompletableFuture<Boolean> secondSubmitted = new CompletableFuture<>();
+    Thread[] secondThread = new Thread[1];
     List<Runnable> started = new CopyOnWriteArrayList<>();
     Executor workers = new Executor() {
       private boolean first = true;
 
       @Override
-      public synchronized void execute(Runnable drain) {
-        if (first) {
+      public void execute(Runnable drain) {
+        boolean refuse;
+        synchronized (this) {
+          refuse = first;
           first = false;
+        }
+        if (refuse) {
           firstAsking.countDown();
-          try {
-            secondAccepted.await(20, TimeUnit.SECONDS);
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          }
+          // Refused once the second caller either handed its task over (accepted) or waits to (a fix that holds
+          // the writer's lock while it asks for the drain): deterministic either way.
+          Await.until("the second caller handed over or waits to", () -> secondSubmitted.isDone()
+              || (secondThread[0] != null && secondThread[0].getState() == Thread.State.BLOCKED));
           throw new OutOfMemoryError("simulated: unable to create native thread");
         }
         started.add(drain);
@@ -74,20 +78,28 @@ class LogWriterRefusalRaceTest {
     });
     assertThat(firstAsking.await(20, TimeUnit.SECONDS)).isTrue();
 
-    // Another runner's lane hands its drain over while the first is being refused: accepted (no exception).
+    // Another runner's lane hands its drain over while the first is being refused.
     CallbackLane other = new CallbackLane(serial, "election-log[lease:b]", this);
-    assertThat(other.submit(() -> ran.add("second"))).as("the second lane's drain was accepted").isTrue();
-    secondAccepted.countDown();
+    Thread second = new Thread(() -> secondSubmitted.complete(other.submit(() -> ran.add("second"))),
+        "second-runner");
+    secondThread[0] = second;
+    second.start();
 
     assertThat(firstCaller.get(20, TimeUnit.SECONDS)).as("the first caller hears its refusal")
         .isInstanceOf(RejectedExecutionException.class);
-    assertThat(other.refused()).as("the second lane was told nothing was refused").isFalse();
+    boolean accepted = secondSubmitted.get(20, TimeUnit.SECONDS);
+    assertThat(other.refused()).as("the second lane is refused exactly when it was told so").isEqualTo(!accepted);
 
     // Whatever the workers were handed since is run; the accepted task must be among what runs.
-    started.forEach(Runnable::run);
+    for (Runnable drain : started) {
+      drain.run();
+    }
     serial.execute(() -> ran.add("third"));
-    started.forEach(Runnable::run);
-    assertThat(ran).as("the task accepted while the drain was refused still runs").contains("second");
+    for (Runnable drain : started) {
+      drain.run();
+    }
+    assertThat(accepted).as("the second lane's drain was handed over").isTrue();
+    assertThat(ran).as("the task accepted while the drain was refused still runs").contains("second", "third");
     assertThat(other.busy()).as("the second lane is not left busy for ever").isFalse();
   }
 
