@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -35,7 +34,6 @@ import org.junit.jupiter.api.Test;
 class LogWriterIsolationTest {
 
   @Test
-  @Disabled("finding 2 (h-attack6): one runner's hung appender holds every runner's log lines on the one writer")
   void aHungAppenderOfOneRunnerDoesNotHoldAnotherRunnersLines() throws Exception {
     CountDownLatch hanging = new CountDownLatch(1);
     CountDownLatch letGo = new CountDownLatch(1);
