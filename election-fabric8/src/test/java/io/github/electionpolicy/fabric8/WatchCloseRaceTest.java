@@ -10,7 +10,6 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -83,7 +82,6 @@ class WatchCloseRaceTest {
   }
 
   @Test
-  @Disabled("finding 3 (h-attack6): a watch whose open races the transport's close stays open after the close")
   void aWatchWhoseOpenRacesTheTransportsCloseIsNotLeftOpen() throws Exception {
     AtomicBoolean closed = new AtomicBoolean();
     CloseBeforeFirstAdd inFlight = new CloseBeforeFirstAdd(closed);
