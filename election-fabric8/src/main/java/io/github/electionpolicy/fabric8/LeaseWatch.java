@@ -115,6 +115,12 @@ final class LeaseWatch {
       return call;
     }
     inFlight.add(call);
+    if (closed.get()) {
+      // The transport closed between the read above and the add: its close set closed before it cancelled what
+      // inFlight held, so it may not have seen this call. Never opened, never reported.
+      call.cancel();
+      return call;
+    }
     Watcher<Lease> watcher = new Watcher<Lease>() {
       @Override
       public void eventReceived(Action action, Lease lease) {

@@ -76,7 +76,11 @@ final class SharedPools {
 
   private static final ExecutorService IO = new BoundedCalls(WORKERS, LEASE_CALLS);
 
-  private static final Serial LOG_WRITER = new Serial(USER_CODE);
+  // One writer while it keeps up; what waits behind a writer that took or finished nothing for SPILL_MILLIS (an
+  // appender that hangs for one runner) spills to the workers, so one runner's hung appender holds only its own
+  // lines. Each runner's lines stay in order wherever they run: a lane runs one run at a time.
+  private static final java.util.concurrent.Executor LOG_WRITER = elastic(1, WORKER_THREADS, WORKERS,
+      RunnerLoop::shared, System::nanoTime, true);
 
   // A request that holds its place in a bound already is handed to the HTTP client here: a short task that waits
   // for nothing, so a few threads of their own carry any rate; on the elastic workers a burst (a thousand leaders
@@ -125,11 +129,13 @@ final class SharedPools {
 
   /**
    * Writes the log lines every runner of the JVM hands off its loop ({@link RunnerLog.Lane}), one task at a time
-   * and in the order handed over, on one worker at a time. An appender writes one line at a time anyway (a
+   * and in the order handed over, on one worker at a time while it keeps up. An appender writes one line at a time anyway (a
    * console's stream is locked per line), so more writers only add threads that wait for that lock: at 1,000
    * elections a burst of warnings (renewals refused at a saturated server) kept a worker per runner that had
-   * lines waiting. An appender that hangs holds this one worker, and each runner's lane then keeps its lines,
-   * up to its bound, as before.
+   * lines waiting. An appender that hangs holds this one worker; once it has taken or finished no runner's lines
+   * for {@value #SPILL_MILLIS} ms, the lanes that wait run on the workers instead (see {@link #elastic}), so one
+   * runner's hung appender holds its own lines only, each runner's lane keeping them, up to its bound, as before.
+   * Refuses a lane only when no thread can be started for it, and the lane keeps its lines for a retry.
    */
   static java.util.concurrent.Executor logWriter() {
     return LOG_WRITER;
@@ -313,23 +319,23 @@ final class SharedPools {
     @Override
     public void execute(Runnable task) {
       java.util.Objects.requireNonNull(task, "task");
+      // The drain is asked for under the lock: a task another thread hands over meanwhile waits for the answer,
+      // so a refusal takes back this task only, never one that was accepted (its caller would never retry it).
       synchronized (this) {
         queue.add(task);
         if (draining) {
           return;
         }
         draining = true;
-      }
-      try {
-        workers.execute(this::drain);
-      } catch (RejectedExecutionException | Error e) {
-        synchronized (this) {
-          // Not draining, so nothing else was queued since: the queue holds this task only.
+        try {
+          workers.execute(this::drain);
+        } catch (RejectedExecutionException | Error e) {
+          // Not draining before this task, and no task could join since: the queue holds this task only.
           queue.clear();
           draining = false;
+          throw e instanceof RejectedExecutionException refused ? refused
+              : new RejectedExecutionException("no thread could be started: " + e, e);
         }
-        throw e instanceof RejectedExecutionException refused ? refused
-            : new RejectedExecutionException("no thread could be started: " + e, e);
       }
     }
 

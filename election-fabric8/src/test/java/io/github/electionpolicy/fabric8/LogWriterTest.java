@@ -18,7 +18,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /**
- * The JVM's one log writer ({@code SharedPools.logWriter()}, a {@code SharedPools.Serial} over the workers): every
+ * A serial writer ({@code SharedPools.Serial} over the workers; the JVM's {@code SharedPools.logWriter()} is now an
+ * elastic pool of one thread that spills when stuck, see {@code LogWriterIsolationTest}): every
  * runner's lines, one at a time, in order, on one thread at a time, however many runners have lines waiting; a
  * writer that cannot start a thread keeps nothing, so a runner's lane keeps its lines for a retry. Driven by hand
  * where the order matters; where threads run, the test waits only for latches its tasks count down.
