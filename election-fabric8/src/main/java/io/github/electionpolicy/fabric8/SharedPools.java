@@ -214,8 +214,11 @@ final class SharedPools {
               executor.setCorePoolSize(1);
               executor.prestartCoreThread();
             } catch (RuntimeException | Error e) {
-              queue.remove(task);
-              throw e;
+              if (queue.remove(task)) {
+                throw e;
+              }
+              // A spill took it meanwhile: it runs there, so it is not refused (a refusal would be retried, and
+              // run twice).
             } finally {
               executor.setCorePoolSize(0);
             }
@@ -297,65 +300,6 @@ final class SharedPools {
       }
       if (putBack) {
         due();
-      }
-    }
-  }
-
-  /**
-   * Runs its tasks one at a time, in the order given, on at most one thread of {@code workers} at a time (none
-   * while nothing waits). Refuses a task only when no thread can be started for it (a {@link
-   * RejectedExecutionException}, also for an {@link Error} "unable to create native thread"), and then keeps
-   * nothing of it: the caller keeps it for a retry. A task's failure is its own: the next one runs.
-   */
-  static final class Serial implements java.util.concurrent.Executor {
-    private final java.util.concurrent.Executor workers;
-    private final java.util.ArrayDeque<Runnable> queue = new java.util.ArrayDeque<>();
-    private boolean draining;
-
-    Serial(java.util.concurrent.Executor workers) {
-      this.workers = workers;
-    }
-
-    @Override
-    public void execute(Runnable task) {
-      java.util.Objects.requireNonNull(task, "task");
-      // The drain is asked for under the lock: a task another thread hands over meanwhile waits for the answer,
-      // so a refusal takes back this task only, never one that was accepted (its caller would never retry it).
-      synchronized (this) {
-        queue.add(task);
-        if (draining) {
-          return;
-        }
-        draining = true;
-        try {
-          workers.execute(this::drain);
-        } catch (RejectedExecutionException | Error e) {
-          // Not draining before this task, and no task could join since: the queue holds this task only.
-          queue.clear();
-          draining = false;
-          throw e instanceof RejectedExecutionException refused ? refused
-              : new RejectedExecutionException("no thread could be started: " + e, e);
-        }
-      }
-    }
-
-    private void drain() {
-      while (true) {
-        Runnable task;
-        synchronized (this) {
-          task = queue.poll();
-          if (task == null) {
-            draining = false;
-            return;
-          }
-        }
-        try {
-          task.run();
-        } catch (Throwable e) {
-          // A lane's run catches its tasks' failures itself; whatever still comes out must not strand the rest.
-          RunnerLog.errorSafely(org.slf4j.LoggerFactory.getLogger(ElectionRunner.class),
-              "A log line of an election could not be written", e);
-        }
       }
     }
   }
