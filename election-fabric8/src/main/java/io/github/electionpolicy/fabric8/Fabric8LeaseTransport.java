@@ -200,10 +200,15 @@ final class Fabric8LeaseTransport implements LeaseTransport {
       interrupt(future, own);
       inFlight.remove(call);
       done.accept(Optional.empty());
-      // Not on the loop, which runs this timer: the line goes where user code goes.
-      SharedPools.userCode().execute(() -> LOG.warn("The RBAC preflight of Lease {}/{} did not end within {} ms (its "
-          + "reviews got no answer); contending without its verdict, as after reviews that failed", namespace,
-          name, TimeUnit.NANOSECONDS.toMillis(preflightDeadlineNanos)));
+      // Not on the loop, which runs this timer: the line goes where user code goes, or nowhere if no thread can
+      // be had (the verdict is given already).
+      try {
+        SharedPools.userCode().execute(() -> LOG.warn("The RBAC preflight of Lease {}/{} did not end within {} ms "
+            + "(its reviews got no answer); contending without its verdict, as after reviews that failed", namespace,
+            name, TimeUnit.NANOSECONDS.toMillis(preflightDeadlineNanos)));
+      } catch (RuntimeException | Error e) {
+        // no line
+      }
     };
     synchronized (deadline) {
       deadline[0] = RunnerLoop.shared().schedule(preflightDeadlineNanos, timedOut);

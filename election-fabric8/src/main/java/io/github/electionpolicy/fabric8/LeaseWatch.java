@@ -5,6 +5,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.Watch;
 import io.fabric8.kubernetes.client.Watcher;
 import io.fabric8.kubernetes.client.WatcherException;
+import io.fabric8.kubernetes.client.dsl.Resource;
 import io.github.electionpolicy.fabric8.LeaseTransport.Call;
 import io.github.electionpolicy.fabric8.LeaseTransport.WatchEvents;
 import io.fabric8.kubernetes.api.model.ListOptions;
@@ -54,6 +55,8 @@ final class LeaseWatch {
   private final AtomicBoolean closed;
   private final Set<Call> inFlight;
   private final boolean nonBlocking;
+  // fabric8's non-blocking open, once looked up (null: not yet); the same for every resource of this client.
+  private volatile Optional<MethodHandle> submitWatch;
 
   /**
    * Watches of the Lease {@code namespace/name} through {@code client}, each opened with fabric8's non-blocking
@@ -80,97 +83,48 @@ final class LeaseWatch {
    * opens is closed as soon as it is open.
    */
   Call open(WatchEvents events) {
-    AtomicBoolean over = new AtomicBoolean();
-    Watch[] opened = new Watch[1];
-    Future<?>[] future = new Future<?>[1];
-    Object guard = new Object();
-    Call call = new Call() {
-      @Override
-      public void cancel() {
-        over.set(true);
-        Watch watch;
-        synchronized (guard) {
-          watch = opened[0];
-          opened[0] = null;
-          // Not interrupted: fabric8's watch(), cut short while it opens, leaves its connection manager
-          // reconnecting with no Watch returned to close it. Left to open, it is closed right after (below).
-          if (future[0] != null) {
-            future[0].cancel(false);
-          }
-        }
-        inFlight.remove(this);
-        if (watch != null) {
-          // Off the caller's thread, which is usually the shared loop: fabric8's close runs its own code (and a
-          // blocking one must not hold the loop), a short task that waits for no answer, as a hand-over is.
-          Watch opened = watch;
-          try {
-            handOver.execute(() -> closeQuietly(opened));
-          } catch (RejectedExecutionException e) {
-            closeQuietly(opened);
-          }
-        }
-      }
-    };
+    Watching watching = new Watching(events);
     if (closed.get()) {
-      return call;
+      return watching;
     }
-    inFlight.add(call);
+    inFlight.add(watching);
     if (closed.get()) {
       // The transport closed between the read above and the add: its close set closed before it cancelled what
       // inFlight held, so it may not have seen this call. Never opened, never reported.
-      call.cancel();
-      return call;
+      watching.cancel();
+      return watching;
     }
-    Watcher<Lease> watcher = new Watcher<Lease>() {
-      @Override
-      public void eventReceived(Action action, Lease lease) {
-        if (over.get()) {
-          return;
-        }
-        if (action == Action.DELETED) {
-          events.changed(null);
-        } else if (action == Action.ADDED || action == Action.MODIFIED) {
-          events.changed(LeaseRecords.record(lease));
-        }
-      }
-
-      @Override
-      public void onClose(WatcherException cause) {
-        LOG.debug("Watch of Lease {}/{} closed: {}", namespace, name, cause.getMessage());
-        // Given up by fabric8: nothing is left to close, and the elector opens a new watch (a new call).
-        inFlight.remove(call);
-        if (over.compareAndSet(false, true)) {
-          events.closed();
-        }
-      }
-    };
-    Opening opening = new Opening(call, over, opened, guard, events);
-    Object resource = client.leases().inNamespace(namespace).withName(name);
-    Optional<MethodHandle> submit = nonBlocking ? SubmitWatch.of(resource) : Optional.empty();
+    Resource<Lease> resource = client.leases().inNamespace(namespace).withName(name);
+    Optional<MethodHandle> submit = nonBlocking ? submitWatch(resource) : Optional.empty();
     if (submit.isPresent()) {
-      openWithoutWaiting(submit.get(), resource, watcher, opening);
-      return call;
+      openWithoutWaiting(submit.get(), resource, watching);
+      return watching;
     }
     try {
-      Future<?> submitted = io.submit(() -> {
+      watching.openedOn(io.submit(() -> {
         Watch watch;
         try {
-          watch = client.leases().inNamespace(namespace).withName(name).watch(watcher);
+          watch = resource.watch(watching);
         } catch (RuntimeException | LinkageError failed) {
-          opening.failed(failed);
+          watching.failed(failed);
           return;
         }
-        opening.opened(watch);
-      });
-      synchronized (guard) {
-        future[0] = submitted;
-      }
+        watching.opened(watch);
+      }));
     } catch (RejectedExecutionException e) {
-      inFlight.remove(call);
-      over.set(true);
-      events.closed();
+      watching.failed(e);
     }
-    return call;
+    return watching;
+  }
+
+  /** fabric8's non-blocking open for this client's resources, looked up once. */
+  private Optional<MethodHandle> submitWatch(Object resource) {
+    Optional<MethodHandle> found = submitWatch;
+    if (found == null) {
+      found = SubmitWatch.of(resource);
+      submitWatch = found;
+    }
+    return found;
   }
 
   /**
@@ -178,9 +132,9 @@ final class LeaseWatch {
    * the Lease calls is given back once the server has answered the upgrade (or refused it, or the open failed).
    * The open is never cut short: a watch cancelled meanwhile is closed once it is open, as the blocking open's is.
    */
-  private void openWithoutWaiting(MethodHandle submit, Object resource, Watcher<Lease> watcher, Opening opening) {
+  private void openWithoutWaiting(MethodHandle submit, Object resource, Watching watching) {
     if (!requests.tryAcquire()) {
-      opening.failed(new RejectedExecutionException(requests.refusal()));
+      watching.failed(new RejectedExecutionException(requests.refusal()));
       return;
     }
     AtomicBoolean placeGiven = new AtomicBoolean();
@@ -191,16 +145,16 @@ final class LeaseWatch {
     };
     try {
       handOver.execute(() -> {
-        if (opening.over.get()) {
+        if (watching.over.get()) {
           givePlaceBack.run(); // cancelled (or closed) before it was sent
           return;
         }
         CompletableFuture<?> open;
         try {
-          open = (CompletableFuture<?>) submit.invoke(resource, new ListOptions(), watcher);
+          open = (CompletableFuture<?>) submit.invoke(resource, new ListOptions(), watching);
         } catch (Throwable failed) { // MethodHandle.invoke declares Throwable; fabric8's submitWatch throws none
           givePlaceBack.run();
-          opening.failed(failed);
+          watching.failed(failed);
           if (failed instanceof Error error && !(failed instanceof LinkageError)) {
             throw error; // the JVM's (out of memory, say): the hand-over thread reports it; the follower polls on
           }
@@ -209,46 +163,97 @@ final class LeaseWatch {
         open.whenComplete((watch, failure) -> {
           givePlaceBack.run();
           if (failure != null) {
-            opening.failed(failure);
+            watching.failed(failure);
           } else {
-            opening.opened((Watch) watch);
+            watching.opened((Watch) watch);
           }
         });
       });
     } catch (RejectedExecutionException e) {
       givePlaceBack.run();
-      opening.failed(e);
+      watching.failed(e);
     }
   }
 
-  /** One watch's opening: what becomes of it once the open is over, whichever way it opened. */
-  private final class Opening {
-    private final Call call;
-    private final AtomicBoolean over;
-    private final Watch[] opened;
-    private final Object guard;
+  /**
+   * One watch: the call the elector holds, the watcher fabric8 reports to, and what becomes of it once its open is
+   * over, whichever way it opened. Its cancel and its opening meet under its own monitor.
+   */
+  private final class Watching implements Call, Watcher<Lease> {
     private final WatchEvents events;
+    private final AtomicBoolean over = new AtomicBoolean();
+    private Watch opened;
+    private Future<?> opening;
 
-    Opening(Call call, AtomicBoolean over, Watch[] opened, Object guard, WatchEvents events) {
-      this.call = call;
-      this.over = over;
-      this.opened = opened;
-      this.guard = guard;
+    Watching(WatchEvents events) {
       this.events = events;
+    }
+
+    @Override
+    public void cancel() {
+      over.set(true);
+      Watch watch;
+      synchronized (this) {
+        watch = opened;
+        opened = null;
+        // Not interrupted: fabric8's watch(), cut short while it opens, leaves its connection manager
+        // reconnecting with no Watch returned to close it. Left to open, it is closed right after (opened).
+        if (opening != null) {
+          opening.cancel(false);
+        }
+      }
+      inFlight.remove(this);
+      if (watch != null) {
+        // Off the caller's thread, which is usually the shared loop: fabric8's close runs its own code (and a
+        // blocking one must not hold the loop), a short task that waits for no answer, as a hand-over is.
+        Watch open = watch;
+        try {
+          handOver.execute(() -> closeQuietly(open));
+        } catch (RejectedExecutionException e) {
+          closeQuietly(open);
+        }
+      }
+    }
+
+    @Override
+    public void eventReceived(Action action, Lease lease) {
+      if (over.get()) {
+        return;
+      }
+      if (action == Action.DELETED) {
+        events.changed(null);
+      } else if (action == Action.ADDED || action == Action.MODIFIED) {
+        events.changed(LeaseRecords.record(lease));
+      }
+    }
+
+    @Override
+    public void onClose(WatcherException cause) {
+      LOG.debug("Watch of Lease {}/{} closed: {}", namespace, name, cause.getMessage());
+      // Given up by fabric8: nothing is left to close, and the elector opens a new watch (a new call).
+      inFlight.remove(this);
+      if (over.compareAndSet(false, true)) {
+        events.closed();
+      }
+    }
+
+    /** The blocking open's task, which a cancel stops before it starts. */
+    synchronized void openedOn(Future<?> task) {
+      opening = task;
     }
 
     void failed(Throwable failed) {
       LOG.debug("Watch of Lease {}/{} could not start: {}", namespace, name, failed.toString());
-      inFlight.remove(call);
+      inFlight.remove(this);
       if (over.compareAndSet(false, true)) {
         events.closed();
       }
     }
 
     void opened(Watch watch) {
-      synchronized (guard) {
+      synchronized (this) {
         if (!over.get()) {
-          opened[0] = watch;
+          opened = watch;
           watch = null;
         }
       }
