@@ -29,7 +29,7 @@ class LogWriterTest {
 
   @Test
   void manyRunnersLinesAreWrittenByOneThreadEachRunnersInOrder() throws Exception {
-    NeverFires timer = new NeverFires();
+    HandLoop timer = new HandLoop(false);
     List<Runnable> spilled = new CopyOnWriteArrayList<>();
     ThreadPoolExecutor writer = SharedPools.elastic(1, SharedPools.threadFactory("test-log-"), spilled::add,
         () -> timer, System::nanoTime, true);
@@ -79,7 +79,7 @@ class LogWriterTest {
 
   @Test
   void aLineLoggedOnTheLoopIsWrittenByTheSharedWriterUnderTheRunnersName() throws Exception {
-    RunnerLog.Lane lane = new RunnerLog.Lane(new OnTheLoop(), SharedPools.logWriter(), "lease:a");
+    RunnerLog.Lane lane = new RunnerLog.Lane(new HandLoop(true), SharedPools.logWriter(), "lease:a");
     RunnerLog log = new RunnerLog(ElectionRunner.class, lane);
     try (LogCapture captured = new LogCapture()) {
       log.info("first {}", 1);
@@ -91,8 +91,11 @@ class LogWriterTest {
     }
   }
 
-  /** A loop timer that never fires: nothing spills. */
-  private static final class NeverFires implements RunnerLoop {
+  /**
+   * A loop that never runs a task nor fires a timer (nothing spills), and tells whether the caller runs on it:
+   * {@code inLoop} true sends every line through the lane, as a line logged on the loop.
+   */
+  private record HandLoop(boolean inLoop) implements RunnerLoop {
     @Override
     public void execute(Runnable task) {
       throw new UnsupportedOperationException();
@@ -101,29 +104,6 @@ class LogWriterTest {
     @Override
     public Timer schedule(long delayNanos, Runnable task) {
       return () -> { };
-    }
-
-    @Override
-    public boolean inLoop() {
-      return false;
-    }
-  }
-
-  /** A loop the caller always runs on: every line goes through the lane, as a line logged on the loop does. */
-  private static final class OnTheLoop implements RunnerLoop {
-    @Override
-    public void execute(Runnable task) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public Timer schedule(long delayNanos, Runnable task) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public boolean inLoop() {
-      return true;
     }
   }
 }

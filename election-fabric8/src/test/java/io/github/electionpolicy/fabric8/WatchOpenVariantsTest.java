@@ -12,7 +12,6 @@ import io.fabric8.mockwebserver.http.MockResponse;
 import io.fabric8.mockwebserver.http.RecordedRequest;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -27,25 +26,6 @@ import org.junit.jupiter.api.Test;
 class WatchOpenVariantsTest {
 
   private static final Duration PATIENCE = Duration.ofSeconds(20);
-
-  /** What one watch reported. */
-  private static final class Events implements LeaseTransport.WatchEvents {
-    final CompletableFuture<Void> opened = new CompletableFuture<>();
-    final List<String> holders = new CopyOnWriteArrayList<>();
-
-    @Override
-    public void opened() {
-      opened.complete(null);
-    }
-
-    @Override
-    public void changed(LeaseRecord record) {
-      holders.add(record == null ? "<deleted>" : String.valueOf(record.holder()));
-    }
-
-    @Override
-    public void closed() {}
-  }
 
   private static KubernetesClient client(MockApi server, boolean onlyHttpWatches) {
     Config config = new ConfigBuilder(Config.empty()).withMasterUrl(server.url()).withNamespace(MockApi.NAMESPACE)
@@ -76,7 +56,7 @@ class WatchOpenVariantsTest {
         try (Fabric8LeaseTransport transport = new Fabric8LeaseTransport(orders, MockApi.NAMESPACE,
             MockApi.fastSettings("a").build(), SharedPools.io(), SharedPools.handOver(), requests,
             new SharedPools.InFlight(SharedPools.EVENTS_MAX_CALLS, "leadership Event writes"))) {
-          Events events = new Events();
+          WatchOpenTest.Events events = new WatchOpenTest.Events();
           LeaseTransport.Call watch = transport.watch(events);
           events.opened.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
           watch.cancel();
