@@ -57,7 +57,8 @@ final class RunnerAssembly {
   private boolean started;
 
   /**
-   * Checks the inputs, logs the decision ({@link DecisionLog}) and derives the parts, once: a second call throws.
+   * Checks the inputs and derives the parts, once: a second call throws. The decision ({@link DecisionLog}) is
+   * logged here when the runner runs unelected or nothing could start, and by {@link #begin} when it contends.
    * An input that is missing or wrong throws before anything started, and may be fixed and tried again.
    */
   Parts assembleOnce() {
@@ -66,8 +67,16 @@ final class RunnerAssembly {
           + "builder would contend under the same identity; use a new builder");
     }
     check();
-    DecisionLog.log(decision);
-    Parts parts = assemble();
+    Parts parts;
+    try {
+      parts = assemble();
+    } catch (RuntimeException | Error e) {
+      DecisionLog.log(decision); // what was decided, before the error that says why nothing started
+      throw e;
+    }
+    if (!decision.contends()) {
+      DecisionLog.log(decision);
+    }
     // Only once a runner exists: a start that failed on, say, a bad namespace may be retried.
     started = true;
     return parts;
@@ -131,7 +140,6 @@ final class RunnerAssembly {
    * failed); contending, returns at once.
    */
   static void begin(Parts parts) {
-    LeaseSettings settings = parts.settings();
     if (!parts.decision().contends()) {
       LOG.info("Starting services unelected as {}", parts.identity());
       Optional<Throwable> failure = awaitUninterruptibly(parts.driver().start());
@@ -141,18 +149,42 @@ final class RunnerAssembly {
       }
       return;
     }
-    LOG.info("Contending for Lease {}/{} as {} ({}; lease {}, renew deadline {}, retry {}, on loss {})",
-        parts.namespace(), settings.leaseName(), parts.identity(), parts.identitySource(),
-        Durations.format(settings.leaseDuration()), Durations.format(settings.renewDeadline()),
-        Durations.format(settings.retryPeriod()), settings.lossPolicy());
-    Duration margin = SettingsChecks.safetyMargin(settings.leaseDuration(), settings.renewDeadline());
-    if (settings.lossPolicy().kind() == LossPolicy.Kind.EXIT && settings.stopTimeout().compareTo(margin) > 0) {
-      LOG.warn("stopTimeout={} is longer than leaseDuration - renewDeadline = {}: after a loss, services that "
-          + "take that long to stop may still run when another replica takes over; lower stopTimeout, or "
-          + "raise leaseDuration, and fence writes with the LeadershipTerm", Durations.format(settings.stopTimeout()),
-          Durations.format(margin));
+    // The election begins first and the caller's lines are written while its first read is on the way: on an
+    // empty Lease they are otherwise a third of a round trip before the first request. The runner's own lines
+    // are held meanwhile, so that the decision and "Contending" still come first in the log.
+    RunnerLog.Lane lane = parts.driver().logLane();
+    lane.hold();
+    try {
+      parts.driver().start();
+      logContending(parts);
+    } finally {
+      lane.release();
     }
-    parts.driver().start();
+  }
+
+  /**
+   * The caller's start-up lines of a contending runner. Never throws: the runner has begun, and start() must
+   * return it so that it can be closed; an appender that throws (even an Error) loses its line, as a runner's
+   * own lines are lost then (see {@link RunnerLog.Lane#write}).
+   */
+  private static void logContending(Parts parts) {
+    LeaseSettings settings = parts.settings();
+    try {
+      DecisionLog.log(parts.decision());
+      LOG.info("Contending for Lease {}/{} as {} ({}; lease {}, renew deadline {}, retry {}, on loss {})",
+          parts.namespace(), settings.leaseName(), parts.identity(), parts.identitySource(),
+          Durations.format(settings.leaseDuration()), Durations.format(settings.renewDeadline()),
+          Durations.format(settings.retryPeriod()), settings.lossPolicy());
+      Duration margin = SettingsChecks.safetyMargin(settings.leaseDuration(), settings.renewDeadline());
+      if (settings.lossPolicy().kind() == LossPolicy.Kind.EXIT && settings.stopTimeout().compareTo(margin) > 0) {
+        LOG.warn("stopTimeout={} is longer than leaseDuration - renewDeadline = {}: after a loss, services that "
+            + "take that long to stop may still run when another replica takes over; lower stopTimeout, or "
+            + "raise leaseDuration, and fence writes with the LeadershipTerm", Durations.format(settings.stopTimeout()),
+            Durations.format(margin));
+      }
+    } catch (Throwable e) {
+      // Lost, as above.
+    }
   }
 
   /** Waits for an unelected start; interrupts do not cut it short (no runner would be returned to stop it). */

@@ -98,6 +98,10 @@ final class RunnerLog {
     private final AtomicLong dropped = new AtomicLong();
     private final AtomicLong droppedUnreported = new AtomicLong();
     private final AtomicBoolean summaryWaiting = new AtomicBoolean();
+    // While held (start(): the caller writes its start-up lines after the runner began), the runner's lines wait
+    // here, in order, and are handed over on release, before any line logged after it. Guarded by this.
+    private volatile boolean held;
+    private java.util.List<Runnable> heldLines = new java.util.ArrayList<>();
 
     /**
      * @param executor where the lines are written: {@link RunnerLoop#logWriter()}
@@ -141,8 +145,29 @@ final class RunnerLog {
       }
     }
 
+    /**
+     * Holds the runner's lines until {@link #release()}: the caller's lines written meanwhile come before them.
+     * Only before the runner starts.
+     */
+    synchronized void hold() {
+      held = true;
+    }
+
+    /** Hands the lines held since {@link #hold()} over, in order, before any line logged after this call. */
+    synchronized void release() {
+      java.util.List<Runnable> lines = heldLines;
+      heldLines = java.util.List.of();
+      for (Runnable line : lines) {
+        line.run();
+      }
+      held = false;
+    }
+
     void log(Logger logger, Level level, String format, Object[] args) {
       if (!enabled(logger, level)) {
+        return;
+      }
+      if (held && holdLine(logger, level, format, args)) {
         return;
       }
       if (!loop.inLoop() && !lane.busy()) {
@@ -157,6 +182,17 @@ final class RunnerLog {
       FormattingTuple line = MessageFormatter.arrayFormat(format, args);
       Map<String, String> context = MDC.getCopyOfContextMap();
       hand(() -> writeWith(context, logger, level, line.getMessage(), line.getThrowable()));
+    }
+
+    private synchronized boolean holdLine(Logger logger, Level level, String format, Object[] args) {
+      if (!held) {
+        return false; // released meanwhile: the line goes the usual way, after the held ones
+      }
+      FormattingTuple line = MessageFormatter.arrayFormat(format, args);
+      Map<String, String> context = MDC.getCopyOfContextMap();
+      Runnable write = () -> writeWith(context, logger, level, line.getMessage(), line.getThrowable());
+      heldLines.add(() -> hand(write));
+      return true;
     }
 
     private void hand(Runnable write) {
