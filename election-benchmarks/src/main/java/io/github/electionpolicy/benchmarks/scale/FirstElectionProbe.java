@@ -24,7 +24,8 @@ import java.util.concurrent.TimeoutException;
  * <p>Arguments: {@code trials} (30), {@code warmup} (5 discarded trials per contender), {@code kubeconfig} (as
  * in the scale benchmark), {@code latency.ms} (0; the embedded server holds each answer back that long).
  * Timings are the defaults (15 s / 10 s / 2 s); a first election on an empty Lease does
- * not wait on them.
+ * not wait on them. The system property {@code -Dprobe.norbac=true} turns our runner's RBAC preflight off, to
+ * measure what the preflight's review beside the first read costs.
  */
 public final class FirstElectionProbe {
 

@@ -59,6 +59,7 @@ abstract class ScaleContender {
               }
             })
             .service(LeaderService.of(term -> { }, () -> { }))
+            .rbacPreflight(!Boolean.getBoolean("probe.norbac"))
             .start();
       }
 
