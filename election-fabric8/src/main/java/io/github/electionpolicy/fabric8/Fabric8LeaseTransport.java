@@ -229,6 +229,45 @@ final class Fabric8LeaseTransport implements LeaseTransport {
     return call;
   }
 
+  /**
+   * Runs one of the preflight's reviews on {@code io} as a call of this transport until it ends, so the close
+   * interrupts it: the access reviews the preflight waits for, and the advice it leaves running after its verdict
+   * (watch; create on events), which would otherwise outlive the runner, holding a worker and a place among the
+   * Lease calls for as long as a review that never returns (finding 2 of h-attack7). Refused once closed.
+   */
+  private void review(Runnable task) {
+    Review review = new Review(task);
+    inFlight.add(review);
+    if (closed.get()) {
+      // Closed meanwhile: the close may not have seen it (the same check as LeaseHttp.send's).
+      review.cancel();
+      throw new RejectedExecutionException("the election is closing");
+    }
+    try {
+      io.execute(review);
+    } catch (RejectedExecutionException e) {
+      inFlight.remove(review);
+      throw e;
+    }
+  }
+
+  /** A review on {@code io} among the calls in flight until it ends; its cancel interrupts it. */
+  private final class Review extends java.util.concurrent.FutureTask<Void> implements Call {
+    Review(Runnable task) {
+      super(task, null);
+    }
+
+    @Override
+    public void cancel() {
+      cancel(true);
+    }
+
+    @Override
+    protected void done() {
+      inFlight.remove(this);
+    }
+  }
+
   /** The preflight's worker, or its own thread, is interrupted out of a review that may never return. */
   private static void interrupt(Future<?>[] future, Thread[] own) {
     if (future[0] != null) {
@@ -257,7 +296,7 @@ final class Fabric8LeaseTransport implements LeaseTransport {
     Optional<LeaseAccessDeniedException> denied;
     try {
       denied = RbacPreflight.check(reviewClient, rulesClient, namespace, settings, () -> over.get() || closed.get(),
-          closed::get, io, eventAccess, afterFirstAttempt::set);
+          closed::get, this::review, eventAccess, afterFirstAttempt::set);
     } catch (RuntimeException | Error e) {
       inFlight.remove(call);
       if (over.compareAndSet(false, true)) {
