@@ -28,6 +28,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * API server never have more than that many waiting on it and never queue a healthy runner's renewal behind
  * theirs; a call refused past that bound fails at once, as a failed call, which the elector retries; so does one
  * the pool cannot start a thread for (its {@link Error} reaches the caller as a {@link RejectedExecutionException}).
+ * One runner's asynchronous requests and watch openings hold {@value #ELECTION_MAX_CALLS} of those places at most
+ * ({@link InFlight#share}), so a runner whose calls never end takes no other runner's.
  * A worker is named {@code election-io-<n>} while it runs a transport's task and after the runner while it runs that runner's
  * callback (see {@link CallbackLane}).
  */
