@@ -22,8 +22,8 @@ import java.util.function.Consumer;
  * {@code HttpClient.sendAsync}, and no thread waits for their answers. They go through a client derived from the
  * user's that keeps its HTTP client, credentials and impersonation but none of its retries, and each is bounded by
  * {@link LeaseSettings#requestTimeout()}; {@value SharedPools#IO_MAX_CALLS} at most are in flight in the JVM
- * ({@link SharedPools#leaseRequests()}). Remembers the last Lease it saw, so a write keeps the labels, annotations
- * and owner references a user put on it. Writes the leadership Events on the Lease (its uid from the last Lease
+ * ({@link SharedPools#leaseRequests()}), {@value SharedPools#ELECTION_MAX_CALLS} of them at most this transport's.
+ * Remembers the last Lease it saw, so a write keeps the labels, annotations and owner references a user put on it. Writes the leadership Events on the Lease (its uid from the last Lease
  * seen, so {@code kubectl describe lease} finds them) the same way. The follower's watch opens the same way too,
  * with no thread waiting for the server's answer; the preflight runs on the shared workers ({@link SharedPools#io()}),
  * a one-off per runner. The requests' mechanics are
@@ -98,9 +98,13 @@ final class Fabric8LeaseTransport implements LeaseTransport {
     this.settings = settings;
     this.io = io;
     this.eventAccess = settings.leadershipEvents() ? new EventAccess(namespace, name) : null;
-    this.http = new LeaseHttp(client, namespace, name, timeoutMillis, handOver, requests, eventWrites, closed,
+    // This runner's share of the JVM's places: one whose requests never end (an interceptor of its client that
+    // hangs) is refused its own next call, not every other runner's reads and renewals.
+    SharedPools.InFlight ownRequests = requests.share(SharedPools.ELECTION_MAX_CALLS,
+        "Lease calls of election " + namespace + "/" + name);
+    this.http = new LeaseHttp(client, namespace, name, timeoutMillis, handOver, ownRequests, eventWrites, closed,
         inFlight);
-    this.watch = new LeaseWatch(client, namespace, name, io, handOver, requests, closed, inFlight, true);
+    this.watch = new LeaseWatch(client, namespace, name, io, handOver, ownRequests, closed, inFlight, true);
     this.serialization = client.getKubernetesSerialization();
   }
 
@@ -225,6 +229,45 @@ final class Fabric8LeaseTransport implements LeaseTransport {
     return call;
   }
 
+  /**
+   * Runs one of the preflight's reviews on {@code io} as a call of this transport until it ends, so the close
+   * interrupts it: the access reviews the preflight waits for, and the advice it leaves running after its verdict
+   * (watch; create on events), which would otherwise outlive the runner, holding a worker and a place among the
+   * Lease calls for as long as a review that never returns (finding 2 of h-attack7). Refused once closed.
+   */
+  private void review(Runnable task) {
+    Review review = new Review(task);
+    inFlight.add(review);
+    if (closed.get()) {
+      // Closed meanwhile: the close may not have seen it (the same check as LeaseHttp.send's).
+      review.cancel();
+      throw new RejectedExecutionException("the election is closing");
+    }
+    try {
+      io.execute(review);
+    } catch (RejectedExecutionException e) {
+      inFlight.remove(review);
+      throw e;
+    }
+  }
+
+  /** A review on {@code io} among the calls in flight until it ends; its cancel interrupts it. */
+  private final class Review extends java.util.concurrent.FutureTask<Void> implements Call {
+    Review(Runnable task) {
+      super(task, null);
+    }
+
+    @Override
+    public void cancel() {
+      cancel(true);
+    }
+
+    @Override
+    protected void done() {
+      inFlight.remove(this);
+    }
+  }
+
   /** The preflight's worker, or its own thread, is interrupted out of a review that may never return. */
   private static void interrupt(Future<?>[] future, Thread[] own) {
     if (future[0] != null) {
@@ -253,7 +296,7 @@ final class Fabric8LeaseTransport implements LeaseTransport {
     Optional<LeaseAccessDeniedException> denied;
     try {
       denied = RbacPreflight.check(reviewClient, rulesClient, namespace, settings, () -> over.get() || closed.get(),
-          closed::get, io, eventAccess, afterFirstAttempt::set);
+          closed::get, this::review, eventAccess, afterFirstAttempt::set);
     } catch (RuntimeException | Error e) {
       inFlight.remove(call);
       if (over.compareAndSet(false, true)) {

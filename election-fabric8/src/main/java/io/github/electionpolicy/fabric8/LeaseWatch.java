@@ -32,7 +32,8 @@ import org.slf4j.LoggerFactory;
  * client on {@link SharedPools#handOver()} (fabric8's interceptors run there) with fabric8's own non-blocking
  * {@code submitWatch}, the one its informers use, and it holds a place among the JVM's Lease calls in flight
  * ({@link SharedPools#leaseRequests()}) until the server has answered the upgrade, as a request does until its
- * answer. {@code submitWatch} is public on fabric8's resource operations but declared by an interface of its
+ * answer, or until the watch is cancelled: fabric8 bounds no watch's request in time, so an open the server never
+ * answers would otherwise keep its place for good. {@code submitWatch} is public on fabric8's resource operations but declared by an interface of its
  * {@code impl} package ({@code informers.impl.ListerWatcher}, in fabric8 7.x and 8.0 alike), so it is looked up
  * at run time; a client whose resources do not offer it opens its watches with the blocking {@code watch()} on
  * a worker of {@link SharedPools#io()} instead, as before. Measured at 1,000 elections on one JVM, those blocking
@@ -129,8 +130,11 @@ final class LeaseWatch {
 
   /**
    * Opens the watch with fabric8's {@code submitWatch}, handed over to the HTTP client: the place it holds among
-   * the Lease calls is given back once the server has answered the upgrade (or refused it, or the open failed).
-   * The open is never cut short: a watch cancelled meanwhile is closed once it is open, as the blocking open's is.
+   * the Lease calls is given back once the server has answered the upgrade (or refused it, or the open failed),
+   * or once the watch is cancelled (its elector stopped it, the transport closed): fabric8 puts no timeout on a
+   * watch's request, so a server that accepts the connection and never answers would keep the place for good
+   * (finding 3 of h-attack7). The open is never cut short: a watch cancelled meanwhile is closed once it is open,
+   * as the blocking open's is.
    */
   private void openWithoutWaiting(MethodHandle submit, Object resource, Watching watching) {
     if (!requests.tryAcquire()) {
@@ -143,6 +147,8 @@ final class LeaseWatch {
         requests.release();
       }
     };
+    // A cancel from now on gives it back; one before this saw none, and the hand-over gives it back instead.
+    watching.placeBack = givePlaceBack;
     try {
       handOver.execute(() -> {
         if (watching.over.get()) {
@@ -184,6 +190,8 @@ final class LeaseWatch {
     private final AtomicBoolean over = new AtomicBoolean();
     private Watch opened;
     private Future<?> opening;
+    // Gives back the place a non-blocking open holds, once (null for the blocking open, which holds a worker's).
+    private volatile Runnable placeBack;
 
     Watching(WatchEvents events) {
       this.events = events;
@@ -203,6 +211,10 @@ final class LeaseWatch {
         }
       }
       inFlight.remove(this);
+      Runnable place = placeBack;
+      if (place != null) {
+        place.run();
+      }
       if (watch != null) {
         // Off the caller's thread, which is usually the shared loop: fabric8's close runs its own code (and a
         // blocking one must not hold the loop), a short task that waits for no answer, as a hand-over is.

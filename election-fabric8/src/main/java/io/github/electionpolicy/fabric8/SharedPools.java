@@ -28,12 +28,20 @@ import java.util.concurrent.atomic.AtomicInteger;
  * API server never have more than that many waiting on it and never queue a healthy runner's renewal behind
  * theirs; a call refused past that bound fails at once, as a failed call, which the elector retries; so does one
  * the pool cannot start a thread for (its {@link Error} reaches the caller as a {@link RejectedExecutionException}).
+ * One runner's asynchronous requests and watch openings hold {@value #ELECTION_MAX_CALLS} of those places at most
+ * ({@link InFlight#share}), so a runner whose calls never end takes no other runner's.
  * A worker is named {@code election-io-<n>} while it runs a transport's task and after the runner while it runs that runner's
  * callback (see {@link CallbackLane}).
  */
 final class SharedPools {
 
   static final int IO_MAX_CALLS = 64;
+  /**
+   * The places among the {@value #IO_MAX_CALLS} one runner's transport may hold at once: it needs one request and
+   * one watch opening at a time, and a request it gave up keeps its place until its exchange ends. A runner whose
+   * calls never end (its client's interceptor hangs) is refused its own next call past this, never the others'.
+   */
+  static final int ELECTION_MAX_CALLS = 8;
   /** Leadership Event writes in flight at once in the JVM, bounded apart from the Lease calls. */
   static final int EVENTS_MAX_CALLS = 16;
   static final long KEEP_ALIVE_SECONDS = 10;
@@ -362,15 +370,34 @@ final class SharedPools {
     private final int limit;
     private final String what;
     private final AtomicInteger inFlight = new AtomicInteger();
+    // The bound each place of this one is a place of too, or null.
+    private final InFlight within;
 
     InFlight(int limit, String what) {
-      this.limit = limit;
-      this.what = what;
+      this(limit, what, null);
     }
 
-    /** Takes a place, or returns false at once when {@code limit} are taken. */
+    private InFlight(int limit, String what, InFlight within) {
+      this.limit = limit;
+      this.what = what;
+      this.within = within;
+    }
+
+    /**
+     * A bound of {@code limit} places of its own, each taken also among this one's: one runner's share, so a
+     * runner whose calls never end holds at most {@code limit} of the JVM's places.
+     */
+    InFlight share(int limit, String what) {
+      return new InFlight(limit, what, this);
+    }
+
+    /** Takes a place, or returns false at once when {@code limit} are taken (here or in the bound it is within). */
     boolean tryAcquire() {
       if (inFlight.incrementAndGet() > limit) {
+        inFlight.decrementAndGet();
+        return false;
+      }
+      if (within != null && !within.tryAcquire()) {
         inFlight.decrementAndGet();
         return false;
       }
@@ -379,6 +406,9 @@ final class SharedPools {
 
     void release() {
       inFlight.decrementAndGet();
+      if (within != null) {
+        within.release();
+      }
     }
 
     /** Places taken now. */
@@ -388,7 +418,11 @@ final class SharedPools {
 
     /** Why one more is refused, for the failure's message. */
     String refusal() {
-      return limit + " " + what + " are in flight in this JVM already";
+      if (within != null && inFlight.get() < limit) {
+        return within.refusal();
+      }
+      return limit + " " + what + " are in flight" + (within == null ? " in this JVM already"
+          : " already (the earlier ones got no answer yet)");
     }
   }
 
