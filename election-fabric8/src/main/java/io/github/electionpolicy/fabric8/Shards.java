@@ -59,6 +59,12 @@ import java.util.Objects;
  * this class agrees; mixing this class's shards with another client's is exact only when the count is a power of
  * two.
  *
+ * <p>A caveat of that hash, kept because the server has it: the shard comes from the hash's top bits, which
+ * FNV-1a's last one or two steps hardly reach, so keys that differ only in their last characters share a shard
+ * ({@code team-0} to {@code team-99} fall in 2 shards of 16, whatever the count; fabric8's mock server, which numbers
+ * uids in sequence, puts all its objects in one or two). Random uids (the API server's) spread evenly; sharding by
+ * namespace spreads only as well as the namespaces' names differ before their last characters.
+ *
  * <p>The count is from 1 to {@value #MAX_COUNT}: every shard will be one Lease that every replica watches, and
  * past a few thousand Leases the watch and the fair-share arithmetic cost more than sharding saves.
  *
@@ -181,7 +187,9 @@ public final class Shards {
 
   /**
    * The shard of a namespace, as {@code shardRange(object.metadata.namespace, ...)} selects its objects: for
-   * sharding a controller by namespace, so that one replica handles all of a namespace's objects.
+   * sharding a controller by namespace, so that one replica handles all of a namespace's objects. Namespaces that
+   * differ only in their last characters ({@code team-1}, {@code team-2}) share a shard, as on the API server: see
+   * the class's caveat.
    *
    * @param namespace the namespace's name; the empty string for cluster-scoped objects, as the API server hashes
    *     their (absent) namespace

@@ -9,6 +9,10 @@ import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.github.electionpolicy.InvalidElectionSettingException;
 import java.math.BigInteger;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -119,6 +123,26 @@ class ShardsTest {
     // kube-system hashes to 0xdf65c7bc1d82b35e: its top 6 bits are 0b110111 = 55.
     assertThat(shards.shardOfNamespace("kube-system")).isEqualTo(55);
     assertThat(shards.shardOfNamespace("")).isEqualTo(shards.shardOfHash(0xcbf29ce484222325L)).isEqualTo(50);
+  }
+
+  /**
+   * As the API server computes it, not better: the shard is taken from the hash's top bits, and FNV-1a's last
+   * steps hardly reach them, so keys that differ only in their last one or two characters share a shard.
+   */
+  @Test
+  void keysThatDifferOnlyInTheirLastCharactersShareFewShardsAsOnTheApiServer() {
+    Shards shards = Shards.of(16);
+    Set<Integer> used = new TreeSet<>();
+    for (int team = 0; team < 100; team++) {
+      used.add(shards.shardOfNamespace("team-" + team));
+    }
+    assertThat(used).hasSize(2);
+    Set<Integer> random = new TreeSet<>();
+    Random uuids = new Random(5866);
+    for (int i = 0; i < 200; i++) {
+      random.add(shards.shardOf(new UUID(uuids.nextLong(), uuids.nextLong()).toString()));
+    }
+    assertThat(random).as("random uids use every shard").hasSize(16);
   }
 
   @ParameterizedTest
