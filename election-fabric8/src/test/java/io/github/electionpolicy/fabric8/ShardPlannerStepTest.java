@@ -55,7 +55,14 @@ class ShardPlannerStepTest {
         new Row("self not yet a member: takes nothing", "ab", "----", "z", "", "", "", 0),
         new Row("a departed holder's shards are not free", "ab", "~~ab", "b", "3", "", "", 2),
         new Row("a departed holder's shards are not free, for anyone", "ab", "~~ab", "a", "2", "", "", 2),
-        new Row("over quota: hands over the surplus", "ab", "aaaa", "a", "#2", "#2", "", 2),
+        new Row("over quota: keeps the shards of its highest weights", "ab", "aaaa", "a", "0,1", "2,3", "", 2),
+        new Row("over quota: keeps the shards of its highest weights, not the lowest", "abc", "aaaaaa", "a", "0,4",
+            "1,2,3,5", "", 2),
+        new Row("S=4/M=2 from nothing: each shard to the higher weight", "ab", "----", "a", "", "", "0,2", 2),
+        new Row("S=4/M=2 from nothing: each shard to the higher weight", "ab", "----", "b", "", "", "1,3", 2),
+        new Row("S=8/M=3 from nothing: by weight among those lacking", "abc", "--------", "a", "", "", "4,5,7", 3),
+        new Row("S=8/M=3 from nothing: by weight among those lacking", "abc", "--------", "b", "", "", "1,3,6", 3),
+        new Row("S=8/M=3 from nothing: by weight among those lacking", "abc", "--------", "c", "", "", "0,2", 2),
         new Row("under quota, nothing free: waits", "ab", "aaaa", "b", "", "", "", 2),
         new Row("c left: its shards are not free until it releases them", "ab", "aabbcc", "a", "0,1", "", "", 3),
         new Row("c released: one each", "ab", "aabb--", "a", "0,1", "", "#1", 3),
@@ -91,6 +98,19 @@ class ShardPlannerStepTest {
       taken.addAll(ShardPlanner.FAIR.plan(16, view.live(), member, view.owners()).take());
     }
     assertThat(taken).hasSize(16).doesNotHaveDuplicates();
+  }
+
+  /**
+   * Replicas of two releases plan together during a rolling update: a weight that changed between them would have
+   * them assign the same view's free shards differently (lost races and churn, though the Leases keep it safe). So
+   * the weights are fixed, here computed by an implementation of their own (64-bit FNV-1a of the identity plus
+   * 0x9e3779b97f4a7c15 per shard, then SplitMix64's finalizer).
+   */
+  @Test
+  void rendezvousWeightsAreTheSameInEveryRelease() {
+    assertThat(ShardPlanner.weight("a", 0)).isEqualTo(6857225946766476583L);
+    assertThat(ShardPlanner.weight("b", 0)).isEqualTo(6266376793420346980L);
+    assertThat(ShardPlanner.weight("replica-1", 7)).isEqualTo(-5263915956019928048L);
   }
 
   @Test

@@ -61,6 +61,8 @@ class ShardsTest {
   @Test
   void boundsAreUnsignedStartInclusiveAndEndExclusive() {
     Shards.Range upper = Shards.of(2).range(1);
+    assertThat(upper.shard()).isEqualTo(1);
+    assertThat(upper.count()).isEqualTo(2);
     assertThat(upper.start()).isEqualTo(Long.MIN_VALUE);
     assertThat(upper.last()).isEqualTo(-1L);
     assertThat(upper.end()).isEqualTo(BigInteger.ONE.shiftLeft(64));
