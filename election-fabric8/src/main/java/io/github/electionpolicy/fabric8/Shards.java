@@ -5,8 +5,11 @@ import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.github.electionpolicy.InvalidElectionSettingException;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
+import java.util.Collection;
 import java.util.Locale;
 import java.util.Objects;
+import java.util.StringJoiner;
+import java.util.TreeSet;
 
 /**
  * A fixed number of shards of a controller's work and the map from an object to its shard, the same as the
@@ -25,6 +28,8 @@ import java.util.Objects;
  * String selector = shards.range(3).selector(Shards.UID_FIELD);
  * // shardRange(object.metadata.uid, '0x3000000000000000', '0x4000000000000000')
  * client.pods().inNamespace("shop").withShardSelector(selector).inform(handler);
+ * // or one selector for every shard this replica owns:
+ * String owned = shards.selector(ownedShards, Shards.UID_FIELD);
  * }</pre>
  *
  * <h2>What the API server does, and where that was read</h2>
@@ -84,6 +89,7 @@ public final class Shards {
   private static final long FNV_OFFSET_BASIS = 0xcbf29ce484222325L;
   private static final long FNV_PRIME = 0x100000001b3L;
   private static final BigInteger SPACE = BigInteger.ONE.shiftLeft(64);
+  private static final BigInteger MASK = SPACE.subtract(BigInteger.ONE);
 
   private final int count;
 
@@ -211,6 +217,74 @@ public final class Shards {
     return new Range(shard, count, startOf(shard, count), startOf(shard + 1, count) - 1);
   }
 
+  /**
+   * The API server's shard selector for several shards of these, as a replica that owns them watches them with one
+   * list and watch: the shards' ranges joined with {@code ||}, runs of consecutive shards merged into one range.
+   *
+   * <pre>{@code
+   * Shards.of(16).selector(List.of(3, 4, 9), Shards.UID_FIELD)
+   * // shardRange(object.metadata.uid, '0x3000000000000000', '0x5000000000000000')
+   * //     || shardRange(object.metadata.uid, '0x9000000000000000', '0xa000000000000000')
+   * }</pre>
+   *
+   * <p>An empty set is refused: the API server reads an empty shard selector as "every object", so a replica that
+   * owns no shard must not list or watch at all. (How many ranges a server accepts in one selector is not written
+   * down in what was read for this class; a replica's shards merge into at most half as many ranges as there are
+   * shards.)
+   *
+   * @param shards the shards, each from 0 to {@code count() - 1}, at least one; order and repeats do not matter
+   * @param fieldPath the field hashed: {@link #UID_FIELD} or {@link #NAMESPACE_FIELD}
+   * @return e.g. {@code shardRange(object.metadata.uid, '0x3000000000000000', '0x5000000000000000')}
+   * @throws IllegalArgumentException when {@code shards} is empty or {@code fieldPath} blank
+   * @throws IndexOutOfBoundsException when a shard is not one of these
+   */
+  public String selector(Collection<Integer> shards, String fieldPath) {
+    Objects.requireNonNull(shards, "shards");
+    checkFieldPath(fieldPath);
+    TreeSet<Integer> sorted = new TreeSet<>();
+    for (Integer shard : shards) {
+      sorted.add(Objects.checkIndex(shard, count));
+    }
+    if (sorted.isEmpty()) {
+      throw new IllegalArgumentException("shards=[] is not valid: accepted values are one or more shards from 0 to "
+          + (count - 1) + "; fix: do not list or watch while this replica owns no shard (an empty shard selector"
+          + " selects every object)");
+    }
+    StringJoiner ranges = new StringJoiner(" || ");
+    int first = sorted.first();
+    int previous = first;
+    for (int shard : sorted.tailSet(first, false)) {
+      if (shard != previous + 1) {
+        ranges.add(expression(fieldPath, startOf(first, count), startOf(previous + 1, count) - 1));
+        first = shard;
+      }
+      previous = shard;
+    }
+    ranges.add(expression(fieldPath, startOf(first, count), startOf(previous + 1, count) - 1));
+    return ranges.toString();
+  }
+
+  private static void checkFieldPath(String fieldPath) {
+    if (fieldPath.isBlank()) {
+      throw new IllegalArgumentException("fieldPath=\"" + fieldPath + "\" is not valid: accepted values are "
+          + UID_FIELD + " and " + NAMESPACE_FIELD + "; fix: pass Shards.UID_FIELD or Shards.NAMESPACE_FIELD");
+    }
+  }
+
+  /** {@code shardRange(field, 'start', 'last + 1')} with the bounds as the API server parses them. */
+  private static String expression(String fieldPath, long start, long last) {
+    return "shardRange(" + fieldPath + ", '" + hex(unsigned(start)) + "', '" + hex(unsigned(last).add(BigInteger.ONE))
+        + "')";
+  }
+
+  private static BigInteger unsigned(long value) {
+    return BigInteger.valueOf(value).and(MASK);
+  }
+
+  private static String hex(BigInteger bound) {
+    return String.format(Locale.ROOT, "0x%016x", bound);
+  }
+
   /** floor(2^64 * shard / count) as an unsigned long; 0 again for {@code shard == count} (2^64 wraps). */
   private static long startOf(int shard, int count) {
     return SPACE.multiply(BigInteger.valueOf(shard)).divide(BigInteger.valueOf(count)).longValue();
@@ -312,7 +386,7 @@ public final class Shards {
      * @return {@code last() + 1}, at most 2<sup>64</sup>
      */
     public BigInteger end() {
-      return new BigInteger(Long.toUnsignedString(last)).add(BigInteger.ONE);
+      return unsigned(last).add(BigInteger.ONE);
     }
 
     /**
@@ -335,18 +409,8 @@ public final class Shards {
      * @throws IllegalArgumentException when {@code fieldPath} is blank
      */
     public String selector(String fieldPath) {
-      if (fieldPath.isBlank()) {
-        throw new IllegalArgumentException("fieldPath=\"" + fieldPath + "\" is not valid: accepted values are "
-            + UID_FIELD + " and " + NAMESPACE_FIELD + "; fix: pass Shards.UID_FIELD or Shards.NAMESPACE_FIELD");
-      }
-      return "shardRange(" + fieldPath + ", '" + hex(BigInteger.valueOf(start).and(MASK)) + "', '" + hex(end())
-          + "')";
-    }
-
-    private static final BigInteger MASK = SPACE.subtract(BigInteger.ONE);
-
-    private static String hex(BigInteger bound) {
-      return String.format(Locale.ROOT, "0x%016x", bound);
+      checkFieldPath(fieldPath);
+      return expression(fieldPath, start, last);
     }
 
     /**
@@ -372,8 +436,7 @@ public final class Shards {
      */
     @Override
     public String toString() {
-      return "shard " + shard + " of " + count + " [" + hex(BigInteger.valueOf(start).and(MASK)) + ", "
-          + hex(end()) + ")";
+      return "shard " + shard + " of " + count + " [" + hex(unsigned(start)) + ", " + hex(end()) + ")";
     }
   }
 }

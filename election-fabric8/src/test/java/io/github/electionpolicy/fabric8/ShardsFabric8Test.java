@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.fabric8.kubernetes.client.dsl.base.ShardField;
 import io.fabric8.kubernetes.client.dsl.base.ShardRange;
 import io.fabric8.kubernetes.client.dsl.base.ShardSelector;
+import java.util.List;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -35,6 +36,15 @@ class ShardsFabric8Test {
       assertThat(ShardsProperties.unsigned(range.start())).isEqualTo(uid.getStart());
       assertThat(range.end()).isEqualTo(uid.getEnd());
     }
+  }
+
+  @Test
+  void severalShardsThatDoNotTouchAreFabric8sSelectorOfTheirShards() {
+    assertThat(Shards.of(8).selector(List.of(5, 1, 3), Shards.UID_FIELD))
+        .isEqualTo(ShardSelector.builder().addShard(1, 8).addShard(3, 8).addShard(5, 8).build().toExpression());
+    assertThat(Shards.of(3).selector(List.of(0, 2), Shards.NAMESPACE_FIELD))
+        .isEqualTo(ShardSelector.builder().addShard(ShardField.NAMESPACE, 0, 3).addShard(ShardField.NAMESPACE, 2, 3)
+            .build().toExpression());
   }
 
   @Test

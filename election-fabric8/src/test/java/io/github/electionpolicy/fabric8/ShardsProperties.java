@@ -4,6 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Combinators;
@@ -131,6 +137,55 @@ class ShardsProperties {
   @Property(tries = 1000)
   void hashIsTheReferenceFnv1a(@ForAll String key) {
     assertThat(Shards.hash(key)).isEqualTo(referenceHash(key));
+  }
+
+  /** A count and a non-empty set of its shards, as a list with repeats and in any order. */
+  @Provide
+  Arbitrary<Tuple.Tuple2<Integer, List<Integer>>> ownedShards() {
+    return Arbitraries.oneOf(Arbitraries.integers().between(1, 64), counts()).flatMap(count ->
+        Arbitraries.integers().between(0, count - 1).list().ofMinSize(1).ofMaxSize(Math.min(2 * count, 64))
+            .map(shards -> Tuple.of(count, shards)));
+  }
+
+  private static final Pattern RANGE =
+      Pattern.compile("shardRange\\(object\\.metadata\\.uid, '0x([0-9a-f]{16,17})', '0x([0-9a-f]{16,17})'\\)");
+
+  /**
+   * The selector for several shards, read back as the API server reads it (the terms joined by {@code ||}, each
+   * start inclusive and end exclusive), selects a hash exactly when the hash's shard is one of them; its ranges are
+   * in ascending order, none empty, none touching the next (consecutive shards merged).
+   */
+  @Property(tries = 1000)
+  void theSelectorForSeveralShardsSelectsExactlyTheirHashes(
+      @ForAll("ownedShards") Tuple.Tuple2<Integer, List<Integer>> owned, @ForAll("hashes") long hash) {
+    int count = owned.get1();
+    Shards shards = Shards.of(count);
+    Set<Integer> set = new TreeSet<>(owned.get2());
+    String[] terms = shards.selector(owned.get2(), Shards.UID_FIELD).split(" \\|\\| ");
+    List<BigInteger[]> ranges = new ArrayList<>();
+    for (String term : terms) {
+      Matcher matcher = RANGE.matcher(term);
+      assertThat(matcher.matches()).as(term).isTrue();
+      ranges.add(new BigInteger[] {new BigInteger(matcher.group(1), 16), new BigInteger(matcher.group(2), 16)});
+    }
+    for (int i = 0; i < ranges.size(); i++) {
+      assertThat(ranges.get(i)[0]).isLessThan(ranges.get(i)[1]);
+      if (i > 0) {
+        assertThat(ranges.get(i - 1)[1]).as("merged, in order").isLessThan(ranges.get(i)[0]);
+      }
+    }
+    List<Long> probes = new ArrayList<>(List.of(hash));
+    for (int shard : set) {
+      long start = referenceStart(shard, count).longValue();
+      probes.addAll(List.of(start, start - 1, referenceStart(shard + 1, count).longValue() - 1,
+          referenceStart(shard + 1, count).longValue()));
+    }
+    for (long probe : probes) {
+      BigInteger h = unsigned(probe);
+      boolean selected = ranges.stream().anyMatch(r -> r[0].compareTo(h) <= 0 && h.compareTo(r[1]) < 0);
+      assertThat(selected).as("hash %s", Long.toHexString(probe))
+          .isEqualTo(set.contains(referenceShard(probe, count)));
+    }
   }
 
   @Property(tries = 500)

@@ -9,6 +9,8 @@ import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.github.electionpolicy.InvalidElectionSettingException;
 import java.math.BigInteger;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeSet;
@@ -171,6 +173,34 @@ class ShardsTest {
     Shards shards = Shards.of(4);
     assertThatThrownBy(() -> shards.range(4)).isInstanceOf(IndexOutOfBoundsException.class);
     assertThatThrownBy(() -> shards.range(-1)).isInstanceOf(IndexOutOfBoundsException.class);
+  }
+
+  @Test
+  void severalShardsAreOneSelectorWithConsecutiveShardsMerged() {
+    Shards shards = Shards.of(16);
+    assertThat(shards.selector(List.of(9, 3, 4, 3), Shards.UID_FIELD))
+        .isEqualTo("shardRange(object.metadata.uid, '0x3000000000000000', '0x5000000000000000')"
+            + " || shardRange(object.metadata.uid, '0x9000000000000000', '0xa000000000000000')");
+    assertThat(shards.selector(List.of(15), Shards.NAMESPACE_FIELD)).isEqualTo(shards.range(15)
+        .selector(Shards.NAMESPACE_FIELD));
+    List<Integer> all = new ArrayList<>();
+    for (int shard = 15; shard >= 0; shard--) {
+      all.add(shard);
+    }
+    assertThat(shards.selector(all, Shards.UID_FIELD))
+        .isEqualTo("shardRange(object.metadata.uid, '0x0000000000000000', '0x10000000000000000')");
+  }
+
+  @Test
+  void noShardsIsRefusedSinceAnEmptySelectorSelectsEverything() {
+    assertThatThrownBy(() -> Shards.of(16).selector(List.of(), Shards.UID_FIELD))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("shards=[] is not valid: accepted values are one or more shards from 0 to 15")
+        .hasMessageContaining("an empty shard selector selects every object");
+    assertThatThrownBy(() -> Shards.of(16).selector(List.of(16), Shards.UID_FIELD))
+        .isInstanceOf(IndexOutOfBoundsException.class);
+    assertThatThrownBy(() -> Shards.of(16).selector(List.of(1), ""))
+        .hasMessageStartingWith("fieldPath=\"\" is not valid");
   }
 
   @Test
