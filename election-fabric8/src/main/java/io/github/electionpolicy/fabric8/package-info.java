@@ -9,7 +9,8 @@
  * {@link io.github.electionpolicy.fabric8.LossPolicy}; health and state are
  * {@link io.github.electionpolicy.fabric8.ElectionHealth} (with a
  * {@link io.github.electionpolicy.fabric8.Readiness} mode) and
- * {@link io.github.electionpolicy.fabric8.ElectionState}.
+ * {@link io.github.electionpolicy.fabric8.ElectionState}. {@link io.github.electionpolicy.fabric8.Shards} maps an
+ * object to one of a fixed number of shards, as the API server's sharded list and watch does.
  *
  * <pre>{@code
  * try (ElectionRunner runner = ElectionRunner.builder()
