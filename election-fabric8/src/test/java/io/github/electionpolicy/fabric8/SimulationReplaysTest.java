@@ -14,6 +14,7 @@ import io.github.electionpolicy.fabric8.SimSchedule.FailingTakeover;
 import io.github.electionpolicy.fabric8.SimSchedule.LoopFault;
 import io.github.electionpolicy.fabric8.SimSchedule.LoopFaultKind;
 import io.github.electionpolicy.fabric8.SimSchedule.Trouble;
+import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -181,6 +182,54 @@ class SimulationReplaysTest {
     assertThat(Simulator.run(schedule, SimVariant.REAL).invariants().violations()).as("%s", schedule).isEmpty();
     assertThat(Simulator.run(schedule, SimVariant.NO_RELEASE_AFTER_DEADLINE).invariants().violations())
         .as("%s", schedule).anyMatch(v -> v.startsWith("LOST_RELEASE: replica-0"));
+  }
+
+  /**
+   * Found by the generated schedules (with the lifecycle's first read sent before the RBAC review), a gap of the
+   * harness, not of the runner: replica-1 leads from 101 ms (its last successful write sent at 100.4 ms, so its
+   * renew deadline is 800.4 ms); at 337 ms another client moves the Lease's renewTime (holder and term kept,
+   * resourceVersion 2); replica-1 is closed at 549.4 ms as it sends its next renewal, whose answer is lost. The
+   * server refused that renewal (409: it was conditional on resourceVersion 1), so the leader never learnt of the
+   * foreign write. Its services stopped at once; the release waited for the renewal's timeout (788.4 ms), went out
+   * on resourceVersion 1, conflicted, and its re-read was answered at 800.45 ms, just past the renew deadline, with
+   * the foreign write. Past the deadline the runner releases only what the Lease shows as this replica wrote it (its
+   * last known write or a renewal in doubt; docs/reliability.md rule 6, {@code LeaseProtocolStepEdgesTest
+   * .aReleaseRereadAnsweredAtTheDeadlineLeavesABumpedTermToExpire}), so it left the Lease to expire, as documented.
+   * The checker called the close undisturbed because the foreign write came before the close, though the Lease
+   * still held it, unseen by the leader. A close is now excused exactly then: it ended past its renew deadline (the
+   * term's own, on the replica's clock) with the Lease as another client wrote it before the close and this process
+   * never saw. Without that write the same close must release (the conflicting release's re-read, past the deadline,
+   * finds the renewal whose answer was lost): the checker still asks for it, and the broken variant that drops
+   * that release still fails.
+   */
+  @Test
+  void aCloseRereadPastTheDeadlineLeavesAForeignWriteItNeverSawToExpire() {
+    SimSchedule schedule = lostRenewalAnswerAtClose(
+        new SimSchedule.Foreign(337, SimSchedule.ForeignKind.BUMP_RENEW_TIME, 0));
+
+    Simulator.Result real = Simulator.run(schedule, SimVariant.REAL);
+
+    assertThat(real.invariants().violations()).as("%s", schedule).isEmpty();
+    assertThat(real.invariants().closesLeftToAForeignWrite).as("the close excused").isEqualTo(1);
+  }
+
+  @Test
+  void theSameCloseWithoutTheForeignWriteReleasesTheRenewalWhoseAnswerWasLost() {
+    SimSchedule schedule = lostRenewalAnswerAtClose();
+
+    Simulator.Result real = Simulator.run(schedule, SimVariant.REAL);
+
+    assertThat(real.invariants().violations()).as("%s", schedule).isEmpty();
+    assertThat(real.invariants().closesLeftToAForeignWrite).isZero();
+    assertThat(Simulator.run(schedule, SimVariant.NO_RELEASE_AFTER_DEADLINE).invariants().violations())
+        .as("%s", schedule).anyMatch(v -> v.startsWith("LOST_RELEASE: replica-1"));
+  }
+
+  private static SimSchedule lostRenewalAnswerAtClose(SimSchedule.Fault... more) {
+    ReplicaSpec spec = new ReplicaSpec(1, 700, 449, 239, LossPolicy.Kind.RECONTEND, 1, 0, 0, false);
+    List<SimSchedule.Fault> faults = new ArrayList<>(List.of(new SimSchedule.CloseMeetsLostRenewalAnswer(102)));
+    faults.addAll(List.of(more));
+    return new SimSchedule(0, List.of(spec, spec), faults, 30_000, 5);
   }
 
   private static SimSchedule lateRenewalMeetsClose(long closeAt) {
