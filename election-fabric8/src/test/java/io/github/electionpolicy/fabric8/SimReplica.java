@@ -1233,6 +1233,7 @@ final class SimReplica {
         throw new OutOfMemoryError("simulated: unable to create native thread for an Event");
       }
       if (process == p) {
+        sim.trace(() -> identity + "/p" + p + " Event " + event.kind() + " " + event.fencingToken());
         leadershipEvents.add(new RecordedEvent(p, event));
       }
       done.run();
@@ -1370,6 +1371,8 @@ final class SimReplica {
       }
       spent += hung ? hungStopNanos() : cleanStopNanos();
       stopReturnsAt = sim.now() + spent;
+      sim.trace(() -> identity + "/p" + process + " service " + index + " stops, returning at "
+          + stopReturnsAt / 1_000_000.0 + "ms");
       boolean throwsException = trouble(Trouble.STOP_THROWS_EXCEPTION);
       boolean throwsError = trouble(Trouble.STOP_THROWS_ERROR);
       uncleanEver |= hung || throwsException || throwsError;
