@@ -180,6 +180,15 @@ public final class LeadershipTerm {
     return !lapsed;
   }
 
+  /**
+   * The renew deadline on the runner's ticker: past it the term is over unless a renewal extended it in time
+   * (ending the term does not stop the extensions). The simulation's checks read it to tell whether a close ran
+   * past the deadline, where the release rules are stricter.
+   */
+  long validUntilNanos() {
+    return validUntilNanos;
+  }
+
   void end() {
     ended.countDown();
   }

@@ -106,10 +106,11 @@ final class RunnerLifecycle {
       s.emit(new StartServices(unelected));
     } else if (s.config.preflight()) {
       // The first read overlaps the access reviews: a read changes nothing, and the elector's writes wait for
-      // the verdict (AllowWrites), so a denial still stops the runner before any write.
+      // the verdict (AllowWrites), so a denial still stops the runner before any write. The read goes out first:
+      // on an empty Lease it is the first of the election's two round trips, the review only one beside it.
       s.phase = new Preflight();
-      s.emit(new RunPreflight());
       s.emit(new StartElectorWritesHeld());
+      s.emit(new RunPreflight());
     } else {
       s.phase = new Contending();
       s.emit(new StartElector());

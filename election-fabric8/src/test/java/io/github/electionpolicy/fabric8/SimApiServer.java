@@ -19,6 +19,9 @@ final class SimApiServer {
   private LeaseRecord lease;
   private long incarnation;
   private long resourceVersion;
+  // The resourceVersion of the Lease as another client last wrote it; -1 once a replica wrote it since or it was
+  // deleted.
+  private long foreignVersion = -1;
 
   SimApiServer(Consumer<LeaseRecord> onChange) {
     this.onChange = onChange;
@@ -27,6 +30,14 @@ final class SimApiServer {
   /** The Lease as stored ({@code null}: it does not exist). */
   LeaseRecord current() {
     return lease;
+  }
+
+  /**
+   * The resourceVersion of the current Lease if another client (not a replica) wrote it last, else -1: a record no
+   * replica wrote, which a replica past its renew deadline does not release.
+   */
+  long foreignVersion() {
+    return foreignVersion;
   }
 
   /** The uid of the current (or last) Lease object, counted from 1; 0 before the first create. */
@@ -43,6 +54,7 @@ final class SimApiServer {
       return new Answer.Failed(FailureKind.CONFLICT, "409 AlreadyExists");
     }
     incarnation++;
+    foreignVersion = -1;
     return store(record);
   }
 
@@ -53,6 +65,7 @@ final class SimApiServer {
     if (!lease.resourceVersion().equals(record.resourceVersion())) {
       return new Answer.Failed(FailureKind.CONFLICT, "409 Conflict: stale resourceVersion");
     }
+    foreignVersion = -1;
     return store(record);
   }
 
@@ -60,6 +73,7 @@ final class SimApiServer {
   void delete() {
     if (lease != null) {
       lease = null;
+      foreignVersion = -1;
       onChange.accept(null);
     }
   }
@@ -67,7 +81,7 @@ final class SimApiServer {
   /** Another client moves renewTime, keeping the holder and term: the holder's next write conflicts. */
   void foreignBumpRenewTime(Instant renewTime) {
     if (lease != null) {
-      store(new LeaseRecord(lease.holder(), lease.leaseDurationSeconds(), lease.acquireTime(), renewTime,
+      storeForeign(new LeaseRecord(lease.holder(), lease.leaseDurationSeconds(), lease.acquireTime(), renewTime,
           lease.leaseTransitions(), lease.resourceVersion()));
     }
   }
@@ -75,16 +89,21 @@ final class SimApiServer {
   /** Another client names itself holder, promising {@code seconds}; keeps leaseTransitions. */
   void foreignEditHolder(String holder, int seconds, Instant now) {
     if (lease != null) {
-      store(new LeaseRecord(holder, seconds, now, now, lease.leaseTransitions(), lease.resourceVersion()));
+      storeForeign(new LeaseRecord(holder, seconds, now, now, lease.leaseTransitions(), lease.resourceVersion()));
     }
   }
 
   /** Another client (an operator) sets leaseTransitions, higher or lower, keeping the rest. */
   void foreignSetTransitions(int transitions) {
     if (lease != null) {
-      store(new LeaseRecord(lease.holder(), lease.leaseDurationSeconds(), lease.acquireTime(), lease.renewTime(),
-          transitions, lease.resourceVersion()));
+      storeForeign(new LeaseRecord(lease.holder(), lease.leaseDurationSeconds(), lease.acquireTime(),
+          lease.renewTime(), transitions, lease.resourceVersion()));
     }
+  }
+
+  private void storeForeign(LeaseRecord record) {
+    store(record);
+    foreignVersion = resourceVersion;
   }
 
   private Answer store(LeaseRecord record) {

@@ -17,7 +17,9 @@ import java.util.List;
  *       Lease. {@code kubectl delete lease} starts a new incarnation, whose count restarts unless a live replica
  *       remembers a higher one (LeaseProtocol keeps the highest it has seen); an operator who sets
  *       leaseTransitions resets the count the same way, and the next term must exceed what was set.
- *   <li>A graceful close of an undisturbed leader whose reconcilers all stopped cleanly releases the Lease.
+ *   <li>A graceful close of an undisturbed leader whose reconcilers all stopped cleanly releases the Lease, unless
+ *       it ended past its renew deadline with a foreign write in the Lease that it had not seen when it closed
+ *       (past the deadline only this replica's own write is released).
  *   <li>Liveness: once the faults stop, some replica leads within {@link SimSchedule#livenessBoundMillis()}.
  *   <li>Load: no process sends more than {@link #LOAD_BOUND} Lease calls (reads, writes, watch starts) within any
  *       one retry period of its own clock.
@@ -56,6 +58,8 @@ final class SimInvariants {
   long gateClosed;
   // A denied (or failed) preflight whose verdict came while the runner's first read was in flight.
   long deniedWithReadInFlight;
+  // A close not expected to release: it ended past its renew deadline with a foreign write in the Lease, unseen.
+  long closesLeftToAForeignWrite;
 
   private boolean overlapping;
   private long incarnation = -1;
@@ -215,6 +219,10 @@ final class SimInvariants {
 
   void gateClosed() {
     gateClosed++;
+  }
+
+  void closeLeftToAForeignWrite() {
+    closesLeftToAForeignWrite++;
   }
 
   void deniedWithReadInFlight() {

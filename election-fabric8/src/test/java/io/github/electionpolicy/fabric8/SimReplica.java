@@ -137,6 +137,11 @@ final class SimReplica {
   private boolean closeAtRenewalArmed;
   private long closeAtRenewalRestartNanos;
   boolean closeDisturbed;
+  // The highest resourceVersion that an answer taken by this process showed; the term it closed as leader; and a
+  // write of another client's that the Lease held at the close, unseen by this process (-1: none).
+  private long seenVersion;
+  private LeadershipTerm closeTerm;
+  private long unseenForeignAtClose;
 
   SimReplica(Simulator sim, int index, ReplicaSpec spec, SimVariant variant) {
     this.sim = sim;
@@ -180,6 +185,9 @@ final class SimReplica {
     closeExpectsRelease = false;
     closeAtRenewalArmed = false;
     closeDisturbed = false;
+    seenVersion = -1;
+    closeTerm = null;
+    unseenForeignAtClose = -1;
     transportThrows = 0;
     poolRejects = 0;
     loopFaultHit = false;
@@ -557,6 +565,9 @@ final class SimReplica {
     // Expected to release: a valid leader whose term the Lease still names, with no fault in its way.
     closeExpectsRelease = term != null && term.isValid() && sim.leaseNames(term) && !paused
         && !sim.network().disturbs(index) && !troubled();
+    closeTerm = term;
+    long foreign = sim.server().foreignVersion();
+    unseenForeignAtClose = foreign > seenVersion ? foreign : -1;
     closeDisturbed = false;
     released = false;
     if (inCallback) {
@@ -642,7 +653,7 @@ final class SimReplica {
             + "its runner reported STOPPED (" + state.cause() + ")");
       }
     }
-    boolean expectsRelease = closing && closeExpectsRelease && !closeDisturbed;
+    boolean expectsRelease = closing && closeExpectsRelease && !closeDisturbed && !leftToAForeignWrite();
     int p = process;
     // Checked once the callbacks queued before STOPPED ran: awaitStopped() returns, no timer is left.
     sim.at(sim.now() + 1, () -> {
@@ -685,6 +696,22 @@ final class SimReplica {
         }
       });
     });
+  }
+
+  /**
+   * Whether the close ended past its renew deadline with the Lease as another client wrote it before the close,
+   * a write this process never took in before it closed: past the deadline the runner releases only what it wrote
+   * itself (docs/reliability.md, rule 6), so that such a Lease is left to expire. A client that moved renewTime
+   * (keeping the holder and the term) while the leader's renewal that would have shown it (a 409, then a re-read)
+   * lost its answer leaves the close's release to conflict and be re-read after the deadline.
+   */
+  private boolean leftToAForeignWrite() {
+    boolean left = closing && unseenForeignAtClose >= 0 && sim.server().foreignVersion() == unseenForeignAtClose
+        && closeTerm != null && clock.mono(sim.now()) - closeTerm.validUntilNanos() >= 0;
+    if (left) {
+      sim.invariants().closeLeftToAForeignWrite();
+    }
+    return left;
   }
 
   /** Why {@code state}'s cause is wrong for what happened to this process, or null if it is right. */
@@ -1085,6 +1112,7 @@ final class SimReplica {
       sim.request(SimReplica.this, action, answer -> {
         readOver.run();
         if (!cancelled[0]) {
+          seen(answer);
           done.answered(answer, failure(answer));
         }
       });
@@ -1092,6 +1120,14 @@ final class SimReplica {
         readOver.run();
         cancelled[0] = true;
       };
+    }
+
+    private void seen(Answer answer) {
+      LeaseRecord record = answer instanceof Answer.Found found ? found.record()
+          : answer instanceof Answer.Written written ? written.record() : null;
+      if (record != null && process == p) {
+        seenVersion = Math.max(seenVersion, Long.parseLong(record.resourceVersion()));
+      }
     }
 
     private Throwable failure(Answer answer) {
@@ -1197,6 +1233,7 @@ final class SimReplica {
         throw new OutOfMemoryError("simulated: unable to create native thread for an Event");
       }
       if (process == p) {
+        sim.trace(() -> identity + "/p" + p + " Event " + event.kind() + " " + event.fencingToken());
         leadershipEvents.add(new RecordedEvent(p, event));
       }
       done.run();
@@ -1334,6 +1371,8 @@ final class SimReplica {
       }
       spent += hung ? hungStopNanos() : cleanStopNanos();
       stopReturnsAt = sim.now() + spent;
+      sim.trace(() -> identity + "/p" + process + " service " + index + " stops, returning at "
+          + stopReturnsAt / 1_000_000.0 + "ms");
       boolean throwsException = trouble(Trouble.STOP_THROWS_EXCEPTION);
       boolean throwsError = trouble(Trouble.STOP_THROWS_ERROR);
       uncleanEver |= hung || throwsException || throwsError;

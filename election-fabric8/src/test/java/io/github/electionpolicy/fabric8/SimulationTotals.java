@@ -25,6 +25,7 @@ final class SimulationTotals {
   private long writesRefused;
   private long gateClosed;
   private long deniedWithReadInFlight;
+  private long closesLeftToAForeignWrite;
   private int variantsCaught;
   private int variants;
 
@@ -47,6 +48,7 @@ final class SimulationTotals {
     writesRefused += i.writesRefused;
     gateClosed += i.gateClosed;
     deniedWithReadInFlight += i.deniedWithReadInFlight;
+    closesLeftToAForeignWrite += i.closesLeftToAForeignWrite;
   }
 
   private int runnerVariantsCaught;
@@ -79,6 +81,7 @@ final class SimulationTotals {
         + " load_violations=" + loadViolations + " (bound " + SimInvariants.LOAD_BOUND + ") exits=" + exits
         + " gated_writes_accepted=" + writesAccepted + " refused_by_server=" + writesRefused
         + " blocked_by_gate=" + gateClosed + " denied_with_read_in_flight=" + deniedWithReadInFlight
+        + " closes_left_to_a_foreign_write=" + closesLeftToAForeignWrite
         + "; lines covered: "
         + SimulationCoverage.perClass(SimulationCoverage.RUNNER);
   }

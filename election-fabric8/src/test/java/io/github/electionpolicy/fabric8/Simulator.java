@@ -36,7 +36,8 @@ final class Simulator {
 
   /**
    * {@code -Dsim.trace=true} prints a journal of every replica's Lease calls (sent, lost, served, answered), its
-   * loop timers, its process starts and ends and its state changes, each at its simulated time in milliseconds:
+   * loop timers, its process starts and ends, its state changes, its leadership Events and its services' stops
+   * (with when each returns), each at its simulated time in milliseconds:
    * what to read when a replay fails.
    */
   static final boolean TRACE = Boolean.getBoolean("sim.trace");
