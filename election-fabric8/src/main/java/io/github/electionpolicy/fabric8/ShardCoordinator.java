@@ -34,7 +34,9 @@ import java.util.TreeSet;
  *       runner reports a loss.</li>
  *   <li>At most one runner per shard: a shard being handed over is not contended again until its runner reported
  *       stopped.</li>
- *   <li>The membership Lease is released only after every shard runner stopped. Losing it (it could not be renewed)
+ *   <li>Leaving (closed, or a shard abandoned), a member first marks its membership Lease as leaving, so that every
+ *       view counts it out at once, then closes its shard runners; it releases the membership Lease only after
+ *       every shard runner stopped. Losing it (it could not be renewed)
  *       closes every shard runner; it joins again once they all stopped.</li>
  *   <li>A shard runner that stopped without releasing its Lease (its work may still run) ends contention for good:
  *       it closes the other shard runners and leaves ({@link StopCause#SHARD_ABANDONED}).</li>
@@ -238,6 +240,11 @@ final class ShardCoordinator {
   }
 
   private void beginLeaving(StopCause cause, Why why) {
+    if (phase instanceof Member) {
+      // Still holding its membership Lease, it says it leaves, so that the others count it out now, not once its
+      // slowest shard stopped: each shard it releases then goes at once to a member that stays.
+      out.add(new AnnounceLeaving());
+    }
     phase = new Leaving(cause);
     closeEvery(why);
     if (flaw == Flaw.LEAVES_BEFORE_SHARDS_STOPPED && membershipRunning) {

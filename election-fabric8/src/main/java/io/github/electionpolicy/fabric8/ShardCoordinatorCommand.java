@@ -16,6 +16,12 @@ sealed interface ShardCoordinatorCommand {
    */
   record HandOver(int shard, Why why) implements ShardCoordinatorCommand {}
 
+  /**
+   * Mark the membership Lease as leaving (renewed as before, with the mark), so that every replica's view counts
+   * this one out at once while its shard runners stop: the shards it releases then go to the members that stay.
+   */
+  record AnnounceLeaving() implements ShardCoordinatorCommand {}
+
   /** Release the membership Lease and end its elector; it reports {@link ShardCoordinatorInput.MembershipReleased}. */
   record Leave() implements ShardCoordinatorCommand {}
 

@@ -19,7 +19,8 @@ sealed interface ShardCoordinatorInput {
 
   /**
    * The view of the controller's Leases: the identities of the live members (their membership Leases not expired,
-   * judged by the caller on its own clock as {@link LeaseProtocol} judges expiry), and each held shard's holder
+   * judged by the caller on its own clock as {@link LeaseProtocol} judges expiry, and not marked as leaving by
+   * {@link ShardCoordinatorCommand.AnnounceLeaving}), and each held shard's holder
    * (its Lease neither free nor expired; a shard that is not a key is free).
    */
   record ViewObserved(Set<String> liveMembers, Map<Integer, String> holders, long now)

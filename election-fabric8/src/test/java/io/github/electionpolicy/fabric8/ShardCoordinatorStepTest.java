@@ -118,6 +118,15 @@ class ShardCoordinatorStepTest {
   }
 
   @Test
+  void aMemberThatLeavesSaysSoBeforeItClosesItsShardRunners() throws IOException {
+    assertThat(table()).filteredOn(row -> row.outcome().contains("Leaving(") && row.phase().startsWith("member"))
+        .allSatisfy(row -> assertThat(row.outcome()).as(row.phase() + " | " + row.input())
+            .startsWith("announce leaving"));
+    // A lapsed member holds no membership Lease to mark.
+    assertThat(ShardCoordinatorTable.outcome("lapsed", "close")).doesNotContain("announce");
+  }
+
+  @Test
   void losingTheMembershipLeaseHandsOverEveryShardThenJoinsAgain() {
     assertThat(ShardCoordinatorTable.outcome("member, fair", "lost")).isEqualTo(
         "hand over 0 membership_lost; hand over 2 membership_lost => Lapsed, 0:closing 2:closing");
