@@ -36,8 +36,9 @@ import java.util.TreeSet;
  *       stopped.</li>
  *   <li>Leaving (closed, or a shard abandoned), a member first marks its membership Lease as leaving, so that every
  *       view counts it out at once, then closes its shard runners; it releases the membership Lease only after
- *       every shard runner stopped. Losing it (it could not be renewed)
- *       closes every shard runner; it joins again once they all stopped.</li>
+ *       every shard runner stopped.</li>
+ *   <li>Losing the membership Lease (it could not be renewed) closes every shard runner; it joins again once they
+ *       all stopped.</li>
  *   <li>A shard runner that stopped without releasing its Lease (its work may still run) ends contention for good:
  *       it closes the other shard runners and leaves ({@link StopCause#SHARD_ABANDONED}).</li>
  * </ul>

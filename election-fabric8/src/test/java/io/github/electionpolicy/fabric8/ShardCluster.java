@@ -54,10 +54,6 @@ final class ShardCluster {
    */
   static final long HEALTHY_FREE_BOUND_STEPS = 1;
 
-  enum Kind { JOIN, LEAVE, CRASH, LAPSE }
-
-  record Event(long step, Kind kind, String member) {}
-
   /** What a run found: each list one property's violations, in order. */
   record Report(List<String> overlaps, List<String> doubleRunners, List<String> earlyHandOvers,
       List<String> earlyLeaves, List<String> unfair, List<String> longFree, long maxFreeSteps,
@@ -110,7 +106,7 @@ final class ShardCluster {
   private final int shards;
   private final ShardCoordinator.Flaw flaw;
   private final Random random;
-  private final List<Event> schedule;
+  private final List<ShardChurn.Event> schedule;
   private final Map<String, Node> nodes = new TreeMap<>();
   private final Map<String, Lease> memberships = new TreeMap<>();
   private final Map<Integer, Lease> shardLeases = new TreeMap<>();
@@ -132,7 +128,7 @@ final class ShardCluster {
   private long now;
   private StringBuilder trace;
 
-  private ShardCluster(int shards, ShardCoordinator.Flaw flaw, long seed, List<Event> schedule) {
+  private ShardCluster(int shards, ShardCoordinator.Flaw flaw, long seed, List<ShardChurn.Event> schedule) {
     this.shards = shards;
     this.flaw = flaw;
     this.random = new Random(seed);
@@ -149,7 +145,7 @@ final class ShardCluster {
     Random random = new Random(seed);
     int[] counts = {1, 2, 3, 5, 8, 16};
     int shards = counts[random.nextInt(counts.length)];
-    return new ShardCluster(shards, flaw, random.nextLong(), schedule(random)).run();
+    return new ShardCluster(shards, flaw, random.nextLong(), ShardChurn.schedule(random)).run();
   }
 
   /** One run from {@code seed}, step by step: the schedule, then each step's view and commands. */
@@ -157,7 +153,7 @@ final class ShardCluster {
     Random random = new Random(seed);
     int[] counts = {1, 2, 3, 5, 8, 16};
     int shards = counts[random.nextInt(counts.length)];
-    ShardCluster cluster = new ShardCluster(shards, flaw, random.nextLong(), schedule(random));
+    ShardCluster cluster = new ShardCluster(shards, flaw, random.nextLong(), ShardChurn.schedule(random));
     cluster.trace = new StringBuilder("S=" + shards + " " + cluster.schedule + "\n");
     Report report = cluster.run();
     return cluster.trace + report.toString();
@@ -186,51 +182,8 @@ final class ShardCluster {
         + maxHealthyFree + ", max steps to fair " + maxToFair);
   }
 
-  static List<Event> schedule(Random random) {
-    List<Event> events = new ArrayList<>();
-    List<String> members = new ArrayList<>();
-    List<String> crashed = new ArrayList<>();
-    Map<String, Long> crashedAt = new HashMap<>();
-    int next = 0;
-    int initial = 1 + random.nextInt(4);
-    for (int i = 0; i < initial; i++) {
-      String id = "r" + next++;
-      members.add(id);
-      events.add(new Event(random.nextInt(3), Kind.JOIN, id));
-    }
-    long step = 2;
-    int churn = random.nextInt(6);
-    for (int i = 0; i < churn; i++) {
-      step += random.nextInt((int) (LEASE_STEPS + SETTLE_STEPS + MAX_STOP_STEPS + 2));
-      int pick = random.nextInt(5);
-      if (members.isEmpty() || pick == 0 && members.size() < 6) {
-        // A restart comes at least a step after its crash (a process takes that long to come back).
-        boolean restart = !crashed.isEmpty() && random.nextBoolean() && crashedAt.get(crashed.get(0)) < step;
-        String id = restart ? crashed.remove(0) : "r" + next++;
-        members.add(id);
-        events.add(new Event(step, Kind.JOIN, id));
-      } else if (pick == 1) {
-        // A rolling update's pod: one leaves, its replacement joins at once.
-        events.add(new Event(step, Kind.LEAVE, members.remove(random.nextInt(members.size()))));
-        String id = "r" + next++;
-        members.add(id);
-        events.add(new Event(step, Kind.JOIN, id));
-      } else if (pick == 2) {
-        events.add(new Event(step, Kind.LEAVE, members.remove(random.nextInt(members.size()))));
-      } else if (pick == 3) {
-        String id = members.remove(random.nextInt(members.size()));
-        crashed.add(id);
-        crashedAt.put(id, step);
-        events.add(new Event(step, Kind.CRASH, id));
-      } else {
-        events.add(new Event(step, Kind.LAPSE, members.get(random.nextInt(members.size()))));
-      }
-    }
-    return events;
-  }
-
   private Report run() {
-    long lastEvent = schedule.stream().mapToLong(Event::step).max().orElse(0);
+    long lastEvent = schedule.stream().mapToLong(ShardChurn.Event::step).max().orElse(0);
     long end = lastEvent + LEASE_STEPS + FAIR_BOUND_STEPS + 10;
     for (now = 0; now <= end; now++) {
       step();
@@ -243,7 +196,7 @@ final class ShardCluster {
   }
 
   private void step() {
-    for (Event event : schedule) {
+    for (ShardChurn.Event event : schedule) {
       if (event.step() == now) {
         apply(event);
       }
@@ -348,7 +301,7 @@ final class ShardCluster {
     return new ShardCoordinatorInput.ViewObserved(live, holders, now);
   }
 
-  private void apply(Event event) {
+  private void apply(ShardChurn.Event event) {
     Node node = nodes.get(event.member());
     switch (event.kind()) {
       case JOIN -> {
@@ -477,7 +430,7 @@ final class ShardCluster {
       maxFreeSteps = Math.max(maxFreeSteps, freeFor[shard]);
     }
     ShardView shardView = new ShardView(shards, new ArrayList<>(view.liveMembers()), view.holders());
-    long lastEvent = schedule.stream().mapToLong(Event::step).max().orElse(0);
+    long lastEvent = schedule.stream().mapToLong(ShardChurn.Event::step).max().orElse(0);
     if (view.liveMembers().isEmpty() || lastEvent >= now) {
       return;
     }
