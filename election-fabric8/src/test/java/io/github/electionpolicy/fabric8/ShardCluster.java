@@ -24,7 +24,8 @@ import java.util.TreeSet;
  * it; a contender takes a Lease that is free, expired or its own identity's (as {@link LeaseProtocol} retakes what
  * its own last term left), the first writer of a step winning. Shard runners are modelled: a contender takes the
  * Lease when it can; an owner's work runs and renews until it is handed over, then stops within
- * {@link #MAX_STOP_STEPS} and releases. Membership churns by a seeded schedule: joins (some restart a crashed
+ * {@link #MAX_STOP_STEPS} and releases (or, one in {@link #HANG_ODDS}, its stop outlives its deadline: its term ends
+ * and its Lease is left to expire); now and then an owner loses its term and contends again. Membership churns by a seeded schedule: joins (some restart a crashed
  * identity), graceful leaves, crashes (the process and its work vanish; its Leases expire) and lapses (a member's
  * membership Lease is not renewed in time). Every step the cluster records what the properties of
  * {@link ShardCoordinatorProperties} forbid.
@@ -43,6 +44,11 @@ final class ShardCluster {
    * lapsed member's new join. Measured over 20,000 seeds: 8 steps at most.
    */
   static final long FAIR_BOUND_STEPS = SETTLE_STEPS + MAX_STOP_STEPS + 3;
+  /** One in this many hand-overs of an owning runner has a stop that outlives its deadline. */
+  static final int HANG_ODDS = 25;
+  /** Each step, one in this many owning runners loses its term (a renewal failed past the renew deadline). */
+  static final int TERM_LOSS_ODDS = 400;
+
   // A free shard may wait longer while a member that the shared assignment gives it to has departed (crashed,
   // lapsed or leaving without its membership Lease): until that member's membership Lease expired, one lease
   // duration per departed assignee in a row. Those gaps are measured (maxFreeSteps), not bounded by a property;
@@ -57,7 +63,7 @@ final class ShardCluster {
   /** What a run found: each list one property's violations, in order. */
   record Report(List<String> overlaps, List<String> doubleRunners, List<String> earlyHandOvers,
       List<String> earlyLeaves, List<String> unfair, List<String> longFree, long maxFreeSteps,
-      long maxHealthyFreeSteps, long maxStepsToFair, long steps) {
+      long maxHealthyFreeSteps, long maxStepsToFair, long steps, int hungStops, int termLosses) {
 
     /** Whether no property was violated. */
     boolean clean() {
@@ -80,6 +86,8 @@ final class ShardCluster {
     final int shard;
     RunnerState state = RunnerState.CONTENDING;
     long stopAt;
+    // Its stop outlives its deadline: the runner ends its term and leaves the Lease to expire.
+    boolean hangs;
 
     Runner(String member, int shard) {
       this.member = member;
@@ -120,6 +128,8 @@ final class ShardCluster {
   private final List<String> longFree = new ArrayList<>();
   private long maxFreeSteps;
   private long maxHealthyFreeSteps;
+  private int hungStops;
+  private int termLosses;
   private final long[] healthyFreeFor;
   private long maxStepsToFair;
   private Set<String> lastLive = Set.of();
@@ -162,7 +172,8 @@ final class ShardCluster {
   /** Prints the trace of the first seed from 0 whose run violates a property; run by hand. */
   public static void main(String[] args) {
     ShardCoordinator.Flaw flaw = ShardCoordinator.Flaw.valueOf(args.length > 0 ? args[0] : "NONE");
-    for (long seed = 0; seed < 100_000; seed++) {
+    int seeds = args.length > 1 ? Integer.parseInt(args[1]) : 100_000;
+    for (long seed = 0; seed < seeds; seed++) {
       Report report = run(seed, flaw);
       if (!report.clean()) {
         System.out.println("seed " + seed + "\n" + trace(seed, flaw));
@@ -172,14 +183,21 @@ final class ShardCluster {
     long maxFree = 0;
     long maxHealthyFree = 0;
     long maxToFair = 0;
+    long steps = 0;
+    long hung = 0;
+    long losses = 0;
     for (long seed = 0; seed < 20_000; seed++) {
       Report report = run(seed, flaw);
+      steps += report.steps();
+      hung += report.hungStops();
+      losses += report.termLosses();
       maxFree = Math.max(maxFree, report.maxFreeSteps());
       maxHealthyFree = Math.max(maxHealthyFree, report.maxHealthyFreeSteps());
       maxToFair = Math.max(maxToFair, report.maxStepsToFair());
     }
-    System.out.println("no violation in 100000 seeds; over 20000: max free " + maxFree + ", max free while healthy "
-        + maxHealthyFree + ", max steps to fair " + maxToFair);
+    System.out.println("no violation in " + seeds + " seeds; over 20000: max free " + maxFree + ", max free while healthy "
+        + maxHealthyFree + ", max steps to fair " + maxToFair + ", steps " + steps + ", hung stops " + hung
+        + ", term losses " + losses);
   }
 
   private Report run() {
@@ -192,7 +210,7 @@ final class ShardCluster {
       unfair.add("the live set still changed at step " + liveChangedAt + ", run ends at " + now);
     }
     return new Report(overlaps, doubleRunners, earlyHandOvers, earlyLeaves, unfair, longFree, maxFreeSteps,
-        maxHealthyFreeSteps, maxStepsToFair, now);
+        maxHealthyFreeSteps, maxStepsToFair, now, hungStops, termLosses);
   }
 
   private void step() {
@@ -217,11 +235,18 @@ final class ShardCluster {
     for (Runner runner : new ArrayList<>(runners)) {
       if (runner.state == RunnerState.STOPPING && runner.stopAt <= now) {
         Lease lease = shardLeases.get(runner.shard);
-        if (runner.member.equals(lease.holder) && runnersOf(runner.member, runner.shard).size() == 1) {
+        if (!runner.hangs && runner.member.equals(lease.holder) && runnersOf(runner.member, runner.shard).size() == 1) {
           lease.holder = null;
         }
         runners.remove(runner);
-        tell(runner.member, new ShardCoordinatorInput.ShardStopped(runner.shard, true, now));
+        hungStops += runner.hangs ? 1 : 0;
+        tell(runner.member, new ShardCoordinatorInput.ShardStopped(runner.shard, !runner.hangs, now));
+      } else if (runner.state == RunnerState.OWNING && random.nextInt(TERM_LOSS_ODDS) == 0) {
+        // A renewal failed past the renew deadline: the term ends, the work stops, and the runner contends again
+        // (it retakes the Lease its own last term left, a new term).
+        runner.state = RunnerState.CONTENDING;
+        termLosses++;
+        tell(runner.member, new ShardCoordinatorInput.ShardContending(runner.shard, now));
       }
     }
     List<Runner> contenders = new ArrayList<>();
@@ -398,6 +423,7 @@ final class ShardCluster {
         }
         runner.state = RunnerState.STOPPING;
         runner.stopAt = now + 1 + random.nextInt(MAX_STOP_STEPS);
+        runner.hangs = random.nextInt(HANG_ODDS) == 0;
         return;
       }
     }
