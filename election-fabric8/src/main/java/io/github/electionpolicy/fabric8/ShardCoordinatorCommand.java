@@ -1,0 +1,44 @@
+package io.github.electionpolicy.fabric8;
+
+/**
+ * What {@link ShardCoordinator#step} tells its driver to do, as values, in order.
+ */
+sealed interface ShardCoordinatorCommand {
+  /** Contend for the membership Lease (and renew it, like a leader's, once held). */
+  record Join() implements ShardCoordinatorCommand {}
+
+  /** Start shard {@code shard}'s runner: it contends for the shard's Lease and runs its work while it owns it. */
+  record Contend(int shard) implements ShardCoordinatorCommand {}
+
+  /**
+   * Close shard {@code shard}'s runner: stop its work gracefully, then release its Lease (a runner that holds
+   * nothing just ends); it reports {@link ShardCoordinatorInput.ShardStopped}.
+   */
+  record HandOver(int shard, Why why) implements ShardCoordinatorCommand {}
+
+  /**
+   * Mark the membership Lease as leaving (renewed as before, with the mark), so that every replica's view counts
+   * this one out at once while its shard runners stop: the shards it releases then go to the members that stay.
+   */
+  record AnnounceLeaving() implements ShardCoordinatorCommand {}
+
+  /** Release the membership Lease and end its elector; it reports {@link ShardCoordinatorInput.MembershipReleased}. */
+  record Leave() implements ShardCoordinatorCommand {}
+
+  /** The last command: the coordinator stopped for {@code cause}. */
+  record ReportStopped(ShardCoordinatorPhase.StopCause cause) implements ShardCoordinatorCommand {}
+
+  /** Why a shard runner is closed. */
+  enum Why {
+    /** This replica holds more than its fair share, and membership has settled. */
+    SURPLUS,
+    /** The runner contended, and the view shows another live member holding the shard. */
+    LOST_RACE,
+    /** The runner contended for a free shard that the plan no longer gives this replica. */
+    NOT_PLANNED,
+    /** The coordinator is closing, or stops for good. */
+    LEAVING,
+    /** The membership Lease was lost. */
+    MEMBERSHIP_LOST
+  }
+}

@@ -1,0 +1,60 @@
+package io.github.electionpolicy.fabric8;
+
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * What happened to one replica of a sharded controller, as a value that {@link ShardCoordinator#step} takes in: a
+ * call of its API, what its list+watch of the controller's Leases shows, or news of its membership Lease or of one
+ * of its shard runners. Every input carries {@code now}, the caller's monotonic time in nanoseconds.
+ */
+sealed interface ShardCoordinatorInput {
+  /** The caller's monotonic time, in nanoseconds, when the input happened. */
+  long now();
+
+  /** {@code start()} was called. */
+  record Start(long now) implements ShardCoordinatorInput {}
+
+  /**
+   * The view of the controller's Leases: the identities of the live members (their membership Leases not expired,
+   * judged by the caller on its own clock as {@link LeaseProtocol} judges expiry, and not marked as leaving by
+   * {@link ShardCoordinatorCommand.AnnounceLeaving}), and each held shard's holder
+   * (its Lease neither free nor expired; a shard that is not a key is free).
+   */
+  record ViewObserved(Set<String> liveMembers, Map<Integer, String> holders, long now)
+      implements ShardCoordinatorInput {
+    public ViewObserved {
+      liveMembers = Set.copyOf(new TreeSet<>(liveMembers));
+      holders = Map.copyOf(new TreeMap<>(holders));
+    }
+  }
+
+  /** The membership Lease was taken: this replica is a member. */
+  record MembershipHeld(long now) implements ShardCoordinatorInput {}
+
+  /** The membership Lease was lost (not renewed in time) or could not be taken: its elector ended. */
+  record MembershipLost(long now) implements ShardCoordinatorInput {}
+
+  /** After {@link ShardCoordinatorCommand.Leave}: the membership Lease was released and its elector ended. */
+  record MembershipReleased(long now) implements ShardCoordinatorInput {}
+
+  /** Shard {@code shard}'s runner contends for its Lease (it started, or lost a term and contends again). */
+  record ShardContending(int shard, long now) implements ShardCoordinatorInput {}
+
+  /** Shard {@code shard}'s runner holds its Lease under the fencing token {@code token}; its work runs. */
+  record ShardOwned(int shard, long token, long now) implements ShardCoordinatorInput {}
+
+  /**
+   * Shard {@code shard}'s runner stopped: {@code released} when its work stopped cleanly and its Lease was released
+   * (or never held); otherwise its Lease is left to expire because its work may still run.
+   */
+  record ShardStopped(int shard, boolean released, long now) implements ShardCoordinatorInput {}
+
+  /** {@code close()} was called. */
+  record CloseRequested(long now) implements ShardCoordinatorInput {}
+
+  /** Time passed: a settle time may have run out. */
+  record Tick(long now) implements ShardCoordinatorInput {}
+}
