@@ -1,9 +1,10 @@
 package io.github.electionpolicy.fabric8;
 
-import io.fabric8.kubernetes.api.model.authorization.v1.ResourceRule;
 import io.fabric8.kubernetes.api.model.authorization.v1.SelfSubjectRulesReview;
 import io.fabric8.kubernetes.api.model.authorization.v1.SelfSubjectRulesReviewBuilder;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -18,29 +19,102 @@ import java.util.Objects;
  * SelfSubjectAccessReview} per verb (see {@link RbacPreflight}). The one thing a list cannot show is a denial by an
  * authorizer ahead of RBAC that denies explicitly; the runner would then meet the server's 403 at its first write
  * instead of at the preflight, as without a preflight. Immutable.
+ *
+ * <p>The preflight sends the question as a fixed JSON body ({@link #questionJson}) and reads the answer untyped
+ * ({@link #parse}): fabric8's typed model of the review is what made it slow in a fresh JVM (Jackson builds its
+ * serializers and deserializers at the first use, 90-200 ms on 2 cores against 10-20 ms for the same request sent
+ * and read raw), and the first election waits for this answer. The typed {@link #of} and {@link #question} are for
+ * tests that build answers.
  */
 final class LeaseRules {
 
   static final String LEASE_GROUP = "coordination.k8s.io";
   static final String LEASES = "leases";
 
-  private final List<ResourceRule> rules;
+  /** The path of the review, below the server's root URL. */
+  static final String PATH = "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews";
 
-  private LeaseRules(List<ResourceRule> rules) {
+  /** One resource rule: each list as the server wrote it, empty when it wrote none. */
+  record Rule(List<String> apiGroups, List<String> resources, List<String> resourceNames, List<String> verbs) {
+    Rule {
+      apiGroups = List.copyOf(apiGroups);
+      resources = List.copyOf(resources);
+      resourceNames = List.copyOf(resourceNames);
+      verbs = List.copyOf(verbs);
+    }
+  }
+
+  private final List<Rule> rules;
+
+  private LeaseRules(List<Rule> rules) {
     this.rules = List.copyOf(rules);
   }
 
-  /** The rules of an answered review; none when it carries no status (then nothing is shown allowed). */
+  /**
+   * The question as the preflight sends it: the rules of this identity in {@code namespace}, a valid namespace name
+   * (a DNS label, so nothing in it needs escaping in JSON).
+   */
+  static String questionJson(String namespace) {
+    return "{\"apiVersion\":\"authorization.k8s.io/v1\",\"kind\":\"SelfSubjectRulesReview\","
+        + "\"spec\":{\"namespace\":\"" + namespace + "\"}}";
+  }
+
+  /**
+   * The rules of an answer read untyped (JSON objects as maps, arrays as lists); none when it carries no status or
+   * no resource rules. What is not a list of strings where one is expected counts as an empty list, so a rule the
+   * answer garbles allows nothing it would not have allowed whole.
+   */
+  static LeaseRules parse(Map<?, ?> answer) {
+    List<Rule> rules = new ArrayList<>();
+    if (answer != null && answer.get("status") instanceof Map<?, ?> status
+        && status.get("resourceRules") instanceof List<?> listed) {
+      for (Object entry : listed) {
+        if (entry instanceof Map<?, ?> rule) {
+          rules.add(new Rule(strings(rule.get("apiGroups")), strings(rule.get("resources")),
+              strings(rule.get("resourceNames")), strings(rule.get("verbs"))));
+        }
+      }
+    }
+    return new LeaseRules(rules);
+  }
+
+  private static List<String> strings(Object value) {
+    if (!(value instanceof List<?> values)) {
+      return List.of();
+    }
+    List<String> strings = new ArrayList<>(values.size());
+    for (Object v : values) {
+      if (!(v instanceof String string)) {
+        return List.of();
+      }
+      strings.add(string);
+    }
+    return strings;
+  }
+
+  /** The rules of a typed answer; none when it carries no status. For tests that build answers. */
   static LeaseRules of(SelfSubjectRulesReview answer) {
     if (answer == null || answer.getStatus() == null || answer.getStatus().getResourceRules() == null) {
       return new LeaseRules(List.of());
     }
-    return new LeaseRules(answer.getStatus().getResourceRules().stream().filter(Objects::nonNull).toList());
+    return new LeaseRules(answer.getStatus().getResourceRules().stream().filter(Objects::nonNull)
+        .map(rule -> new Rule(orEmpty(rule.getApiGroups()), orEmpty(rule.getResources()),
+            orEmpty(rule.getResourceNames()), orEmpty(rule.getVerbs())))
+        .toList());
   }
 
-  /** The question: the rules of this identity in {@code namespace}. */
+  private static List<String> orEmpty(List<String> values) {
+    return values == null ? List.of() : values.stream().filter(Objects::nonNull).toList();
+  }
+
+  /** The question, typed: the rules of this identity in {@code namespace}. For tests that build answers. */
   static SelfSubjectRulesReview question(String namespace) {
     return new SelfSubjectRulesReviewBuilder().withNewSpec().withNamespace(namespace).endSpec().build();
+  }
+
+  /** The rules, in the answer's order. */
+  List<Rule> rules() {
+    return rules;
   }
 
   /** Whether every verb leader election needs on the Lease ({@link LeaseAccess#REQUIRED_VERBS}) is allowed. */
@@ -65,9 +139,9 @@ final class LeaseRules {
 
   /** Whether one rule allows the request; {@code name} is {@code null} for a request without one. */
   boolean allows(String group, String resource, String verb, String name) {
-    for (ResourceRule rule : rules) {
-      if (lists(rule.getVerbs(), verb) && lists(rule.getApiGroups(), group) && lists(rule.getResources(), resource)
-          && names(rule.getResourceNames(), name)) {
+    for (Rule rule : rules) {
+      if (lists(rule.verbs(), verb) && lists(rule.apiGroups(), group) && lists(rule.resources(), resource)
+          && names(rule.resourceNames(), name)) {
         return true;
       }
     }
@@ -75,11 +149,11 @@ final class LeaseRules {
   }
 
   private static boolean lists(List<String> values, String wanted) {
-    return values != null && (values.contains("*") || values.contains(wanted));
+    return values.contains("*") || values.contains(wanted);
   }
 
   private static boolean names(List<String> names, String name) {
-    return names == null || names.isEmpty() || (name != null && !name.isEmpty() && names.contains(name));
+    return names.isEmpty() || (name != null && !name.isEmpty() && names.contains(name));
   }
 
   @Override

@@ -1,12 +1,19 @@
 package io.github.electionpolicy.fabric8;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.http.HttpClient;
+import io.fabric8.kubernetes.client.http.HttpRequest;
+import io.fabric8.kubernetes.client.http.HttpResponse;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CancellationException;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.FutureTask;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
@@ -129,17 +136,39 @@ final class RbacPreflight {
    * {@value #RULES_REVIEW_TIMEOUT_MILLIS} ms and no retry; empty when it failed, timed out or the runner is {@code
    * closing} (then the reviews per verb decide, or nothing is reported).
    */
-  private static Optional<LeaseRules> rules(KubernetesClient userClient, String namespace,
+  static Optional<LeaseRules> rules(KubernetesClient userClient, String namespace,
       BooleanSupplier closing) {
     if (closing.getAsBoolean()) {
       return Optional.empty();
     }
+    java.util.concurrent.CompletableFuture<HttpResponse<String>> sent = null;
     try {
       KubernetesClient quick = rulesClient(userClient);
-      return Optional.of(LeaseRules.of(
-          quick.authorization().v1().selfSubjectRulesReview().create(LeaseRules.question(namespace))));
-    } catch (RuntimeException e) {
-      LOG.debug("Could not list the RBAC rules in namespace \"{}\": {}", namespace, e.toString());
+      // Sent and read raw, not through fabric8's typed model of the review (see LeaseRules): the same request
+      // on the same HTTP client (the user's connections, credentials and impersonation), bounded here.
+      HttpClient http = quick.getHttpClient();
+      String master = quick.getConfiguration().getMasterUrl();
+      String root = master.endsWith("/") ? master.substring(0, master.length() - 1) : master;
+      HttpRequest request = http.newHttpRequestBuilder().uri(root + LeaseRules.PATH)
+          .timeout(RULES_REVIEW_TIMEOUT_MILLIS, TimeUnit.MILLISECONDS)
+          .post("application/json", LeaseRules.questionJson(namespace)).build();
+      sent = http.sendAsync(request, String.class);
+      HttpResponse<String> answer = sent.get(RULES_REVIEW_TIMEOUT_MILLIS, TimeUnit.MILLISECONDS);
+      if (!answer.isSuccessful()) {
+        LOG.debug("Could not list the RBAC rules in namespace \"{}\": HTTP {}", namespace, answer.code());
+        return Optional.empty();
+      }
+      return Optional.of(LeaseRules.parse(quick.getKubernetesSerialization().unmarshal(answer.body(), Map.class)));
+    } catch (InterruptedException e) {
+      sent.cancel(true);
+      Thread.currentThread().interrupt(); // the runner closes, or the preflight's deadline passed
+      return Optional.empty();
+    } catch (ExecutionException | TimeoutException | RuntimeException e) {
+      if (sent != null) {
+        sent.cancel(true);
+      }
+      LOG.debug("Could not list the RBAC rules in namespace \"{}\": {}", namespace,
+          e instanceof ExecutionException ? String.valueOf(e.getCause()) : e.toString());
       return Optional.empty();
     }
   }

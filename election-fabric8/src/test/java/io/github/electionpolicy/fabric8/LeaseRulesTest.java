@@ -41,7 +41,34 @@ class LeaseRulesTest {
     status.setResourceRules(List.of(rules));
     SelfSubjectRulesReview answer = LeaseRules.question("shop");
     answer.setStatus(status);
-    return LeaseRules.of(answer);
+    // Read as the preflight reads the server's answer: its JSON, untyped. The typed reading must agree.
+    LeaseRules parsed = parse(Serialization.asJson(answer));
+    assertThat(parsed.rules()).isEqualTo(LeaseRules.of(answer).rules());
+    return parsed;
+  }
+
+  private static LeaseRules parse(String json) {
+    return LeaseRules.parse(Serialization.unmarshal(json, java.util.Map.class));
+  }
+
+  @Test
+  void theQuestionIsTheTypedQuestionAsJson() {
+    assertThat(Serialization.unmarshal(LeaseRules.questionJson("shop"), SelfSubjectRulesReview.class))
+        .isEqualTo(LeaseRules.question("shop"));
+  }
+
+  @Test
+  void anAnswerWithoutRulesOrWithGarbledOnesAllowsNothingItWouldNotWhole() {
+    assertThat(parse("{}").grantRequired("orders-controller")).isFalse();
+    assertThat(parse("{\"status\":{\"resourceRules\":\"all\"}}").allows("", "events", "create", null)).isFalse();
+    // verbs garbled: that rule allows nothing; the other still allows what it lists
+    LeaseRules garbled = parse("{\"status\":{\"resourceRules\":["
+        + "{\"apiGroups\":[\"*\"],\"resources\":[\"*\"],\"verbs\":\"*\"},"
+        + "{\"apiGroups\":[\"\"],\"resources\":[\"events\"],\"verbs\":[\"create\", 7]},"
+        + "{\"apiGroups\":[\"coordination.k8s.io\"],\"resources\":[\"leases\"],\"verbs\":[\"get\"]}]}}");
+    assertThat(garbled.allowsOnLease("update", "orders-controller")).isFalse();
+    assertThat(garbled.allowsEvents()).isFalse();
+    assertThat(garbled.allowsOnLease("get", "orders-controller")).isTrue();
   }
 
   /**
