@@ -19,7 +19,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -44,6 +43,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * workers and the share (not over the JVM's bound again, which would count each place twice), or count the share
  * only (a share-local counter) around {@code io.execute} in {@code Fabric8LeaseTransport.review} and
  * {@code preflight}.
+ *
+ * <p>Fixed: {@code Fabric8LeaseTransport.executeInShare} runs the preflight and each review on the pool holding a
+ * place of the share ({@code InFlight.tryAcquireHere}: of the share only, the pool holding the JVM's) until its
+ * worker is done with it; a review the share refuses runs on the preflight's thread, as one the pool refuses.
  */
 class RunnerShareOfPlacesTest {
 
@@ -56,7 +59,6 @@ class RunnerShareOfPlacesTest {
   });
 
   @Test
-  @Disabled("finding 3 (h-attack8): the preflight's pool tasks take JVM places outside the runner's share of 8")
   void aRunnerWhoseCallsNeverEndHoldsAtMostItsShareOfTheJvmsPlaces() throws Exception {
     ThreadPoolExecutor handOverPool = SharedPools.elastic(SharedPools.HAND_OVER_THREADS, "test-handover-");
     java.util.concurrent.Executor handOver = SharedPools.handOverTo(handOverPool);
