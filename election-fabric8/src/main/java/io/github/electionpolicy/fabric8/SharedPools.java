@@ -102,8 +102,8 @@ final class SharedPools {
   /**
    * The JVM's Lease calls in flight, at most {@value #IO_MAX_CALLS}: the asynchronous reads and writes (each
    * holds a place until its exchange ends, answered or timed out: a cancelled one is dropped, not aborted, and keeps
-   * its place until then) and the tasks of {@link #io()} together. One more
-   * is refused at once, as a failed call.
+   * its place until then, unless its exchange had not started: still in the client's interceptors) and the tasks
+   * of {@link #io()} together. One more is refused at once, as a failed call.
    */
   static InFlight leaseRequests() {
     return LEASE_CALLS;
