@@ -59,6 +59,9 @@ final class Fabric8LeaseTransport implements LeaseTransport {
   private final Set<Call> inFlight = ConcurrentHashMap.newKeySet();
   private volatile Lease lastSeen;
   private final EventAccess eventAccess;
+  // This runner's share of the JVM's Lease-call places: its requests and watch openings take theirs through it, and
+  // its tasks on io (the preflight, its reviews) one of it too, io taking theirs of the JVM's (finding 3, h-attack8).
+  private final SharedPools.InFlight share;
   // The preflight's advice kept off the start path (the watch review), sent at firstAttemptOver.
   private final java.util.concurrent.atomic.AtomicReference<Runnable> afterFirstAttempt =
       new java.util.concurrent.atomic.AtomicReference<>();
@@ -102,6 +105,7 @@ final class Fabric8LeaseTransport implements LeaseTransport {
     // hangs) is refused its own next call, not every other runner's reads and renewals.
     SharedPools.InFlight ownRequests = requests.share(SharedPools.ELECTION_MAX_CALLS,
         "Lease calls of election " + namespace + "/" + name);
+    this.share = ownRequests;
     this.http = new LeaseHttp(client, namespace, name, timeoutMillis, handOver, ownRequests, eventWrites, closed,
         inFlight);
     this.watch = new LeaseWatch(client, namespace, name, io, handOver, ownRequests, closed, inFlight, true);
@@ -218,7 +222,7 @@ final class Fabric8LeaseTransport implements LeaseTransport {
       deadline[0] = RunnerLoop.shared().schedule(preflightDeadlineNanos, timedOut);
     }
     try {
-      future[0] = io.submit(() -> runPreflight(call, over, done, failed));
+      executeInShare(() -> runPreflight(call, over, done, failed), future);
     } catch (RejectedExecutionException e) {
       // Every I/O thread is busy: the preflight is never skipped, it runs on a thread of its own (a one-off).
       Thread thread = new Thread(() -> runPreflight(call, over, done, failed), "election-preflight");
@@ -244,9 +248,40 @@ final class Fabric8LeaseTransport implements LeaseTransport {
       throw new RejectedExecutionException("the election is closing");
     }
     try {
-      io.execute(review);
+      executeInShare(review, null);
     } catch (RejectedExecutionException e) {
       inFlight.remove(review);
+      throw e;
+    }
+  }
+
+  /**
+   * Runs {@code task} on {@code io} holding a place of this runner's share until its worker is done with it (the
+   * pool holds its place among the JVM's meanwhile), cancelled before it ran included; {@code future}, if given,
+   * receives the task's future before it can run. Refused when the share is full or the pool refuses.
+   */
+  private void executeInShare(Runnable task, Future<?>[] future) {
+    if (!share.tryAcquireHere()) {
+      throw new RejectedExecutionException(share.refusal());
+    }
+    java.util.concurrent.RunnableFuture<?> run = task instanceof java.util.concurrent.RunnableFuture<?> given
+        ? given : new java.util.concurrent.FutureTask<Void>(task, null);
+    if (future != null) {
+      future[0] = run;
+    }
+    try {
+      io.execute(() -> {
+        try {
+          run.run();
+        } finally {
+          share.releaseHere();
+        }
+      });
+    } catch (RejectedExecutionException | Error e) {
+      share.releaseHere();
+      if (future != null) {
+        future[0] = null;
+      }
       throw e;
     }
   }

@@ -58,6 +58,7 @@ final class LeaseElector {
   private final LeaseProtocol protocol;
   private final LeaseLog log;
   private final long requestTimeoutNanos;
+  private final long retryPeriodNanos;
 
   private final RunnerFlaw flaw;
   // Null when the settings turn leadership Events off.
@@ -75,6 +76,8 @@ final class LeaseElector {
   // Writes wait for the RBAC preflight's verdict (see start): the take decided meanwhile waits in heldWrite.
   private boolean writesHeld;
   private Action heldWrite;
+  // When the held take was decided (the ticker's nanos): one held longer than a retry period is decided again.
+  private long heldSinceNanos;
   private boolean firstAttemptOver;
 
   // Inputs from the runner, taken in at the next wait.
@@ -97,6 +100,7 @@ final class LeaseElector {
         flaw);
     this.log = new LeaseLog(new RunnerLog(LeaseElector.class, logLane), lease, identity, settings);
     this.requestTimeoutNanos = settings.requestTimeout().toNanos();
+    this.retryPeriodNanos = settings.retryPeriod().toNanos();
     this.followerWatch = new FollowerWatch(transport, events, ticker, clock, protocol, runnerFlaw, settings,
         this::poke);
     this.flaw = runnerFlaw;
@@ -143,6 +147,16 @@ final class LeaseElector {
     if (mode == Mode.HELD) {
       Action write = heldWrite;
       heldWrite = null;
+      Moment now = now();
+      if (now.nanos() - heldSinceNanos > retryPeriodNanos) {
+        // Decided from a read that old, the take would write a renewTime and count a term from then: held past
+        // the renew deadline it is lost as soon as it is won (finding 2, h-attack8). Read again at once, as after
+        // a conflict, so the take is decided and counted from now; the protocol sees no write of this one.
+        mode = Mode.BUSY;
+        advance(protocol.answer(now, new Answer.Failed(LeaseStep.FailureKind.CONFLICT,
+            "held for the RBAC preflight's verdict longer than a retry period")));
+        return;
+      }
       send(write, true);
     } else if (mode == Mode.AWAIT) {
       attemptOver(); // it follows: its first read said so before the verdict came
@@ -249,6 +263,7 @@ final class LeaseElector {
         // term from the decision, which is earlier than the send: a term that looks shorter, never longer).
         mode = Mode.HELD;
         heldWrite = action;
+        heldSinceNanos = ticker.read();
       } else {
         send(action, false);
       }

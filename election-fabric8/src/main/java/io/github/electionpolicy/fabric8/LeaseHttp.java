@@ -99,14 +99,18 @@ final class LeaseHttp {
 
   /**
    * A request in flight: answered at most once, by its response, its failure, a cancel or the close. Its place in
-   * the JVM's bound is given back once: at its end if it was never handed to the HTTP client, else when its
-   * exchange ends (answered, failed or timed out). fabric8's {@code sendAsync} aborts no exchange whose future is
-   * cancelled, so a cancelled request stays at the server until then, and keeps its place that long.
+   * the JVM's bound is given back once: at its end if its exchange has not started (never handed to the HTTP
+   * client, or still in the client's {@code sendAsync}, whose interceptors run before anything is sent: one that
+   * never returns, a credential plugin, would otherwise keep the place after the runner stopped, finding 4 of
+   * h-attack8), else when its exchange ends (answered, failed or timed out). fabric8's {@code sendAsync} aborts no
+   * exchange whose future is cancelled, so a cancelled request whose exchange started stays at the server until
+   * then, and keeps its place that long.
    */
   private final class Request implements Call {
     private static final int QUEUED = 0;
     private static final int SENT = 1;
     private static final int DROPPED = 2;
+    private static final int STARTED = 3;
     private final AtomicBoolean over = new AtomicBoolean();
     private final AtomicBoolean placeGiven = new AtomicBoolean();
     private final java.util.concurrent.atomic.AtomicInteger phase = new java.util.concurrent.atomic.AtomicInteger();
@@ -117,10 +121,15 @@ final class LeaseHttp {
         return false;
       }
       inFlight.remove(this);
-      if (phase.compareAndSet(QUEUED, DROPPED)) {
-        givePlaceBack(); // never sent: nothing of it at the server
+      if (phase.compareAndSet(QUEUED, DROPPED) || phase.get() == SENT) {
+        givePlaceBack(); // never sent, or its exchange not started (in the interceptors): nothing at the server
       }
       return true;
+    }
+
+    /** The HTTP client took the request ({@code sendAsync} returned): its exchange holds the place from now. */
+    void started() {
+      phase.compareAndSet(SENT, STARTED);
     }
 
     /** Whether it may be handed to the HTTP client: not ended before; from then on its exchange holds the place. */
@@ -172,6 +181,7 @@ final class LeaseHttp {
         try {
           sent = request.get().timeout(timeoutMillis, TimeUnit.MILLISECONDS).build();
           response = http.sendAsync(sent, String.class);
+          call.started();
         } catch (RuntimeException | LinkageError e) {
           call.givePlaceBack();
           if (call.end()) {

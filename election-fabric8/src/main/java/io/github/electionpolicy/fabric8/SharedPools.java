@@ -28,8 +28,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * API server never have more than that many waiting on it and never queue a healthy runner's renewal behind
  * theirs; a call refused past that bound fails at once, as a failed call, which the elector retries; so does one
  * the pool cannot start a thread for (its {@link Error} reaches the caller as a {@link RejectedExecutionException}).
- * One runner's asynchronous requests and watch openings hold {@value #ELECTION_MAX_CALLS} of those places at most
- * ({@link InFlight#share}), so a runner whose calls never end takes no other runner's.
+ * One runner's asynchronous requests, watch openings and tasks of {@link #io()} (its RBAC preflight and reviews)
+ * hold {@value #ELECTION_MAX_CALLS} of those places at most ({@link InFlight#share}), so a runner whose calls never
+ * end takes no other runner's.
  * A worker is named {@code election-io-<n>} while it runs a transport's task and after the runner while it runs that runner's
  * callback (see {@link CallbackLane}).
  */
@@ -101,8 +102,8 @@ final class SharedPools {
   /**
    * The JVM's Lease calls in flight, at most {@value #IO_MAX_CALLS}: the asynchronous reads and writes (each
    * holds a place until its exchange ends, answered or timed out: a cancelled one is dropped, not aborted, and keeps
-   * its place until then) and the tasks of {@link #io()} together. One more
-   * is refused at once, as a failed call.
+   * its place until then, unless its exchange had not started: still in the client's interceptors) and the tasks
+   * of {@link #io()} together. One more is refused at once, as a failed call.
    */
   static InFlight leaseRequests() {
     return LEASE_CALLS;
@@ -409,6 +410,24 @@ final class SharedPools {
       if (within != null) {
         within.release();
       }
+    }
+
+    /**
+     * Takes a place of this bound only, not of the one it is within: for a task of a pool that takes that one's
+     * itself ({@link BoundedCalls} over the JVM's bound), so the place is counted once there. Returns false at
+     * once when {@code limit} are taken here.
+     */
+    boolean tryAcquireHere() {
+      if (inFlight.incrementAndGet() > limit) {
+        inFlight.decrementAndGet();
+        return false;
+      }
+      return true;
+    }
+
+    /** Gives back a place taken by {@link #tryAcquireHere()}. */
+    void releaseHere() {
+      inFlight.decrementAndGet();
     }
 
     /** Places taken now. */
