@@ -87,7 +87,7 @@ final class LifecycleDriver {
     this.elector = contends ? new LeaseElector(transport.get(), lease, identity, settings, new ElectorEvents(this),
         parts.ticker(), parts.clock(), parts.flaw(), parts.runnerFlaw(), logLane) : null;
     this.callbacks = new RunnerCallbacks(this, parts.userCode(), parts.threadTag(), parts.listeners(),
-        new ServiceSequence(parts.services(), parts.runnerFlaw()), logLane, stopTimeout, lease,
+        new ServiceSequence(parts.services(), parts.runnerFlaw(), log), logLane, stopTimeout, lease,
         input -> onLoop(() -> feed(input)), parts.runnerFlaw(), this::onLoopAfter);
     this.commands = new LifecycleCommands(this, callbacks, elector, transport, policy, lease, stopTimeout, log,
         startCompleted);

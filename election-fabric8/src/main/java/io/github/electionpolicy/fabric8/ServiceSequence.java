@@ -109,14 +109,27 @@ final class ServiceSequence {
   private final List<LeaderService> running = new ArrayList<>();
 
   private final RunnerFlaw flaw;
+  // The runner's log: the started and stopped lines take their place among the runner's own (after "Acquired", and
+  // held with them while start() writes its lines), written on this thread when nothing of the runner waits.
+  // Null in tests of the sequence alone: then straight to SLF4J.
+  private final RunnerLog log;
 
   ServiceSequence(List<LeaderService> services) {
-    this(services, RunnerFlaw.NONE);
+    this(services, RunnerFlaw.NONE, null);
   }
 
-  ServiceSequence(List<LeaderService> services, RunnerFlaw flaw) {
+  ServiceSequence(List<LeaderService> services, RunnerFlaw flaw, RunnerLog log) {
     this.services = List.copyOf(services);
     this.flaw = flaw;
+    this.log = log;
+  }
+
+  private void info(String format, Object... args) {
+    if (log == null) {
+      LOG.info(format, args);
+    } else {
+      log.info(format, args);
+    }
   }
 
   /** Whether any service runs: started and not stopped since. */
@@ -159,7 +172,7 @@ final class ServiceSequence {
       // Nothing started under an ended term may keep running: the runner stops them next, with its deadline.
       return new StartOutcome(StartKind.TERM_ENDED, started, Optional.empty(), StopOutcome.NOTHING_RUNNING);
     }
-    LOG.info("Started {} reconciler(s) for {}", started, term);
+    info("Started {} reconciler(s) for {}", started, term);
     return new StartOutcome(StartKind.STARTED, started, Optional.empty(), StopOutcome.NOTHING_RUNNING);
   }
 
@@ -189,7 +202,7 @@ final class ServiceSequence {
         failures.add(new Failure(service, e));
       }
     }
-    LOG.info("Stopped {} reconciler(s){}", stopping.size(),
+    info("Stopped {} reconciler(s){}", stopping.size(),
         failures.isEmpty() ? "" : ", " + failures.size() + " of them with a failure");
     return new StopOutcome(stopping.size(), failures);
   }

@@ -9,7 +9,6 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -31,9 +30,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * leads and its services' worker waits to write "Started" (blocked on the appender); the log then reads Contending,
  * Started, Acquired.
  *
- * <p>Suggested fix: the runner's lines that bypass the lane go through it ({@code ServiceSequence} and the preflight
- * given the runner's {@link RunnerLog}), so the hold covers them; or the lines written on threads of the runner
- * wait for the hold's release (e.g. a {@code Lane.awaitReleased()} before a direct write).
+ * <p>Fixed: {@code ServiceSequence} writes its lines through the runner's {@link RunnerLog} (on its own thread when
+ * nothing of the runner waits to be written, as before; after the runner's waiting lines otherwise), so the hold
+ * covers them, and "Started" always comes after "Acquired". The preflight's warnings (advice about {@code watch}
+ * and events, on the I/O pool, after the verdict) still go straight to SLF4J.
  */
 class StartUpLinesDirectTest {
 
@@ -41,7 +41,6 @@ class StartUpLinesDirectTest {
   final MockApi api = new MockApi().answeringAccessReviews();
 
   @Test
-  @Disabled("finding 1 (h-attack8): lines logged straight to SLF4J (Started reconcilers) bypass the start-up hold")
   void theServicesStartedLineComesAfterTheAcquiredLineEvenWhenTheRunnerLeadsWhileTheCallerWrites() throws Exception {
     CountDownLatch started = new CountDownLatch(1);
     Thread caller = Thread.currentThread();
