@@ -333,16 +333,25 @@ final class Fabric8LeaseTransport implements LeaseTransport {
       denied = RbacPreflight.check(reviewClient, rulesClient, namespace, settings, () -> over.get() || closed.get(),
           closed::get, this::review, eventAccess, afterFirstAttempt::set);
     } catch (RuntimeException | Error e) {
-      inFlight.remove(call);
-      if (over.compareAndSet(false, true)) {
+      if (finish(call, over)) {
         failed.accept(e);
       }
       return;
     }
-    inFlight.remove(call);
-    if (over.compareAndSet(false, true)) {
+    if (finish(call, over)) {
       done.accept(denied);
     }
+  }
+
+  /**
+   * Ends a preflight that ran to its end: takes its call out and cancels its deadline's timer (through the call's
+   * cancel, which interrupts nothing once {@code over} is set). Whether this end is the preflight's outcome: false
+   * when the deadline or a close came first.
+   */
+  private static boolean finish(Call call, AtomicBoolean over) {
+    boolean first = over.compareAndSet(false, true);
+    call.cancel();
+    return first;
   }
 
   /**

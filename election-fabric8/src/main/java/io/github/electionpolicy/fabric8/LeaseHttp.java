@@ -69,11 +69,16 @@ final class LeaseHttp {
     this.http = client.getHttpClient();
     this.serialization = client.getKubernetesSerialization();
     this.timeoutMillis = timeoutMillis;
-    String master = client.getConfiguration().getMasterUrl();
-    String root = master.endsWith("/") ? master.substring(0, master.length() - 1) : master;
+    String root = apiRoot(client);
     this.leasesUrl = root + "/apis/coordination.k8s.io/v1/namespaces/" + namespace + "/leases";
     this.leaseUrl = leasesUrl + "/" + name;
     this.eventsUrl = root + "/api/v1/namespaces/" + namespace + "/events";
+  }
+
+  /** The client's API server URL without a trailing slash, to which API paths are appended. */
+  static String apiRoot(io.fabric8.kubernetes.client.Client client) {
+    String master = client.getConfiguration().getMasterUrl();
+    return master.endsWith("/") ? master.substring(0, master.length() - 1) : master;
   }
 
   /** A GET of the Lease. */

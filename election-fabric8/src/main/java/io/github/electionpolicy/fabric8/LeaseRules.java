@@ -112,7 +112,7 @@ final class LeaseRules {
     return new SelfSubjectRulesReviewBuilder().withNewSpec().withNamespace(namespace).endSpec().build();
   }
 
-  /** The rules, in the answer's order. */
+  /** The rules, in the answer's order; for tests. */
   List<Rule> rules() {
     return rules;
   }

@@ -190,7 +190,7 @@ final class LifecycleDriver {
     }
   }
 
-  /** The runner's log lane: held while start() writes its lines (see RunnerAssembly.begin); for tests. */
+  /** The runner's log lane: held while start() writes its lines (see RunnerAssembly.begin). */
   RunnerLog.Lane logLane() {
     return logLane;
   }

@@ -136,6 +136,7 @@ final class RbacPreflight {
    * {@value #RULES_REVIEW_TIMEOUT_MILLIS} ms and no retry; empty when it failed, timed out or the runner is {@code
    * closing} (then the reviews per verb decide, or nothing is reported).
    */
+  // Package-private for RbacIT, which reads the rules on the real server as the preflight does.
   static Optional<LeaseRules> rules(KubernetesClient userClient, String namespace,
       BooleanSupplier closing) {
     if (closing.getAsBoolean()) {
@@ -147,9 +148,7 @@ final class RbacPreflight {
       // Sent and read raw, not through fabric8's typed model of the review (see LeaseRules): the same request
       // on the same HTTP client (the user's connections, credentials and impersonation), bounded here.
       HttpClient http = quick.getHttpClient();
-      String master = quick.getConfiguration().getMasterUrl();
-      String root = master.endsWith("/") ? master.substring(0, master.length() - 1) : master;
-      HttpRequest request = http.newHttpRequestBuilder().uri(root + LeaseRules.PATH)
+      HttpRequest request = http.newHttpRequestBuilder().uri(LeaseHttp.apiRoot(quick) + LeaseRules.PATH)
           .timeout(RULES_REVIEW_TIMEOUT_MILLIS, TimeUnit.MILLISECONDS)
           .post("application/json", LeaseRules.questionJson(namespace)).build();
       sent = http.sendAsync(request, String.class);

@@ -58,7 +58,7 @@ final class RunnerAssembly {
 
   /**
    * Checks the inputs and derives the parts, once: a second call throws. The decision ({@link DecisionLog}) is
-   * logged here when the runner runs unelected or nothing could start, and by {@link #begin} when it contends.
+   * logged here only when nothing could start; otherwise {@link #begin} logs it.
    * An input that is missing or wrong throws before anything started, and may be fixed and tried again.
    */
   Parts assembleOnce() {
@@ -73,9 +73,6 @@ final class RunnerAssembly {
     } catch (RuntimeException | Error e) {
       DecisionLog.log(decision); // what was decided, before the error that says why nothing started
       throw e;
-    }
-    if (!decision.contends()) {
-      DecisionLog.log(decision);
     }
     // Only once a runner exists: a start that failed on, say, a bad namespace may be retried.
     started = true;
@@ -141,6 +138,7 @@ final class RunnerAssembly {
    */
   static void begin(Parts parts) {
     if (!parts.decision().contends()) {
+      DecisionLog.log(parts.decision());
       LOG.info("Starting services unelected as {}", parts.identity());
       Optional<Throwable> failure = awaitUninterruptibly(parts.driver().start());
       if (failure.isPresent()) {

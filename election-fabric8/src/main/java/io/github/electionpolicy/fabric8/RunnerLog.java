@@ -156,9 +156,9 @@ final class RunnerLog {
     /** Hands the lines held since {@link #hold()} over, in order, before any line logged after this call. */
     synchronized void release() {
       java.util.List<Runnable> lines = heldLines;
-      heldLines = java.util.List.of();
+      heldLines = new java.util.ArrayList<>();
       for (Runnable line : lines) {
-        line.run();
+        hand(line);
       }
       held = false;
     }
@@ -177,22 +177,25 @@ final class RunnerLog {
         write(logger, level, line.getMessage(), line.getThrowable());
         return;
       }
-      // Formatted now, so the line says what was true when it was logged, not when the lane got to it; and with
-      // the context (MDC) of the thread that logged it, not of the pool thread that writes it.
-      FormattingTuple line = MessageFormatter.arrayFormat(format, args);
-      Map<String, String> context = MDC.getCopyOfContextMap();
-      hand(() -> writeWith(context, logger, level, line.getMessage(), line.getThrowable()));
+      hand(formatted(logger, level, format, args));
     }
 
     private synchronized boolean holdLine(Logger logger, Level level, String format, Object[] args) {
       if (!held) {
         return false; // released meanwhile: the line goes the usual way, after the held ones
       }
+      heldLines.add(formatted(logger, level, format, args));
+      return true;
+    }
+
+    /**
+     * The write of a line, formatted now, so the line says what was true when it was logged, not when the lane got
+     * to it; and with the context (MDC) of the thread that logged it, not of the pool thread that writes it.
+     */
+    private static Runnable formatted(Logger logger, Level level, String format, Object[] args) {
       FormattingTuple line = MessageFormatter.arrayFormat(format, args);
       Map<String, String> context = MDC.getCopyOfContextMap();
-      Runnable write = () -> writeWith(context, logger, level, line.getMessage(), line.getThrowable());
-      heldLines.add(() -> hand(write));
-      return true;
+      return () -> writeWith(context, logger, level, line.getMessage(), line.getThrowable());
     }
 
     private void hand(Runnable write) {

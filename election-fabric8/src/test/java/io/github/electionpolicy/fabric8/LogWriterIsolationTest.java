@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Test;
  * {@code close()} and {@code awaitStopped()} for its whole stop timeout.
  *
  * <p><b>The bug.</b> Every runner's log lane ({@link RunnerLog.Lane}, a {@link CallbackLane}) now drains on the
- * JVM's one {@code SharedPools.logWriter()}, a {@code SharedPools.Serial}: one lane's run at a time, on one
+ * JVM's one {@code SharedPools.logWriter()}, then a {@code SharedPools.Serial} (removed since): one lane's run at a time, on one
  * worker, with nothing that notices the writer is stuck. A line whose appender hangs (a file appender on a hung
  * mount, a network appender, a sifting appender that routes one runner's lines by MDC to a sink that blocks) holds
  * that one writer, and every other runner's lane waits behind it: their lines are never written (dropped past
