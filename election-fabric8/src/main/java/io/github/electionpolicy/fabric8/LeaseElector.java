@@ -150,11 +150,10 @@ final class LeaseElector {
       Moment now = now();
       if (now.nanos() - heldSinceNanos > retryPeriodNanos) {
         // Decided from a read that old, the take would write a renewTime and count a term from then: held past
-        // the renew deadline it is lost as soon as it is won (finding 2, h-attack8). Read again at once, as after
-        // a conflict, so the take is decided and counted from now; the protocol sees no write of this one.
+        // the renew deadline it is lost as soon as it is won (finding 2, h-attack8). The protocol forgets it and
+        // reads again at once, so the take is decided and counted from now.
         mode = Mode.BUSY;
-        advance(protocol.answer(now, new Answer.Failed(LeaseStep.FailureKind.CONFLICT,
-            "held for the RBAC preflight's verdict longer than a retry period")));
+        advance(protocol.takeWithdrawn(now));
         return;
       }
       send(write, true);

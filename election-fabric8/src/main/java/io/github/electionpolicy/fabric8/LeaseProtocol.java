@@ -120,6 +120,21 @@ final class LeaseProtocol {
     }
   }
 
+  /**
+   * The take the last step asked for was never sent (the driver held it for the RBAC preflight's verdict until it
+   * went stale): it is forgotten, no answer and no server contact counted, and the follower reads again at once,
+   * so that a take is decided, and its term counted, from that read.
+   */
+  LeaseStep takeWithdrawn(Moment now) {
+    if (s.pending != Pending.TAKE) {
+      throw new IllegalStateException("no take to withdraw: " + s.pending);
+    }
+    s.pending = Pending.NONE;
+    s.takeInFlight = null;
+    s.readNow = true;
+    return step(LeaseProtocolAcquiring.follow(s, now));
+  }
+
   /** The wait of the last {@link LeaseStep.Await} ended. */
   LeaseStep wake(Moment now) {
     requireIdle();

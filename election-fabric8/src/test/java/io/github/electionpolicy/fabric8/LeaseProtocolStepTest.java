@@ -93,6 +93,24 @@ class LeaseProtocolStepTest {
     }
 
     @Test
+    void aWithdrawnTakeIsForgottenAndTheLeaseReadAgainAtOnceWithoutAServerContactCounted() {
+      LeaseStep take = readAtZero(null);
+      long contactAtRead = protocol.lastSuccessNanos().orElseThrow();
+
+      LeaseStep step = protocol.takeWithdrawn(at(12_000));
+
+      assertThat(step).isEqualTo(new LeaseStep(new LeaseStep.Read(12_000 * MS + TIMEOUT), java.util.List.of()));
+      assertThat(protocol.lastSuccessNanos()).contains(contactAtRead);
+      // The take decided from the new read counts its renewTime from that read, not from the withdrawn one.
+      LeaseStep again = protocol.answer(at(12_000), new Answer.Missing());
+      assertThat(writtenRecord(again).renewTime()).isEqualTo(WALL.plusMillis(12_000));
+      assertThat(writtenRecord(take).renewTime()).isEqualTo(WALL);
+      protocol.answer(at(12_000), written(again, "1"));
+      assertThatThrownBy(() -> protocol.takeWithdrawn(at(12_000))).isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining("no take to withdraw");
+    }
+
+    @Test
     void takesAFreeLeaseConditionallyOnItsVersionAndCountsATransition() {
       LeaseStep step = readAtZero(new LeaseRecord(null, 1, WALL, WALL, 6, "10"));
 
