@@ -205,11 +205,17 @@ class SharedPoolsTest {
     try {
       for (int i = 0; i < 20; i++) {
         CountDownLatch done = new CountDownLatch(1);
-        pool.execute(done::countDown);
+        java.util.concurrent.atomic.AtomicReference<Thread> worker = new java.util.concurrent.atomic.AtomicReference<>();
+        pool.execute(() -> {
+          worker.set(Thread.currentThread());
+          done.countDown();
+        });
         assertThat(done.await(5, TimeUnit.SECONDS)).isTrue();
-        // Until the thread polls for its next task (the task's latch opens a moment before that).
+        // Until the thread waits in the queue for its next task: its active count drops a moment before it gets
+        // there, and a hand-over offered in between finds no thread waiting (so the pool starts another).
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (pool.getActiveCount() > 0 && System.nanoTime() < deadline) {
+        while (System.nanoTime() < deadline && worker.get().getState() != Thread.State.WAITING
+            && worker.get().getState() != Thread.State.TIMED_WAITING) {
           Thread.onSpinWait();
         }
       }
