@@ -73,7 +73,9 @@ final class LeaseProtocol {
      * Lease back: it finishes without releasing, so a renewal that landed unheard (its answer came after its timer
      * cancelled it) is left to expire.
      */
-    NO_RELEASE_AFTER_DEADLINE
+    NO_RELEASE_AFTER_DEADLINE,
+    /** A follower whose call failed tries again at once instead of after a jittered retry period. */
+    NO_WAIT_AFTER_FAILURE
   }
 
   private final LeaseProtocolState s;
@@ -158,12 +160,13 @@ final class LeaseProtocol {
 
   /**
    * A watch event that arrived at {@code arrivedNanos}: the Lease as it was then ({@code null}: deleted).
-   * Taken as an observation dated at its arrival; one that arrived while a read was in flight may be older
-   * or newer than the read's answer, and then only a new read tells.
+   * Taken as an observation dated at its arrival. One that arrived before the last read was sent is no newer than
+   * that read's answer (the server wrote it before it served the read) and tells nothing; one that arrived while
+   * the read was in flight may be older or newer than its answer, and then only a new read tells.
    */
   LeaseStep watchEvent(Moment now, long arrivedNanos, LeaseRecord record) {
     requireIdle();
-    if (s.role == Role.FOLLOWING) {
+    if (s.role == Role.FOLLOWING && arrivedNanos - s.lastReadSentNanos > 0) {
       if (arrivedNanos - s.lastReadDoneNanos <= 0) {
         String version = record == null ? null : record.resourceVersion();
         s.readNow |= version == null || !version.equals(s.lastReadVersion);

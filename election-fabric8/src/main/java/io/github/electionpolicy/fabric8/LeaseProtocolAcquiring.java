@@ -52,7 +52,9 @@ final class LeaseProtocolAcquiring {
 
   private static Action awaitAsFollower(LeaseProtocolState s, long t) {
     long wake;
-    if (s.failuresInARow > 0 || !s.watchOpen) {
+    if (s.failuresInARow > 0 && s.flaw == Flaw.NO_WAIT_AFTER_FAILURE) {
+      wake = t;
+    } else if (s.failuresInARow > 0 || !s.watchOpen) {
       long jitter = (long) (s.retryPeriodNanos * 0.2 * s.random.nextDouble());
       wake = t + s.retryPeriodNanos + jitter;
     } else {

@@ -295,6 +295,21 @@ class LeaseProtocolStepEdgesTest {
       assertThat(step).isEqualTo(new LeaseStep(new LeaseStep.Read(5_200 * MS), List.of()));
     }
 
+    /**
+     * The server wrote what an event shows before it sent the event, so one that arrived before the read was sent
+     * is no newer than the read's answer: another read would tell nothing (found by the simulation: such a read,
+     * after a conflict's re-read, was the eleventh call of a window).
+     */
+    @Test
+    void anEventThatArrivedBeforeTheReadWasSentIsOlderThanItsAnswer() {
+      watching();
+
+      assertThat(protocol.watchEvent(at(200), 0, held("other", 15, 3, "9")))
+          .isEqualTo(new LeaseStep(new LeaseStep.Await(15_000 * MS), List.of()));
+      assertThat(protocol.watchEvent(at(201), -MS, null))
+          .isEqualTo(new LeaseStep(new LeaseStep.Await(15_000 * MS), List.of()));
+    }
+
     @Test
     void anEventOfTheReadsVersionThatArrivedWhenTheAnswerDidIsAlreadyKnown() {
       watching();

@@ -824,7 +824,9 @@ final class SimReplica {
   /**
    * Counts a Lease call (request or watch) in a sliding window on this process's clock: one retry period, or the
    * shortest lease duration among the replicas if that is shorter (under mixed timings a follower reads when the
-   * holder's lease runs out, which may be more often than its own retry period).
+   * holder's lease runs out, which may be more often than its own retry period). The changes of the Lease by others
+   * that allow more are counted over the last two windows, so that a change just before the window, whose read and
+   * take fall in it, counts.
    */
   private void countRequest(String what) {
     long m = monoNow();
@@ -834,7 +836,8 @@ final class SimReplica {
       sends.pollFirst();
       sent.pollFirst();
     }
-    sim.invariants().requestsInWindow(sends.size(), sent);
+    sim.invariants().requestsInWindow(sends.size(), sent,
+        sim.termChangesByOthers(index, sim.now() - 2 * loadWindowNanos));
   }
 
   // ---- watches, as the simulator calls back ----------------------------------------------------------------

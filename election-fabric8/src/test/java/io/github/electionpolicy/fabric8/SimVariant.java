@@ -2,7 +2,7 @@ package io.github.electionpolicy.fabric8;
 
 /**
  * What the simulation runs: the real protocol and runner, or one deliberate defect that the invariants must
- * catch (which shows they can fail at all). Five defects live in {@link LeaseProtocol.Flaw}, fifteen in
+ * catch (which shows they can fail at all). Six defects live in {@link LeaseProtocol.Flaw}, fifteen in
  * {@link RunnerFlaw}: the lifecycle, the driver, the elector and its watch, the service sequencing, the term and
  * the write gate. All of them are in the production classes the simulation drives, never in the simulation's own code.
  */
@@ -14,6 +14,7 @@ enum SimVariant {
   REMOTE_RENEW_TIME(LeaseProtocol.Flaw.REMOTE_RENEW_TIME, RunnerFlaw.NONE),
   NO_TRANSITION_INCREMENT(LeaseProtocol.Flaw.NO_TRANSITION_INCREMENT, RunnerFlaw.NONE),
   NO_RELEASE_AFTER_DEADLINE(LeaseProtocol.Flaw.NO_RELEASE_AFTER_DEADLINE, RunnerFlaw.NONE),
+  NO_WAIT_AFTER_FAILURE(LeaseProtocol.Flaw.NO_WAIT_AFTER_FAILURE, RunnerFlaw.NONE),
   RELEASE_BEFORE_STOP(LeaseProtocol.Flaw.NONE, RunnerFlaw.RELEASE_BEFORE_STOP),
   RELEASE_AFTER_HUNG_STOP(LeaseProtocol.Flaw.NONE, RunnerFlaw.RELEASE_AFTER_HUNG_STOP),
   START_WHILE_CLOSING(LeaseProtocol.Flaw.NONE, RunnerFlaw.START_WHILE_CLOSING),

@@ -78,7 +78,8 @@ final class SimulationTotals {
 
   synchronized String details() {
     return "simulation details: valid_at_others_election=" + validAtOthersElection + " stale_writes=" + staleWrites
-        + " load_violations=" + loadViolations + " (bound " + SimInvariants.LOAD_BOUND + ") exits=" + exits
+        + " load_violations=" + loadViolations + " (bound " + SimInvariants.LOAD_BOUND + " + "
+        + SimInvariants.CALLS_PER_CHANGE + " per change by others) exits=" + exits
         + " gated_writes_accepted=" + writesAccepted + " refused_by_server=" + writesRefused
         + " blocked_by_gate=" + gateClosed + " denied_with_read_in_flight=" + deniedWithReadInFlight
         + " closes_left_to_a_foreign_write=" + closesLeftToAForeignWrite

@@ -73,6 +73,11 @@ final class Simulator {
   private int contendersAlive;
   private long contendersUpSince;
   private int livenessDeferrals;
+  // The changes of the Lease's holder or term (takes, releases, deletions, any foreign write) as [sim time, writer's
+  // replica index, -1 for another client], for the load invariant's allowance; the last record seen, to tell them.
+  private final java.util.ArrayDeque<long[]> termChanges = new java.util.ArrayDeque<>();
+  private LeaseRecord lastChange;
+  private int writer = -1;
 
   private Simulator(SimSchedule schedule, SimVariant variant) {
     this.schedule = schedule;
@@ -280,6 +285,21 @@ final class Simulator {
     return schedule.replicas().stream().mapToLong(r -> r.leaseSeconds() * 1000L).min().orElse(0);
   }
 
+  /**
+   * How many times since {@code sinceNanos} (simulated time) a client other than replica {@code index} changed the
+   * Lease's holder or term, or wrote it at all if it is no replica, or deleted it: each prompts a follower's read and
+   * may allow a take (the load invariant's allowance).
+   */
+  int termChangesByOthers(int index, long sinceNanos) {
+    int n = 0;
+    for (long[] change : termChanges) {
+      if (change[0] - sinceNanos >= 0 && change[1] != index) {
+        n++;
+      }
+    }
+    return n;
+  }
+
   long maxLeaseMillis() {
     return schedule.maxLeaseMillis();
   }
@@ -351,8 +371,14 @@ final class Simulator {
       return server.get();
     }
     LeaseRecord before = server.current();
-    Answer answer = action instanceof LeaseStep.Create create ? server.create(create.record())
-        : server.update(((LeaseStep.Update) action).record());
+    writer = replica.index;
+    Answer answer;
+    try {
+      answer = action instanceof LeaseStep.Create create ? server.create(create.record())
+          : server.update(((LeaseStep.Update) action).record());
+    } finally {
+      writer = -1;
+    }
     if (answer instanceof Answer.Written written) {
       LeaseRecord after = written.record();
       if (after.holder() == null && before != null && before.heldBy(replica.identity)) {
@@ -465,6 +491,16 @@ final class Simulator {
   }
 
   private void leaseChanged(LeaseRecord record) {
+    boolean termChanged = writer < 0 || record == null || lastChange == null || !record.sameTerm(lastChange)
+        || !java.util.Objects.equals(record.holder(), lastChange.holder());
+    lastChange = record;
+    if (termChanged) {
+      termChanges.addLast(new long[] {now, writer});
+      long keep = 2 * maxLeaseMillis() * 1_000_000L;
+      while (now - termChanges.peekFirst()[0] > keep) {
+        termChanges.pollFirst();
+      }
+    }
     for (WatchConnection w : watches) {
       if (network.dropEvent()) {
         continue;
