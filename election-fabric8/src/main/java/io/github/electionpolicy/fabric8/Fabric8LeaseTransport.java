@@ -1,12 +1,10 @@
 package io.github.electionpolicy.fabric8;
 
-import io.fabric8.kubernetes.api.model.Event;
-import io.fabric8.kubernetes.api.model.EventBuilder;
-import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -57,7 +55,8 @@ final class Fabric8LeaseTransport implements LeaseTransport {
   private final KubernetesSerialization serialization;
   private final AtomicBoolean closed = new AtomicBoolean();
   private final Set<Call> inFlight = ConcurrentHashMap.newKeySet();
-  private volatile Lease lastSeen;
+  // The Lease as last read or written, untyped (LeaseRecords): never changed once seen, read by other threads.
+  private volatile Map<String, Object> lastSeen;
   private final EventAccess eventAccess;
   // This runner's share of the JVM's Lease-call places: its requests and watch openings take theirs through it, and
   // its tasks on io (the preflight, its reviews) one of it too, io taking theirs of the JVM's (finding 3, h-attack8).
@@ -124,15 +123,16 @@ final class Fabric8LeaseTransport implements LeaseTransport {
         // As fabric8's get(): a missing Lease is an answer, not a failure.
         return new LeaseStep.Answer.Missing();
       }
-      Lease lease = answeredLease(body);
+      Map<String, Object> lease = answeredLease(body);
+      LeaseStep.Answer found = new LeaseStep.Answer.Found(LeaseRecords.record(lease));
       lastSeen = lease;
-      return new LeaseStep.Answer.Found(LeaseRecords.record(lease));
+      return found;
     }, done);
   }
 
   @Override
   public Call create(LeaseRecord record, Answered done) {
-    Lease lease = LeaseRecords.lease(record, lastSeen, namespace, name);
+    Map<String, Object> lease = LeaseRecords.lease(record, lastSeen, namespace, name);
     return http.send("create Lease", () -> http.createLease(lease), this::written, done);
   }
 
@@ -145,14 +145,15 @@ final class Fabric8LeaseTransport implements LeaseTransport {
       done.answered(LeaseHttp.failed(refused), refused);
       return () -> { };
     }
-    Lease lease = LeaseRecords.lease(record, lastSeen, namespace, name);
+    Map<String, Object> lease = LeaseRecords.lease(record, lastSeen, namespace, name);
     return http.send("update Lease", () -> http.updateLease(lease), this::written, done);
   }
 
   private LeaseStep.Answer written(int code, String body) {
-    Lease lease = answeredLease(body);
+    Map<String, Object> lease = answeredLease(body);
+    LeaseStep.Answer written = new LeaseStep.Answer.Written(LeaseRecords.record(lease));
     lastSeen = lease;
-    return new LeaseStep.Answer.Written(LeaseRecords.record(lease));
+    return written;
   }
 
   /**
@@ -163,10 +164,10 @@ final class Fabric8LeaseTransport implements LeaseTransport {
    * planted there (which only a mock can do) is read as the blocking client read it, a Lease whose holder is
    * respected like any other.
    */
-  private Lease answeredLease(String body) {
-    Lease lease = body == null || body.isBlank() ? null : serialization.unmarshal(body, Lease.class);
-    if (lease == null || lease.getMetadata() == null
-        || !name.equals(lease.getMetadata().getName()) || lease.getMetadata().getResourceVersion() == null) {
+  @SuppressWarnings("unchecked")
+  private Map<String, Object> answeredLease(String body) {
+    Map<String, Object> lease = body == null || body.isBlank() ? null : serialization.unmarshal(body, Map.class);
+    if (lease == null || !name.equals(LeaseRecords.name(lease)) || LeaseRecords.resourceVersion(lease) == null) {
       String shown = body == null ? "" : body.strip();
       throw new IllegalStateException("the answer is no Lease " + namespace + "/" + name + ": \""
           + (shown.length() > 200 ? shown.substring(0, 200) + "..." : shown) + "\"");
@@ -365,29 +366,37 @@ final class Fabric8LeaseTransport implements LeaseTransport {
     http.recordEvent(event, () -> event(event), eventAccess, done);
   }
 
-  /** The core/v1 Event, shaped as client-go's recorder writes it, on the Lease as it was last seen. */
-  Event event(LeadershipEvent event) {
-    Lease seen = lastSeen;
+  /**
+   * The core/v1 Event, shaped as client-go's recorder writes it, on the Lease as it was last seen; untyped, as the
+   * Lease is written ({@link LeaseRecords}), since the first Event goes out just as the first term begins, when
+   * fabric8's typed model would build its serializers on a core the new leader needs.
+   */
+  Map<String, Object> event(LeadershipEvent event) {
     String when = event.time().truncatedTo(ChronoUnit.SECONDS).toString();
-    return new EventBuilder()
-        .withNewMetadata().withName(event.name()).withNamespace(namespace).endMetadata()
-        .withNewInvolvedObject()
-        .withApiVersion("coordination.k8s.io/v1")
-        .withKind("Lease")
-        .withNamespace(namespace)
-        .withName(name)
-        .withUid(seen == null || seen.getMetadata() == null ? null : seen.getMetadata().getUid())
-        .endInvolvedObject()
-        .withType(event.kind().type())
-        .withReason(LeadershipEvent.REASON)
-        .withMessage(event.message())
-        .withFirstTimestamp(when)
-        .withLastTimestamp(when)
-        .withCount(1)
-        .withNewSource().withComponent(event.identity()).endSource()
-        .withReportingComponent(LeadershipEvent.REPORTING_COMPONENT)
-        .withReportingInstance(event.identity())
-        .build();
+    Map<String, Object> involved = new java.util.LinkedHashMap<>();
+    involved.put("apiVersion", "coordination.k8s.io/v1");
+    involved.put("kind", "Lease");
+    involved.put("namespace", namespace);
+    involved.put("name", name);
+    String uid = LeaseRecords.uid(lastSeen);
+    if (uid != null) {
+      involved.put("uid", uid);
+    }
+    Map<String, Object> body = new java.util.LinkedHashMap<>();
+    body.put("apiVersion", "v1");
+    body.put("kind", "Event");
+    body.put("metadata", Map.of("name", event.name(), "namespace", namespace));
+    body.put("involvedObject", involved);
+    body.put("type", event.kind().type());
+    body.put("reason", LeadershipEvent.REASON);
+    body.put("message", event.message());
+    body.put("firstTimestamp", when);
+    body.put("lastTimestamp", when);
+    body.put("count", 1);
+    body.put("source", Map.of("component", event.identity()));
+    body.put("reportingComponent", LeadershipEvent.REPORTING_COMPONENT);
+    body.put("reportingInstance", event.identity());
+    return body;
   }
 
   @Override

@@ -1,6 +1,5 @@
 package io.github.electionpolicy.fabric8;
 
-import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.Status;
 import io.fabric8.kubernetes.api.model.StatusBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -285,7 +284,7 @@ final class LeaseHttp {
    * neither cuts it short nor refuses it. A 403 goes to {@code eventAccess} (if any), which warns once; any other
    * failure is logged at DEBUG. {@code done} runs once, when the write is over (or refused).
    */
-  void recordEvent(LeadershipEvent event, java.util.function.Supplier<Event> body, EventAccess eventAccess,
+  void recordEvent(LeadershipEvent event, java.util.function.Supplier<?> body, EventAccess eventAccess,
       Runnable done) {
     // Written after a close too: the Event that ends a closing runner's term is due just before its transport
     // closes, and may wait behind an earlier one still in flight.

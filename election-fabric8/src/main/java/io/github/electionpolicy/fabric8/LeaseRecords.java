@@ -1,18 +1,31 @@
 package io.github.electionpolicy.fabric8;
 
-import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
-import io.fabric8.kubernetes.api.model.coordination.v1.LeaseBuilder;
 import io.fabric8.kubernetes.api.model.coordination.v1.LeaseSpec;
-import io.fabric8.kubernetes.api.model.coordination.v1.LeaseSpecBuilder;
+import java.time.Instant;
+import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.time.format.DateTimeParseException;
+import java.util.LinkedHashMap;
+import java.util.Map;
 
-/** Between fabric8's {@link Lease} and the protocol's {@link LeaseRecord}: the only place that maps them. */
+/**
+ * Between a Lease and the protocol's {@link LeaseRecord}: the only place that maps them. The Lease requests read and
+ * write the Lease untyped, as the JSON object the server sends ({@code Map}s, lists and scalars): fabric8's typed
+ * model costs its (de)serializers' first build, tens of milliseconds on the first election of a JVM, and a write of
+ * the object as read keeps every field of it, known to the model or not. The watch's events come typed, through
+ * fabric8's watch ({@link #record(Lease)}).
+ */
 final class LeaseRecords {
+
+  /** The format of a {@code MicroTime}, as the API server and fabric8's model write it. */
+  private static final DateTimeFormatter MICRO_TIME =
+      DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSSSSS'Z'").withZone(ZoneOffset.UTC);
 
   private LeaseRecords() {}
 
-  /** The protocol's view of a Lease. */
+  /** The protocol's view of a Lease as fabric8's model holds it. */
   static LeaseRecord record(Lease lease) {
     LeaseSpec spec = lease.getSpec() == null ? new LeaseSpec() : lease.getSpec();
     return new LeaseRecord(spec.getHolderIdentity(), spec.getLeaseDurationSeconds(),
@@ -22,28 +35,115 @@ final class LeaseRecords {
   }
 
   /**
-   * The Lease to write for a record: the last one seen ({@code lastSeen}, may be null) with its spec replaced,
-   * so labels, annotations and owner references a user put on it survive; an empty holder for none, as
-   * client-go writes it. A record without a resourceVersion is a new Lease named {@code name}.
+   * The protocol's view of a Lease read untyped. A field of the wrong type (a holder that is no string, a time that
+   * is no RFC 3339 time) is an {@link IllegalStateException}: the answer is no Lease, as fabric8's typed reading
+   * would have refused it.
    */
-  static Lease lease(LeaseRecord record, Lease lastSeen, String namespace, String name) {
-    LeaseSpec spec = new LeaseSpecBuilder()
-        .withHolderIdentity(record.holder() == null ? "" : record.holder())
-        .withLeaseDurationSeconds(record.leaseDurationSeconds())
-        .withAcquireTime(record.acquireTime() == null ? null : record.acquireTime().atZone(ZoneOffset.UTC))
-        .withRenewTime(record.renewTime() == null ? null : record.renewTime().atZone(ZoneOffset.UTC))
-        .withLeaseTransitions(record.leaseTransitions())
-        .build();
-    if (record.resourceVersion() == null || lastSeen == null || lastSeen.getMetadata() == null) {
-      return new LeaseBuilder()
-          .withMetadata(new ObjectMetaBuilder().withName(name).withNamespace(namespace)
-              .withResourceVersion(record.resourceVersion()).build())
-          .withSpec(spec)
-          .build();
+  static LeaseRecord record(Map<String, Object> lease) {
+    Map<String, Object> spec = object(lease, "spec");
+    return new LeaseRecord(string(spec, "holderIdentity"), integer(spec, "leaseDurationSeconds"),
+        time(spec, "acquireTime"), time(spec, "renewTime"), integer(spec, "leaseTransitions"),
+        resourceVersion(lease));
+  }
+
+  /** The Lease's {@code metadata.name}, {@code null} if it has none. */
+  static String name(Map<String, Object> lease) {
+    return string(object(lease, "metadata"), "name");
+  }
+
+  /** The Lease's {@code metadata.resourceVersion}, {@code null} if it has none. */
+  static String resourceVersion(Map<String, Object> lease) {
+    return string(object(lease, "metadata"), "resourceVersion");
+  }
+
+  /** The Lease's {@code metadata.uid}, {@code null} if it has none (or no Lease was seen). */
+  static String uid(Map<String, Object> lease) {
+    return lease == null ? null : string(object(lease, "metadata"), "uid");
+  }
+
+  /**
+   * The Lease to write for a record: the last one seen ({@code lastSeen}, may be null) with its spec replaced,
+   * so labels, annotations, owner references and any other field a user or the server put on it survive; an empty
+   * holder for none, as client-go writes it. A record without a resourceVersion is a new Lease named {@code name}.
+   * Never changes {@code lastSeen}, which other threads may read.
+   */
+  static Map<String, Object> lease(LeaseRecord record, Map<String, Object> lastSeen, String namespace,
+      String name) {
+    Map<String, Object> spec = new LinkedHashMap<>();
+    spec.put("holderIdentity", record.holder() == null ? "" : record.holder());
+    putIfSet(spec, "leaseDurationSeconds", record.leaseDurationSeconds());
+    putIfSet(spec, "acquireTime", record.acquireTime() == null ? null : MICRO_TIME.format(record.acquireTime()));
+    putIfSet(spec, "renewTime", record.renewTime() == null ? null : MICRO_TIME.format(record.renewTime()));
+    putIfSet(spec, "leaseTransitions", record.leaseTransitions());
+    Map<String, Object> lease = new LinkedHashMap<>();
+    Map<String, Object> metadata = new LinkedHashMap<>();
+    if (record.resourceVersion() == null || lastSeen == null || !(lastSeen.get("metadata") instanceof Map)) {
+      lease.put("apiVersion", "coordination.k8s.io/v1");
+      lease.put("kind", "Lease");
+      metadata.put("name", name);
+      metadata.put("namespace", namespace);
+    } else {
+      lease.putAll(lastSeen);
+      metadata.putAll(object(lastSeen, "metadata"));
     }
-    return new LeaseBuilder(lastSeen)
-        .editMetadata().withResourceVersion(record.resourceVersion()).endMetadata()
-        .withSpec(spec)
-        .build();
+    putIfSet(metadata, "resourceVersion", record.resourceVersion());
+    lease.put("metadata", metadata);
+    lease.put("spec", spec);
+    return lease;
+  }
+
+  private static void putIfSet(Map<String, Object> map, String key, Object value) {
+    if (value != null) {
+      map.put(key, value);
+    }
+  }
+
+  @SuppressWarnings("unchecked")
+  private static Map<String, Object> object(Map<String, Object> map, String key) {
+    Object value = map == null ? null : map.get(key);
+    if (value == null || value instanceof Map) {
+      return (Map<String, Object>) value;
+    }
+    throw wrongType(key, value, "an object");
+  }
+
+  private static String string(Map<String, Object> map, String key) {
+    Object value = map == null ? null : map.get(key);
+    if (value == null || value instanceof String) {
+      return (String) value;
+    }
+    throw wrongType(key, value, "a string");
+  }
+
+  private static Integer integer(Map<String, Object> map, String key) {
+    Object value = map == null ? null : map.get(key);
+    if (value == null) {
+      return null;
+    }
+    if (value instanceof Integer || value instanceof Long || value instanceof Short || value instanceof Byte) {
+      long n = ((Number) value).longValue();
+      if (n == (int) n) {
+        return (int) n;
+      }
+    }
+    throw wrongType(key, value, "a 32-bit integer");
+  }
+
+  private static Instant time(Map<String, Object> map, String key) {
+    String value = string(map, key);
+    if (value == null) {
+      return null;
+    }
+    try {
+      return OffsetDateTime.parse(value, DateTimeFormatter.ISO_OFFSET_DATE_TIME).toInstant();
+    } catch (DateTimeParseException e) {
+      throw wrongType(key, value, "an RFC 3339 time");
+    }
+  }
+
+  private static IllegalStateException wrongType(String key, Object value, String expected) {
+    String shown = String.valueOf(value);
+    return new IllegalStateException("the Lease's " + key + " is not " + expected + ": "
+        + (shown.length() > 100 ? shown.substring(0, 100) + "..." : shown));
   }
 }
