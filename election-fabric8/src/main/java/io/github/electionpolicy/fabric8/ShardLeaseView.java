@@ -1,0 +1,119 @@
+package io.github.electionpolicy.fabric8;
+
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * One replica's view of a sharded controller's Leases, built from its one list and watch by {@link
+ * ShardLeases#LABEL} and judged on its own monotonic clock, as {@link LeaseProtocol} judges a Lease: a Lease is held
+ * until its holder's lease duration has passed since this replica saw its content change (a renewal moves
+ * renewTime, so a live holder's Lease keeps changing); the clocks of other replicas and the renewTime they wrote
+ * are never compared with this one's. {@link #view} gives {@link ShardCoordinator} what it takes in: the live
+ * members (by the identity holding each membership Lease, not by the Lease's name), without those marked as
+ * leaving, and each held shard's holder; {@link #nextExpiry} says when that may change with no event.
+ *
+ * <p>An event older than a change already seen does not date the change back (a re-list after a reconnect that
+ * shows a Lease as it was keeps the time its content was first seen). Pure; not thread-safe (the driver's loop).
+ */
+final class ShardLeaseView {
+
+  /**
+   * One listed Lease as its watch reported it: {@code leaving} when it is a membership Lease marked as leaving
+   * (the member stops counting itself in before its shards stop; docs/architecture.md).
+   */
+  record Listed(String name, LeaseRecord record, boolean leaving) {
+    Listed {
+      Objects.requireNonNull(name, "name");
+      Objects.requireNonNull(record, "record");
+    }
+  }
+
+  private record Seen(Listed listed, long changedNanos) {}
+
+  private final ShardLeases leases;
+  private final long defaultDurationNanos;
+  private final Map<String, Seen> seen = new HashMap<>();
+
+  /** A view of {@code leases}; a Lease without a positive duration counts {@code defaultDurationNanos}. */
+  ShardLeaseView(ShardLeases leases, long defaultDurationNanos) {
+    this.leases = Objects.requireNonNull(leases, "leases");
+    if (defaultDurationNanos <= 0) {
+      throw new IllegalArgumentException("defaultDurationNanos is " + defaultDurationNanos + "; expected > 0");
+    }
+    this.defaultDurationNanos = defaultDurationNanos;
+  }
+
+  /** The whole list, as listed at {@code now} (a first list, or a re-list after the watch reconnected). */
+  void listed(List<Listed> all, long now) {
+    Map<String, Listed> byName = new HashMap<>();
+    for (Listed listed : all) {
+      byName.put(listed.name(), listed);
+    }
+    seen.keySet().retainAll(byName.keySet());
+    byName.values().forEach(listed -> changed(listed, now));
+  }
+
+  /** A watch event at {@code now}: the Lease added or modified. */
+  void changed(Listed listed, long now) {
+    Seen before = seen.get(listed.name());
+    boolean same = before != null && before.listed().leaving() == listed.leaving()
+        && before.listed().record().sameContent(listed.record());
+    if (!same) {
+      long changedAt = before == null || now - before.changedNanos() > 0 ? now : before.changedNanos();
+      seen.put(listed.name(), new Seen(listed, changedAt));
+    } else if (!Objects.equals(before.listed().record().resourceVersion(), listed.record().resourceVersion())) {
+      seen.put(listed.name(), new Seen(listed, before.changedNanos()));
+    }
+  }
+
+  /** A watch event: the Lease {@code name} was deleted. */
+  void deleted(String name) {
+    seen.remove(name);
+  }
+
+  /** What the coordinator takes in at {@code now}. */
+  ShardCoordinatorInput.ViewObserved view(long now) {
+    Set<String> members = new TreeSet<>();
+    Map<Integer, String> holders = new TreeMap<>();
+    for (Seen s : seen.values()) {
+      LeaseRecord record = s.listed().record();
+      if (record.holder() == null || now - expiry(s) >= 0) {
+        continue;
+      }
+      ShardLeases.Kind kind = leases.parse(s.listed().name());
+      if (kind instanceof ShardLeases.Kind.Shard shard) {
+        holders.put(shard.shard(), record.holder());
+      } else if (kind instanceof ShardLeases.Kind.Member && !s.listed().leaving()) {
+        members.add(record.holder());
+      }
+    }
+    return new ShardCoordinatorInput.ViewObserved(members, holders, now);
+  }
+
+  /** When the next held Lease of the view expires with no event, if one is held after {@code now}. */
+  java.util.OptionalLong nextExpiry(long now) {
+    long next = 0;
+    boolean any = false;
+    for (Seen s : seen.values()) {
+      if (s.listed().record().holder() == null || leases.parse(s.listed().name()) instanceof ShardLeases.Kind.Other) {
+        continue;
+      }
+      long at = expiry(s);
+      if (at - now > 0 && (!any || at - next < 0)) {
+        next = at;
+        any = true;
+      }
+    }
+    return any ? java.util.OptionalLong.of(next) : java.util.OptionalLong.empty();
+  }
+
+  private long expiry(Seen s) {
+    Integer seconds = s.listed().record().leaseDurationSeconds();
+    return s.changedNanos() + (seconds == null || seconds <= 0 ? defaultDurationNanos : seconds * 1_000_000_000L);
+  }
+}

@@ -1,0 +1,95 @@
+package io.github.electionpolicy.fabric8;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/** A replica's view of the sharded controller's Leases, judged on its own clock from what its watch saw. */
+class ShardLeaseViewTest {
+
+  private static final long S = 1_000_000_000L;
+  private final ShardLeases leases = new ShardLeases("orders", 4);
+  private final ShardLeaseView view = new ShardLeaseView(leases, 15 * S);
+
+  @Test
+  void membersAreTheIdentitiesHoldingMembershipLeasesAndShardsTheirHolders() {
+    view.listed(List.of(member("pod-a", "Pod_A", 10, 1), member("pod-b", "pod-b", 10, 1),
+        shard(0, "Pod_A", 10, 1), shard(3, "pod-b", 10, 1), shard(1, null, 10, 1),
+        new ShardLeaseView.Listed("someone-elses", held("x", 10, 1), false)), 0);
+
+    assertThat(view.view(5 * S)).isEqualTo(
+        new ShardCoordinatorInput.ViewObserved(Set.of("Pod_A", "pod-b"), Map.of(0, "Pod_A", 3, "pod-b"), 5 * S));
+  }
+
+  @Test
+  void aLeaseIsHeldUntilItsDurationHasPassedSinceItsContentLastChangedHere() {
+    view.listed(List.of(member("pod-a", "pod-a", 10, 1), member("pod-b", "pod-b", 10, 1)), 0);
+    view.changed(member("pod-a", "pod-a", 10, 2), 8 * S); // pod-a renews; pod-b does not
+
+    assertThat(view.view(10 * S - 1).liveMembers()).containsExactlyInAnyOrder("pod-a", "pod-b");
+    assertThat(view.view(10 * S).liveMembers()).containsExactly("pod-a");
+    assertThat(view.nextExpiry(10 * S)).isEqualTo(OptionalLong.of(18 * S));
+    assertThat(view.view(18 * S).liveMembers()).isEmpty();
+    assertThat(view.nextExpiry(18 * S)).isEmpty();
+  }
+
+  @Test
+  void theSameContentAgainDoesNotRenewNorDoesAnOlderEventDateTheChangeBack() {
+    view.listed(List.of(member("pod-a", "pod-a", 10, 1)), 0);
+    ShardLeaseView.Listed again = member("pod-a", "pod-a", 10, 1);
+    view.listed(List.of(new ShardLeaseView.Listed(again.name(), again.record().withResourceVersion("9"), false)),
+        6 * S); // a re-list after a reconnect: nothing renewed
+    assertThat(view.view(10 * S).liveMembers()).as("expired at 10 s, as first seen").isEmpty();
+
+    view.changed(member("pod-a", "pod-a", 10, 2), 12 * S);
+    view.changed(member("pod-a", "pod-a", 10, 3), 11 * S); // taken in after, but it arrived earlier
+    assertThat(view.nextExpiry(12 * S)).isEqualTo(OptionalLong.of(22 * S));
+  }
+
+  @Test
+  void aMemberMarkedLeavingIsCountedOutWhileItsShardsStillCount() {
+    view.listed(List.of(member("pod-a", "pod-a", 10, 1), shard(2, "pod-a", 10, 1)), 0);
+    view.changed(new ShardLeaseView.Listed(leases.memberLease("pod-a"), held("pod-a", 10, 1), true), S);
+
+    assertThat(view.view(2 * S)).isEqualTo(
+        new ShardCoordinatorInput.ViewObserved(Set.of(), Map.of(2, "pod-a"), 2 * S));
+  }
+
+  @Test
+  void aLeaseDeletedOrLeftOutOfAReListIsGone() {
+    view.listed(List.of(member("pod-a", "pod-a", 10, 1), shard(1, "pod-a", 10, 1), shard(2, "pod-a", 10, 1)), 0);
+    view.deleted(leases.shardLease(1));
+    view.listed(List.of(member("pod-a", "pod-a", 10, 1), shard(3, "pod-a", 0, 1)), S);
+
+    assertThat(view.view(2 * S).holders()).isEqualTo(Map.of(3, "pod-a"));
+    assertThat(view.nextExpiry(2 * S)).as("the member, as first seen").isEqualTo(OptionalLong.of(10 * S));
+    assertThat(view.nextExpiry(10 * S)).as("a duration of 0 counts the default 15 s").isEqualTo(OptionalLong.of(16 * S));
+    assertThat(view.view(10 * S).holders()).containsOnlyKeys(3);
+    assertThat(view.view(16 * S).holders()).isEmpty();
+  }
+
+  @Test
+  void badArgumentsAreRefused() {
+    assertThatThrownBy(() -> new ShardLeaseView(leases, 0)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("defaultDurationNanos is 0; expected > 0");
+    assertThatThrownBy(() -> new ShardLeaseView.Listed("x", null, false)).isInstanceOf(NullPointerException.class);
+  }
+
+  private ShardLeaseView.Listed member(String identity, String holder, int seconds, int renewal) {
+    return new ShardLeaseView.Listed(leases.memberLease(identity), held(holder, seconds, renewal), false);
+  }
+
+  private ShardLeaseView.Listed shard(int shard, String holder, int seconds, int renewal) {
+    return new ShardLeaseView.Listed(leases.shardLease(shard), held(holder, seconds, renewal), false);
+  }
+
+  private static LeaseRecord held(String holder, int seconds, int renewal) {
+    return new LeaseRecord(holder, seconds, Instant.EPOCH, Instant.ofEpochSecond(renewal), 0, Integer.toString(renewal));
+  }
+}
