@@ -24,6 +24,12 @@ final class ShardLeases {
   /** The label every Lease of a sharded controller carries; its value names the controller (its base Lease). */
   static final String LABEL = "election-policy.io/sharded-lease";
 
+  /**
+   * The annotation a member puts on its membership Lease, with the value {@code "true"}, when it starts to leave:
+   * every view counts it out from then on, while it still renews the Lease until its shards have stopped.
+   */
+  static final String LEAVING = "election-policy.io/leaving";
+
   static final int MAX_NAME = 253;
   static final int MAX_LABEL_VALUE = 63;
   private static final String SHARD = "-shard-";

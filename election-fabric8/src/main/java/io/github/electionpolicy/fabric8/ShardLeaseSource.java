@@ -1,0 +1,84 @@
+package io.github.electionpolicy.fabric8;
+
+import io.fabric8.kubernetes.api.model.ObjectMeta;
+import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import java.util.Objects;
+
+/**
+ * The one list and watch of a sharded controller's Leases (those labelled {@link ShardLeases#LABEL}{@code =}{@link
+ * ShardLeases#labelValue()} in one namespace), through a fabric8 informer: it lists, watches, lists again after a
+ * watch it cannot resume and reports only what changed, which is what {@link ShardLeaseView} takes in. Each Lease
+ * is reported with the time it arrived, on the driver's {@link Ticker}, from the informer's own thread; the sink
+ * hands it to the driver's loop.
+ *
+ * <p>Thread-safe: {@link #close} may be called from any thread, once or more.
+ */
+final class ShardLeaseSource implements AutoCloseable {
+
+  /** Where the Leases go, called on the informer's thread, one event at a time. */
+  interface Sink {
+    /** The Lease was added or changed; it arrived at {@code arrivedNanos}. */
+    void changed(ShardLeaseView.Listed listed, long arrivedNanos);
+
+    /** The Lease {@code name} was deleted; the deletion arrived at {@code arrivedNanos}. */
+    void deleted(String name, long arrivedNanos);
+  }
+
+  private final SharedIndexInformer<Lease> informer;
+
+  private ShardLeaseSource(SharedIndexInformer<Lease> informer) {
+    this.informer = informer;
+  }
+
+  /**
+   * Starts the informer over the Leases of {@code leases} in {@code namespace}; returns at once, without waiting for
+   * the first list.
+   */
+  static ShardLeaseSource open(KubernetesClient client, String namespace, ShardLeases leases, Ticker ticker,
+      Sink sink) {
+    Objects.requireNonNull(sink, "sink");
+    Objects.requireNonNull(ticker, "ticker");
+    SharedIndexInformer<Lease> informer = client.leases().inNamespace(namespace)
+        .withLabel(ShardLeases.LABEL, leases.labelValue())
+        .runnableInformer(0);
+    informer.addEventHandler(new ResourceEventHandler<>() {
+      @Override
+      public void onAdd(Lease lease) {
+        sink.changed(listed(lease), ticker.read());
+      }
+
+      @Override
+      public void onUpdate(Lease before, Lease lease) {
+        sink.changed(listed(lease), ticker.read());
+      }
+
+      @Override
+      public void onDelete(Lease lease, boolean finalStateUnknown) {
+        sink.deleted(lease.getMetadata().getName(), ticker.read());
+      }
+    });
+    informer.start();
+    return new ShardLeaseSource(informer);
+  }
+
+  /** Whether the first list has been reported. */
+  boolean synced() {
+    return informer.hasSynced();
+  }
+
+  /** A Lease as the view takes it: its name, its record, and whether it is marked as leaving. */
+  static ShardLeaseView.Listed listed(Lease lease) {
+    ObjectMeta metadata = lease.getMetadata();
+    boolean leaving = metadata.getAnnotations() != null
+        && "true".equals(metadata.getAnnotations().get(ShardLeases.LEAVING));
+    return new ShardLeaseView.Listed(metadata.getName(), LeaseRecords.record(lease), leaving);
+  }
+
+  @Override
+  public void close() {
+    informer.close();
+  }
+}

@@ -1,0 +1,85 @@
+package io.github.electionpolicy.fabric8;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
+import io.fabric8.kubernetes.api.model.coordination.v1.LeaseBuilder;
+import io.github.electionpolicy.testsupport.Await;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The one list and watch of a sharded controller's Leases, over the real fabric8 client and informer against the
+ * mock API server in CRUD mode: it reports the controller's labelled Leases (and no other), their changes and
+ * deletions, and the leaving mark, each dated by the driver's ticker; the view built from it sees the controller.
+ */
+class ShardLeaseSourceTest {
+
+  @RegisterExtension
+  final MockApi api = new MockApi();
+
+  private final ShardLeases leases = new ShardLeases("orders", 4);
+  private final Map<String, ShardLeaseView.Listed> seen = new ConcurrentHashMap<>();
+  private final Map<String, Long> deletedAt = new ConcurrentHashMap<>();
+  private final AtomicLong ticks = new AtomicLong();
+  private final ShardLeaseSource.Sink sink = new ShardLeaseSource.Sink() {
+    @Override
+    public void changed(ShardLeaseView.Listed listed, long arrivedNanos) {
+      seen.put(listed.name(), listed);
+    }
+
+    @Override
+    public void deleted(String name, long arrivedNanos) {
+      seen.remove(name);
+      deletedAt.put(name, arrivedNanos);
+    }
+  };
+
+  @Test
+  void reportsTheControllersLeasesTheirChangesAndDeletionsAndNothingElse() {
+    create(lease(leases.memberLease("pod-a"), "pod-a", true, false));
+    create(lease(leases.shardLease(0), "pod-a", true, false));
+    create(lease("orders-shard-1", "pod-b", false, false)); // not labelled: not the controller's
+    create(lease(new ShardLeases("billing", 4).shardLease(0), "pod-c", false, false).edit().editMetadata()
+        .addToLabels(ShardLeases.LABEL, "billing").endMetadata().build());
+
+    try (ShardLeaseSource source = ShardLeaseSource.open(api.client(), MockApi.NAMESPACE, leases,
+        ticks::incrementAndGet, sink)) {
+      Await.until("the first list", () -> source.synced() && seen.size() == 2, seen::keySet);
+      assertThat(seen).containsOnlyKeys(leases.memberLease("pod-a"), leases.shardLease(0));
+      assertThat(seen.get(leases.shardLease(0)).record().holder()).isEqualTo("pod-a");
+
+      create(lease(leases.memberLease("pod-b"), "pod-b", true, false));
+      api.client().leases().inNamespace(MockApi.NAMESPACE).withName(leases.memberLease("pod-a"))
+          .edit(l -> lease(leases.memberLease("pod-a"), "pod-a", true, true));
+      api.client().leases().inNamespace(MockApi.NAMESPACE).withName(leases.shardLease(0)).delete();
+
+      Await.until("the changes", () -> seen.containsKey(leases.memberLease("pod-b"))
+          && seen.get(leases.memberLease("pod-a")).leaving() && deletedAt.containsKey(leases.shardLease(0)),
+          seen::toString);
+      ShardLeaseView view = new ShardLeaseView(leases, 15_000_000_000L);
+      seen.values().forEach(listed -> view.changed(listed, 0));
+      assertThat(view.view(1).liveMembers()).as("pod-a leaves").containsExactly("pod-b");
+      assertThat(view.view(1).holders()).isEmpty();
+    }
+  }
+
+  private void create(Lease lease) {
+    api.client().leases().inNamespace(MockApi.NAMESPACE).resource(lease).create();
+  }
+
+  private Lease lease(String name, String holder, boolean labelled, boolean leaving) {
+    LeaseBuilder builder = new LeaseBuilder().withNewMetadata().withName(name).withNamespace(MockApi.NAMESPACE)
+        .endMetadata().withNewSpec().withHolderIdentity(holder).withLeaseDurationSeconds(15).endSpec();
+    if (labelled) {
+      builder.editMetadata().addToLabels(ShardLeases.LABEL, leases.labelValue()).endMetadata();
+    }
+    if (leaving) {
+      builder.editMetadata().addToAnnotations(ShardLeases.LEAVING, "true").endMetadata();
+    }
+    return builder.build();
+  }
+}
