@@ -58,6 +58,9 @@ final class Fabric8LeaseTransport implements LeaseTransport {
   // The Lease as last read or written, untyped (LeaseRecords): never changed once seen, read by other threads.
   private volatile Map<String, Object> lastSeen;
   private final EventAccess eventAccess;
+  // Put in the metadata of every write (the sharded runner's label, a member's leaving mark); empty for an election.
+  private volatile Map<String, String> writeLabels = Map.of();
+  private volatile Map<String, String> writeAnnotations = Map.of();
   // This runner's share of the JVM's Lease-call places: its requests and watch openings take theirs through it, and
   // its tasks on io (the preflight, its reviews) one of it too, io taking theirs of the JVM's (finding 3, h-attack8).
   private final SharedPools.InFlight share;
@@ -111,6 +114,15 @@ final class Fabric8LeaseTransport implements LeaseTransport {
     this.serialization = client.getKubernetesSerialization();
   }
 
+  /**
+   * Puts {@code labels} and {@code annotations} in the metadata of every write from now on (over the values of the
+   * same keys; the Lease's others kept): a shard's or a member's label, a member's leaving mark.
+   */
+  void writeMetadata(Map<String, String> labels, Map<String, String> annotations) {
+    this.writeLabels = Map.copyOf(labels);
+    this.writeAnnotations = Map.copyOf(annotations);
+  }
+
   /** The derived client the Lease calls use. */
   KubernetesClient client() {
     return client;
@@ -132,7 +144,7 @@ final class Fabric8LeaseTransport implements LeaseTransport {
 
   @Override
   public Call create(LeaseRecord record, Answered done) {
-    Map<String, Object> lease = LeaseRecords.lease(record, lastSeen, namespace, name);
+    Map<String, Object> lease = LeaseRecords.lease(record, lastSeen, namespace, name, writeLabels, writeAnnotations);
     return http.send("create Lease", () -> http.createLease(lease), this::written, done);
   }
 
@@ -145,7 +157,7 @@ final class Fabric8LeaseTransport implements LeaseTransport {
       done.answered(LeaseHttp.failed(refused), refused);
       return () -> { };
     }
-    Map<String, Object> lease = LeaseRecords.lease(record, lastSeen, namespace, name);
+    Map<String, Object> lease = LeaseRecords.lease(record, lastSeen, namespace, name, writeLabels, writeAnnotations);
     return http.send("update Lease", () -> http.updateLease(lease), this::written, done);
   }
 

@@ -69,6 +69,16 @@ final class LeaseRecords {
    */
   static Map<String, Object> lease(LeaseRecord record, Map<String, Object> lastSeen, String namespace,
       String name) {
+    return lease(record, lastSeen, namespace, name, Map.of(), Map.of());
+  }
+
+  /**
+   * {@link #lease(LeaseRecord, Map, String, String)} with {@code labels} and {@code annotations} put in its metadata
+   * (over the values of the same keys; the others kept): the sharded runner's label, which its list and watch
+   * selects by, and a member's leaving mark.
+   */
+  static Map<String, Object> lease(LeaseRecord record, Map<String, Object> lastSeen, String namespace,
+      String name, Map<String, String> labels, Map<String, String> annotations) {
     Map<String, Object> spec = new LinkedHashMap<>();
     spec.put("holderIdentity", record.holder() == null ? "" : record.holder());
     putIfSet(spec, "leaseDurationSeconds", record.leaseDurationSeconds());
@@ -87,9 +97,25 @@ final class LeaseRecords {
       metadata.putAll(object(lastSeen, "metadata"));
     }
     putIfSet(metadata, "resourceVersion", record.resourceVersion());
+    merge(metadata, "labels", labels);
+    merge(metadata, "annotations", annotations);
     lease.put("metadata", metadata);
     lease.put("spec", spec);
     return lease;
+  }
+
+  /** Puts {@code entries} in a copy of {@code metadata}'s map {@code key} (made if missing). */
+  private static void merge(Map<String, Object> metadata, String key, Map<String, String> entries) {
+    if (entries.isEmpty()) {
+      return;
+    }
+    Map<String, Object> merged = new LinkedHashMap<>();
+    Map<String, Object> present = object(metadata, key);
+    if (present != null) {
+      merged.putAll(present);
+    }
+    merged.putAll(entries);
+    metadata.put(key, merged);
   }
 
   private static void putIfSet(Map<String, Object> map, String key, Object value) {

@@ -18,6 +18,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -473,6 +474,38 @@ class Fabric8LeaseTransportTest {
       read.await();
       assertThat(puts.get()).as("PUTs the server received").isZero();
       assertThat(requests.inFlight()).isZero();
+    }
+  }
+
+  /**
+   * The sharded runner's Leases carry its label from their create on (its list and watch selects by it), and a
+   * member's leaving mark goes out with its next write; the labels and annotations a user put on the Lease stay.
+   */
+  @Test
+  void theMetadataToWriteGoesWithTheCreateAndEveryUpdateAndKeepsTheUsers() throws Exception {
+    try (Fabric8LeaseTransport transport = transport(api, new SharedPools.InFlight(64, "Lease requests"))) {
+      transport.writeMetadata(Map.of(ShardLeases.LABEL, "orders"), Map.of());
+      Answers create = new Answers();
+      transport.create(record("a", null), create);
+      LeaseRecord created = ((LeaseStep.Answer.Written) create.await()).record();
+      assertThat(api.lease().getMetadata().getLabels()).containsEntry(ShardLeases.LABEL, "orders");
+      api.client().leases().inNamespace(MockApi.NAMESPACE).withName(MockApi.LEASE)
+          .edit(l -> new LeaseBuilder(l).editMetadata().addToLabels("team", "orders").endMetadata().build());
+      Answers read = new Answers();
+      transport.read(read);
+      LeaseRecord seen = ((LeaseStep.Answer.Found) read.await()).record();
+
+      transport.writeMetadata(Map.of(ShardLeases.LABEL, "orders"), Map.of(ShardLeases.LEAVING, "true"));
+      Answers update = new Answers();
+      transport.update(record("a", seen.resourceVersion()), update);
+
+      assertThat(update.await()).isInstanceOf(LeaseStep.Answer.Written.class);
+      assertThat(created.resourceVersion()).isNotEqualTo(seen.resourceVersion());
+      Lease stored = api.lease();
+      assertThat(stored.getMetadata().getLabels()).containsEntry(ShardLeases.LABEL, "orders")
+          .containsEntry("team", "orders");
+      assertThat(stored.getMetadata().getAnnotations()).containsEntry(ShardLeases.LEAVING, "true");
+      assertThat(ShardLeaseSource.listed(stored).leaving()).isTrue();
     }
   }
 
