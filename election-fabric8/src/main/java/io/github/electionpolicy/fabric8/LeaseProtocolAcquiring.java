@@ -53,6 +53,8 @@ final class LeaseProtocolAcquiring {
   private static Action awaitAsFollower(LeaseProtocolState s, long t) {
     long wake;
     if (s.failuresInARow > 0 && s.flaw == Flaw.NO_WAIT_AFTER_FAILURE) {
+      // The broken variant sends its next read at once (never a wake-up that sends nothing: the loop would spin).
+      s.readNow = true;
       wake = t;
     } else if (s.failuresInARow > 0 || !s.watchOpen) {
       long jitter = (long) (s.retryPeriodNanos * 0.2 * s.random.nextDouble());

@@ -35,9 +35,14 @@ final class LeaseRecords {
   }
 
   /**
-   * The protocol's view of a Lease read untyped. A field of the wrong type (a holder that is no string, a time that
-   * is no RFC 3339 time) is an {@link IllegalStateException}: the answer is no Lease, as fabric8's typed reading
-   * would have refused it.
+   * The protocol's view of a Lease read untyped. A field of the wrong JSON type (a holder that is no string, a
+   * duration that is a quoted number, a time that is no RFC 3339 string) is an {@link IllegalStateException}: the
+   * answer is no Lease, and the call fails. That is stricter than fabric8's typed model, which coerces such scalars
+   * as Jackson does ({@code "15"} read as 15, {@code 3} as the holder {@code "3"}, a number as seconds since the
+   * epoch), and deliberately so: a real API server decodes a Lease into its typed fields and refuses such a write,
+   * so only a store that keeps JSON as written (a mock) can hold one, and a guess at what it means is no ground for
+   * a take. Times are read in any RFC 3339 form, where the typed model takes exactly six fraction digits and
+   * {@code Z} (found by h-attack9).
    */
   static LeaseRecord record(Map<String, Object> lease) {
     Map<String, Object> spec = object(lease, "spec");

@@ -23,7 +23,7 @@ import java.util.List;
  *   <li>Liveness: once the faults stop, some replica leads within {@link SimSchedule#livenessBoundMillis()}.
  *   <li>Load: no process sends more than {@link #LOAD_BOUND} Lease calls (reads, writes, watch starts) within any
  *       one retry period of its own clock, and {@link #CALLS_PER_CHANGE} more for each change of the Lease's holder
- *       or term by another client around that window.
+ *       or term by another replica, each deletion and each write by a client that is no replica, around that window.
  * </ol>
  *
  * <p>Not thread-safe (one thread).
