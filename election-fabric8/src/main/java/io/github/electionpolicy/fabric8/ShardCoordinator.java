@@ -61,7 +61,9 @@ final class ShardCoordinator {
     /** Leaving releases the membership Lease at once, while shard runners still stop. */
     LEAVES_BEFORE_SHARDS_STOPPED,
     /** A member whose membership Lease was lost carries on as a member. */
-    IGNORES_MEMBERSHIP_LOSS
+    IGNORES_MEMBERSHIP_LOSS,
+    /** A shard being handed over keeps its token until its runner stopped: new work for it may start meanwhile. */
+    TOKEN_KEPT_WHILE_HANDING_OVER
   }
 
   /** What one shard runner is doing, as far as the coordinator knows. */
@@ -118,7 +120,10 @@ final class ShardCoordinator {
     return Collections.unmodifiableSortedMap(new TreeMap<>(runners));
   }
 
-  /** The fencing token of each owned shard, as its runner reported it. */
+  /**
+   * The fencing token of each shard this replica owns and keeps, as its runner reported it: a runner that contends
+   * again (its term lost) or is being handed over has none, so new work for its shard starts nowhere here.
+   */
   SortedMap<Integer, Long> tokens() {
     return Collections.unmodifiableSortedMap(new TreeMap<>(tokens));
   }
@@ -289,6 +294,11 @@ final class ShardCoordinator {
 
   private void handOver(int shard, Why why) {
     runners.put(shard, RunnerState.CLOSING);
+    // From the hand-over on the shard is not this replica's to start work for, though its runner's term may last
+    // until its work stopped.
+    if (flaw != Flaw.TOKEN_KEPT_WHILE_HANDING_OVER) {
+      tokens.remove(shard);
+    }
     out.add(new HandOver(shard, why));
   }
 

@@ -62,13 +62,13 @@ final class ShardCluster {
 
   /** What a run found: each list one property's violations, in order. */
   record Report(List<String> overlaps, List<String> doubleRunners, List<String> earlyHandOvers,
-      List<String> earlyLeaves, List<String> unfair, List<String> longFree, long maxFreeSteps,
-      long maxHealthyFreeSteps, long maxStepsToFair, long steps, int hungStops, int termLosses) {
+      List<String> earlyLeaves, List<String> unfair, List<String> longFree, List<String> wrongTokens,
+      long maxFreeSteps, long maxHealthyFreeSteps, long maxStepsToFair, long steps, int hungStops, int termLosses) {
 
     /** Whether no property was violated. */
     boolean clean() {
       return overlaps.isEmpty() && doubleRunners.isEmpty() && earlyHandOvers.isEmpty() && earlyLeaves.isEmpty()
-          && unfair.isEmpty() && longFree.isEmpty();
+          && unfair.isEmpty() && longFree.isEmpty() && wrongTokens.isEmpty();
     }
   }
 
@@ -85,6 +85,8 @@ final class ShardCluster {
     final String member;
     final int shard;
     RunnerState state = RunnerState.CONTENDING;
+    // The fencing token of its current term (the step it took the Lease), null while it holds none.
+    Long token;
     long stopAt;
     // Its stop outlives its deadline: the runner ends its term and leaves the Lease to expire.
     boolean hangs;
@@ -124,6 +126,7 @@ final class ShardCluster {
   private final List<String> doubleRunners = new ArrayList<>();
   private final List<String> earlyHandOvers = new ArrayList<>();
   private final List<String> earlyLeaves = new ArrayList<>();
+  private final List<String> wrongTokens = new ArrayList<>();
   private final List<String> unfair = new ArrayList<>();
   private final List<String> longFree = new ArrayList<>();
   private long maxFreeSteps;
@@ -209,8 +212,8 @@ final class ShardCluster {
     if (now - liveChangedAt < FAIR_BOUND_STEPS) {
       unfair.add("the live set still changed at step " + liveChangedAt + ", run ends at " + now);
     }
-    return new Report(overlaps, doubleRunners, earlyHandOvers, earlyLeaves, unfair, longFree, maxFreeSteps,
-        maxHealthyFreeSteps, maxStepsToFair, now, hungStops, termLosses);
+    return new Report(overlaps, doubleRunners, earlyHandOvers, earlyLeaves, unfair, longFree, wrongTokens,
+        maxFreeSteps, maxHealthyFreeSteps, maxStepsToFair, now, hungStops, termLosses);
   }
 
   private void step() {
@@ -245,6 +248,7 @@ final class ShardCluster {
         // A renewal failed past the renew deadline: the term ends, the work stops, and the runner contends again
         // (it retakes the Lease its own last term left, a new term).
         runner.state = RunnerState.CONTENDING;
+        runner.token = null;
         termLosses++;
         tell(runner.member, new ShardCoordinatorInput.ShardContending(runner.shard, now));
       }
@@ -262,6 +266,7 @@ final class ShardCluster {
         lease.holder = runner.member;
         lease.renewedAt = now;
         runner.state = RunnerState.OWNING;
+        runner.token = now;
         tell(runner.member, new ShardCoordinatorInput.ShardOwned(runner.shard, now, now));
       }
     }
@@ -294,6 +299,7 @@ final class ShardCluster {
         carryOut(node, node.coordinator.step(node.inbox.poll()));
       }
       if (nodes.get(node.id) == node) {
+        checkTokens(node);
         node.seenLiveChangedAt = liveChangedAt;
         carryOut(node, node.coordinator.step(view));
         carryOut(node, node.coordinator.step(new ShardCoordinatorInput.Tick(now)));
@@ -304,6 +310,24 @@ final class ShardCluster {
           .append('\n');
     }
     check(view);
+  }
+
+  /**
+   * Once it has heard everything its runners told it, a coordinator knows the token of exactly the terms its runners
+   * hold and it keeps ("mine, under which term?"): none of a runner it is handing over.
+   */
+  private void checkTokens(Node node) {
+    Map<Integer, Long> expected = new java.util.TreeMap<>();
+    for (Runner runner : runners) {
+      if (runner.member.equals(node.id) && runner.token != null
+          && node.coordinator.runners().get(runner.shard) != ShardCoordinator.RunnerState.CLOSING) {
+        expected.put(runner.shard, runner.token);
+      }
+    }
+    if (!expected.equals(node.coordinator.tokens()) && wrongTokens.size() < 10) {
+      wrongTokens.add("step " + now + ": " + node.id + " knows the tokens " + node.coordinator.tokens()
+          + ", its runners hold " + expected);
+    }
   }
 
   private boolean takes(Lease lease, String member) {

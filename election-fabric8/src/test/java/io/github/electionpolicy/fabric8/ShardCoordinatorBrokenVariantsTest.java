@@ -28,6 +28,8 @@ class ShardCoordinatorBrokenVariantsTest {
         return ShardCluster.Report::earlyLeaves;
       case IGNORES_MEMBERSHIP_LOSS:
         return ShardCluster.Report::unfair;
+      case TOKEN_KEPT_WHILE_HANDING_OVER:
+        return ShardCluster.Report::wrongTokens;
       default:
         throw new AssertionError("no property named for " + flaw);
     }

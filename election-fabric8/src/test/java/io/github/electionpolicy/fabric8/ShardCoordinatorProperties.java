@@ -47,6 +47,12 @@ class ShardCoordinatorProperties {
     assertThat(run(seed).unfair()).isEmpty();
   }
 
+  /** A coordinator knows the fencing token of exactly the terms its shard runners hold, and no other. */
+  @Property(tries = 300)
+  void theTokensAreThoseOfTheTermsHeld(@ForAll long seed) {
+    assertThat(run(seed).wrongTokens()).isEmpty();
+  }
+
   /** No shard stays free beyond the bound while a member exists. */
   @Property(tries = 300)
   void noShardStaysFreeBeyondTheBound(@ForAll long seed) {
