@@ -59,8 +59,7 @@ final class Fabric8LeaseTransport implements LeaseTransport {
   private volatile Map<String, Object> lastSeen;
   private final EventAccess eventAccess;
   // Put in the metadata of every write (the sharded runner's label, a member's leaving mark); empty for an election.
-  private volatile Map<String, String> writeLabels = Map.of();
-  private volatile Map<String, String> writeAnnotations = Map.of();
+  private volatile WriteMetadata writeMetadata = new WriteMetadata(Map.of(), Map.of());
   // This runner's share of the JVM's Lease-call places: its requests and watch openings take theirs through it, and
   // its tasks on io (the preflight, its reviews) one of it too, io taking theirs of the JVM's (finding 3, h-attack8).
   private final SharedPools.InFlight share;
@@ -119,8 +118,15 @@ final class Fabric8LeaseTransport implements LeaseTransport {
    * same keys; the Lease's others kept): a shard's or a member's label, a member's leaving mark.
    */
   void writeMetadata(Map<String, String> labels, Map<String, String> annotations) {
-    this.writeLabels = Map.copyOf(labels);
-    this.writeAnnotations = Map.copyOf(annotations);
+    this.writeMetadata = new WriteMetadata(Map.copyOf(labels), Map.copyOf(annotations));
+  }
+
+  /** The labels and annotations of every write, set together so that a write never has one without the other. */
+  private record WriteMetadata(Map<String, String> labels, Map<String, String> annotations) {}
+
+  private Map<String, Object> leaseToWrite(LeaseRecord record) {
+    WriteMetadata metadata = writeMetadata;
+    return LeaseRecords.lease(record, lastSeen, namespace, name, metadata.labels(), metadata.annotations());
   }
 
   /** The derived client the Lease calls use. */
@@ -144,7 +150,7 @@ final class Fabric8LeaseTransport implements LeaseTransport {
 
   @Override
   public Call create(LeaseRecord record, Answered done) {
-    Map<String, Object> lease = LeaseRecords.lease(record, lastSeen, namespace, name, writeLabels, writeAnnotations);
+    Map<String, Object> lease = leaseToWrite(record);
     return http.send("create Lease", () -> http.createLease(lease), this::written, done);
   }
 
@@ -157,7 +163,7 @@ final class Fabric8LeaseTransport implements LeaseTransport {
       done.answered(LeaseHttp.failed(refused), refused);
       return () -> { };
     }
-    Map<String, Object> lease = LeaseRecords.lease(record, lastSeen, namespace, name, writeLabels, writeAnnotations);
+    Map<String, Object> lease = leaseToWrite(record);
     return http.send("update Lease", () -> http.updateLease(lease), this::written, done);
   }
 

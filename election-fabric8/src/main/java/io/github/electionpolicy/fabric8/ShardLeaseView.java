@@ -66,8 +66,6 @@ final class ShardLeaseView {
     if (!same) {
       long changedAt = before == null || now - before.changedNanos() > 0 ? now : before.changedNanos();
       seen.put(listed.name(), new Seen(listed, changedAt));
-    } else if (!Objects.equals(before.listed().record().resourceVersion(), listed.record().resourceVersion())) {
-      seen.put(listed.name(), new Seen(listed, before.changedNanos()));
     }
   }
 

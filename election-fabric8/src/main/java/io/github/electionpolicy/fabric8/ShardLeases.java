@@ -96,10 +96,8 @@ final class ShardLeases {
   Kind parse(String leaseName) {
     if (leaseName.startsWith(shardPrefix)) {
       String number = leaseName.substring(shardPrefix.length());
-      if (SHARD_NUMBER.matcher(number).matches() && Integer.parseInt(number) < shardCount) {
-        return new Kind.Shard(Integer.parseInt(number));
-      }
-      return new Kind.Other();
+      int shard = SHARD_NUMBER.matcher(number).matches() ? Integer.parseInt(number) : shardCount;
+      return shard < shardCount ? new Kind.Shard(shard) : new Kind.Other();
     }
     if (leaseName.startsWith(memberPrefix) && leaseName.length() > memberPrefix.length()) {
       return new Kind.Member();
