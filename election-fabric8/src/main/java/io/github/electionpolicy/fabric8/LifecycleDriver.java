@@ -64,6 +64,8 @@ final class LifecycleDriver {
   private boolean lifecycleAbandoned;
   private ElectionState state;
   private boolean closeTaken;
+  // Told of every published state on the loop, after the view (a sharded runner's driver); set before start.
+  private Consumer<ElectionState> loopObserver;
 
   private volatile RunnerView view;
   // Set once, by the first close() of any thread: one compare-and-set, so that two closers cannot both take it.
@@ -195,6 +197,18 @@ final class LifecycleDriver {
     return logLane;
   }
 
+  /**
+   * Has {@code observer} told of every state this runner publishes, on the loop, right after the view that shows it
+   * and before the listeners hear it; the observer must only hand the state on (to a task of its own on the loop),
+   * since what it throws fails this runner. Called once, before {@link #start()}.
+   */
+  void observeOnLoop(Consumer<ElectionState> observer) {
+    if (loopObserver != null) {
+      throw new IllegalStateException("observed already");
+    }
+    this.loopObserver = java.util.Objects.requireNonNull(observer, "observer");
+  }
+
   // ---- the loop --------------------------------------------------------------------------------------------
 
   /** Runs {@code task} on the loop as this runner's task (see guarded); from any thread. */
@@ -322,6 +336,9 @@ final class LifecycleDriver {
     // Readers see the new state before any command after this one hands work to another thread (a service's
     // start() must find its runner LEADING).
     publishView();
+    if (loopObserver != null) {
+      loopObserver.accept(next);
+    }
     if (next instanceof ElectionState.Following following && following.leader().isPresent()) {
       log.info("Following leader {}", following.leader().get());
     }

@@ -1,0 +1,192 @@
+package io.github.electionpolicy.fabric8;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.github.electionpolicy.DecisionLog;
+import io.github.electionpolicy.ElectionDecision;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Executor;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What a {@link ShardedRunner} is built from, and how its parts follow from it, as {@link RunnerAssembly} is for an
+ * {@link ElectionRunner}: the inputs its builder collects, their check, and the production seams of {@link
+ * ShardDriver} (a {@link Fabric8LeaseTransport} per Lease, the {@link ShardLeaseSource} informer).
+ *
+ * <p>Not thread-safe: one builder fills it from one thread.
+ */
+final class ShardAssembly {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ShardedRunner.class);
+
+  KubernetesClient client;
+  ElectionDecision decision;
+  LeaseSettings settings;
+  Integer shardCount;
+  ShardService service;
+  boolean rbacPreflight = true;
+  Readiness readiness = Readiness.CONNECTED;
+  Ticker ticker = Ticker.system();
+  Clock clock = Clock.systemUTC();
+  RunnerLoop loop = RunnerLoop.shared();
+  Executor userCode = SharedPools.userCode();
+  ShardDriver.LeaseRunners runners;
+  ShardDriver.ViewSource source;
+  ShardCoordinator.Flaw flaw = ShardCoordinator.Flaw.NONE;
+  private boolean started;
+
+  /** A contending replica's parts; {@code driver} is null when running unelected (then {@code unelected} is set). */
+  record Parts(ElectionDecision decision, Shards shards, String identity, Optional<String> namespace,
+      Optional<String> baseLeaseName, ShardDriver driver, ElectionRunner unelected, Ticker ticker,
+      HealthRule.Inputs healthInputs) {}
+
+  /** Throws for an input that is missing, naming it and the call that sets it. */
+  void check() {
+    if (decision == null) {
+      throw new IllegalStateException("no decision: call decision(...) or decide(policy, environment, substrate)");
+    }
+    if (shardCount == null) {
+      throw new IllegalStateException("no shard count: call shards(n), e.g. shards(16)");
+    }
+    if (service == null) {
+      throw new IllegalStateException("no service: set the work of one shard with service(...)");
+    }
+    if (decision.contends() && settings == null) {
+      throw new IllegalStateException("the decision is to contend but no settings were given: call "
+          + "settings(LeaseSettings.builder().leaseName(...).build()); the Lease name is the base of the shards' "
+          + "Lease names");
+    }
+    if (decision.contends() && client == null && runners == null) {
+      throw new IllegalStateException("the decision is to contend but no client was given: call "
+          + "client(kubernetesClient)");
+    }
+  }
+
+  /** Checks, builds and starts, once: a second call throws. */
+  Parts start() {
+    if (started) {
+      throw new IllegalStateException("this builder already started a sharded runner; use a new builder");
+    }
+    check();
+    Shards shards = Shards.of(shardCount);
+    if (!decision.contends()) {
+      ElectionRunner.Builder unelected = ElectionRunner.builder().decision(decision)
+          .service(new AllShards(shards.count(), service)).readiness(readiness).ticker(ticker).clock(clock)
+          .loop(loop).userCode(userCode);
+      if (settings != null) {
+        unelected.settings(settings);
+      }
+      started = true;
+      ElectionRunner runner = unelected.start();
+      return new Parts(decision, shards, runner.identity(), Optional.empty(), Optional.empty(), null, runner,
+          ticker, null);
+    }
+    ShardLeases leases = new ShardLeases(settings.leaseName(), shards.count());
+    ProcessIdentity.Resolved resolved = ProcessIdentity.resolve(settings);
+    String identity = resolved.identity();
+    String namespace;
+    try {
+      namespace = LeaseNamespace.resolve(settings, client == null ? null : client.getNamespace()).name();
+    } catch (RuntimeException e) {
+      DecisionLog.log(decision);
+      throw e;
+    }
+    long startNanos = ticker.read();
+    ShardDriver.LeaseRunners leaseRunners = runners != null ? runners : fabric8Runners(identity, namespace, leases);
+    ShardDriver.ViewSource view = source != null ? source
+        : sink -> ShardLeaseSource.open(client, namespace, leases, ticker, sink);
+    long retry = settings.retryPeriod().toNanos();
+    ShardDriver driver = new ShardDriver(new ShardDriver.Parts(identity, leases, shards.count(), service, loop, ticker,
+        leaseRunners, view, settings.leaseDuration().toNanos(), 2 * retry, Math.max(1, retry / 2), flaw));
+    started = true;
+    DecisionLog.log(decision);
+    LOG.info("Contending for {} shards of {}/{} as {} ({}; lease {}, renew deadline {}, retry {}, on loss {})",
+        shards.count(), namespace, settings.leaseName(), identity, resolved.source(),
+        Durations.format(settings.leaseDuration()), Durations.format(settings.renewDeadline()),
+        Durations.format(settings.retryPeriod()), settings.lossPolicy());
+    driver.start();
+    return new Parts(decision, shards, identity, Optional.of(namespace), Optional.of(settings.leaseName()), driver,
+        null, ticker, new HealthRule.Inputs(true, readiness, settings.healthBudget().toNanos(), startNanos));
+  }
+
+  /** The production runners: one {@link LifecycleDriver} over a {@link Fabric8LeaseTransport} per Lease. */
+  private ShardDriver.LeaseRunners fabric8Runners(String identity, String namespace, ShardLeases leases) {
+    Map<String, String> labels = Map.of(ShardLeases.LABEL, leases.labelValue());
+    return (leaseName, work, membership) -> {
+      LeaseSettings.Builder lease = settings.toBuilder().leaseName(leaseName).identity(identity).namespace(namespace);
+      if (membership) {
+        // Losing membership ends no work of its own (each shard has its term): it joins again, whatever the policy.
+        lease.lossPolicy(LossPolicy.recontend()).leadershipEvents(false);
+      }
+      LeaseSettings leaseSettings = lease.build();
+      Fabric8LeaseTransport transport = new Fabric8LeaseTransport(client, namespace, leaseSettings, SharedPools.io());
+      transport.writeMetadata(labels, Map.of());
+      LifecycleDriver driver = new LifecycleDriver(new LifecycleDriver.Parts(identity, namespace + "/" + leaseName,
+          leaseSettings, Optional.empty(), List.of(work), List.of(), loop, userCode, Optional.of(transport),
+          membership && rbacPreflight, ticker, clock, leaseName + ":" + identity, LeaseProtocol.Flaw.NONE,
+          RunnerFlaw.NONE));
+      return new ShardDriver.LeaseRunner(driver, annotations -> transport.writeMetadata(labels, annotations));
+    };
+  }
+
+  /** Running unelected: one service that runs every shard's work, started in order and stopped in reverse. */
+  static final class AllShards implements LeaderService {
+    private final int count;
+    private final ShardService service;
+    private final List<Integer> started = new ArrayList<>();
+
+    AllShards(int count, ShardService service) {
+      this.count = count;
+      this.service = service;
+    }
+
+    @Override
+    public synchronized void start(LeadershipTerm term) throws Exception {
+      for (int shard = 0; shard < count; shard++) {
+        try {
+          service.start(shard, term);
+        } catch (Throwable e) {
+          // The shards begun are stopped here: a service whose start throws must undo what it began.
+          try {
+            stop();
+          } catch (Throwable again) {
+            e.addSuppressed(again);
+          }
+          throw e;
+        }
+        started.add(shard);
+      }
+    }
+
+    @Override
+    public synchronized void stop() throws Exception {
+      Throwable first = null;
+      for (int i = started.size() - 1; i >= 0; i--) {
+        try {
+          service.stop(started.get(i));
+        } catch (Throwable e) {
+          if (first == null) {
+            first = e;
+          } else {
+            first.addSuppressed(e);
+          }
+        }
+      }
+      started.clear();
+      if (first instanceof Exception exception) {
+        throw exception;
+      } else if (first != null) {
+        throw (Error) first;
+      }
+    }
+
+    @Override
+    public String toString() {
+      return "every shard of " + count + " of " + service;
+    }
+  }
+}

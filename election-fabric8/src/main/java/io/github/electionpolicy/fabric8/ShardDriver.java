@@ -1,0 +1,442 @@
+package io.github.electionpolicy.fabric8;
+
+import io.github.electionpolicy.fabric8.ShardCoordinatorCommand.*;
+import io.github.electionpolicy.fabric8.ShardCoordinatorInput.*;
+import io.github.electionpolicy.fabric8.ShardCoordinatorPhase.StopCause;
+import java.util.ArrayDeque;
+import java.util.Collections;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Owns one replica's share of a sharded controller on its {@link RunnerLoop}, as {@link LifecycleDriver} owns one
+ * runner: it feeds {@link ShardCoordinator} its inputs one at a time and carries out its commands. The runners it
+ * starts are ordinary {@link LifecycleDriver}s on the same loop, one per shard the coordinator contends for and one
+ * for the membership Lease, built by a {@link LeaseRunners} seam; what they publish comes back, on the loop, as the
+ * coordinator's inputs. The view of the controller's Leases comes from a {@link ViewSource} (in production one
+ * informer, {@link ShardLeaseSource}) through {@link ShardLeaseView}, judged on the loop's ticker. After each batch it
+ * publishes one immutable {@link Snapshot} for readers on other threads.
+ *
+ * <p>What the coordinator logic throws on the loop ends the replica's share as a close does, and the stop reports it
+ * ({@link #failure()}); the loop survives it.
+ *
+ * <p>Thread-safe where it says so ({@link #snapshot()}, {@link #requestClose()}, {@link #awaitStopped}); every other
+ * method runs on the loop.
+ */
+final class ShardDriver {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ShardedRunner.class);
+
+  /** Builds the runner of one of the controller's Leases: the seam between the driver and the Lease calls. */
+  interface LeaseRunners {
+    /**
+     * A runner, not started, for the Lease {@code leaseName}, running {@code service} while it holds it.
+     *
+     * @param membership whether this is the membership Lease (it runs no work, recontends after a loss, and runs
+     *     the RBAC preflight if one is asked for)
+     */
+    LeaseRunner open(String leaseName, LeaderService service, boolean membership);
+  }
+
+  /** A runner, and how to change the annotations its next writes carry (a member's leaving mark). */
+  record LeaseRunner(LifecycleDriver driver, java.util.function.Consumer<Map<String, String>> annotate) {}
+
+  /** Opens the one list and watch of the controller's Leases, reporting to {@code sink} from any thread. */
+  interface ViewSource {
+    AutoCloseable open(ShardLeaseSource.Sink sink);
+  }
+
+  /** What readers see: the coordinator's phase and the terms of the shards this replica owns and keeps. */
+  record Snapshot(ShardCoordinatorPhase phase, SortedMap<Integer, LeadershipTerm> owned, RunnerView membership,
+      boolean shardHung) {}
+
+  /** What the driver is built from. */
+  record Parts(String identity, ShardLeases leases, int shardCount, ShardService service, RunnerLoop loop,
+      Ticker ticker, LeaseRunners runners, ViewSource source, long leaseDurationNanos, long settleNanos,
+      long tickNanos, ShardCoordinator.Flaw flaw) {}
+
+  private static final LeaderService MEMBERSHIP = LeaderService.of(term -> { }, () -> { });
+
+  private final Parts parts;
+  private final RunnerLoop loop;
+  private final Ticker ticker;
+  private final ShardCoordinator coordinator;
+  private final ShardLeaseView view;
+  private final CountDownLatch stopped = new CountDownLatch(1);
+  private final AtomicBoolean closeRequested = new AtomicBoolean();
+  // Every runner this driver started and that has not stopped: for close() from inside one of their callbacks.
+  private final Set<LifecycleDriver> live = ConcurrentHashMap.newKeySet();
+
+  // Confined to the loop.
+  private final ArrayDeque<ShardCoordinatorInput> inputs = new ArrayDeque<>();
+  private boolean draining;
+  private final TreeMap<Integer, ShardRun> shards = new TreeMap<>();
+  private final TreeMap<Integer, LeadershipTerm> terms = new TreeMap<>();
+  private LeaseRunner membership;
+  private boolean membershipLeading;
+  private boolean leaveAsked;
+  private AutoCloseable source;
+  private RunnerLoop.Timer expiryTimer;
+  private long expiryAt;
+  private RunnerLoop.Timer tickTimer;
+  private boolean done;
+  // The coordinator's logic failed: the replica stops once every runner it started stopped.
+  private boolean failedMode;
+  private RunnerView membershipView = new RunnerView(new ElectionState.Starting(), false, false, Optional.empty(), 0);
+  private volatile Throwable failure;
+
+  private volatile Snapshot snapshot;
+
+  private record ShardRun(LeaseRunner runner, ShardWork work) {}
+
+  ShardDriver(Parts parts) {
+    this.parts = Objects.requireNonNull(parts, "parts");
+    this.loop = parts.loop();
+    this.ticker = parts.ticker();
+    this.coordinator = new ShardCoordinator(parts.identity(), parts.shardCount(), parts.settleNanos(),
+        ShardPlanner.FAIR, parts.flaw());
+    this.view = new ShardLeaseView(parts.leases(), parts.leaseDurationNanos());
+    this.snapshot = new Snapshot(coordinator.phase(), Collections.emptySortedMap(), membershipView, false);
+  }
+
+  // ---- from any thread -------------------------------------------------------------------------------------
+
+  Snapshot snapshot() {
+    return snapshot;
+  }
+
+  /** What the coordinator logic threw, if it failed; the replica then stopped as if closed. */
+  Optional<Throwable> failure() {
+    return Optional.ofNullable(failure);
+  }
+
+  void start() {
+    onLoop(() -> {
+      source = parts.source().open(new ShardLeaseSource.Sink() {
+        @Override
+        public void changed(ShardLeaseView.Listed listed, long arrivedNanos) {
+          onLoop(() -> {
+            view.changed(listed, arrivedNanos);
+            observeView();
+          });
+        }
+
+        @Override
+        public void deleted(String name, long arrivedNanos) {
+          onLoop(() -> {
+            view.deleted(name);
+            observeView();
+          });
+        }
+      });
+      inputs.add(new Start(ticker.read()));
+      tick();
+    });
+  }
+
+  /** Asks the replica to leave: its shards are handed over, then its membership Lease released. Once. */
+  void requestClose() {
+    if (closeRequested.compareAndSet(false, true)) {
+      onLoop(() -> inputs.add(new CloseRequested(ticker.read())));
+    }
+  }
+
+  boolean closeRequested() {
+    return closeRequested.get();
+  }
+
+  boolean hasStopped() {
+    return stopped.getCount() == 0;
+  }
+
+  boolean awaitStopped(long timeoutNanos) throws InterruptedException {
+    if (timeoutNanos == Long.MAX_VALUE) {
+      stopped.await();
+      return true;
+    }
+    return stopped.await(timeoutNanos, TimeUnit.NANOSECONDS);
+  }
+
+  /** Whether the caller runs a callback of one of this replica's runners (a shard's start or stop). */
+  boolean inCallback() {
+    Object owner = CallbackLane.currentOwner();
+    return owner != null && live.contains(owner);
+  }
+
+  // ---- the loop --------------------------------------------------------------------------------------------
+
+  private void onLoop(Runnable task) {
+    loop.execute(() -> guarded(task));
+  }
+
+  private void guarded(Runnable task) {
+    try {
+      task.run();
+      drain();
+    } catch (Throwable e) {
+      failed(e);
+    }
+  }
+
+  private void drain() {
+    if (draining) {
+      return;
+    }
+    draining = true;
+    try {
+      ShardCoordinatorInput input;
+      while ((input = inputs.poll()) != null) {
+        if (done) {
+          continue;
+        }
+        for (ShardCoordinatorCommand command : coordinator.step(input)) {
+          execute(command);
+        }
+      }
+    } finally {
+      draining = false;
+    }
+    publish();
+  }
+
+  private void execute(ShardCoordinatorCommand command) {
+    if (command instanceof Join) {
+      join();
+    } else if (command instanceof Contend contend) {
+      contend(contend.shard());
+    } else if (command instanceof HandOver handOver) {
+      terms.remove(handOver.shard());
+      ShardRun run = shards.get(handOver.shard());
+      if (run != null) {
+        run.runner().driver().requestClose();
+      }
+    } else if (command instanceof AnnounceLeaving) {
+      if (membership != null) {
+        membership.annotate().accept(Map.of(ShardLeases.LEAVING, "true"));
+      }
+    } else if (command instanceof Leave) {
+      leaveAsked = true;
+      if (membership == null) {
+        inputs.add(new MembershipReleased(ticker.read()));
+      } else {
+        membership.driver().requestClose();
+      }
+    } else if (command instanceof ReportStopped stopped) {
+      finish(stopped.cause());
+    }
+  }
+
+  private void join() {
+    if (membership != null) {
+      if (membershipLeading) {
+        inputs.add(new MembershipHeld(ticker.read())); // it recontended and won before the coordinator joined again
+      }
+      return;
+    }
+    LeaseRunner runner = parts.runners().open(parts.leases().memberLease(parts.identity()), MEMBERSHIP, true);
+    membership = runner;
+    membershipLeading = false;
+    observe(runner.driver(), state -> membershipState(runner, state));
+    runner.driver().start();
+  }
+
+  private void contend(int shard) {
+    ShardWork work = new ShardWork(shard, parts.service());
+    LeaseRunner runner = parts.runners().open(parts.leases().shardLease(shard), work, false);
+    ShardRun run = new ShardRun(runner, work);
+    shards.put(shard, run);
+    observe(runner.driver(), state -> shardState(shard, run, state));
+    runner.driver().start();
+  }
+
+  /** Has {@code driver}'s states handed to {@code then} in a task of this driver's, in order. */
+  private void observe(LifecycleDriver driver, java.util.function.Consumer<ElectionState> then) {
+    live.add(driver);
+    driver.observeOnLoop(state -> onLoop(() -> then.accept(state)));
+  }
+
+  private void membershipState(LeaseRunner runner, ElectionState state) {
+    if (membership != runner) {
+      return; // an earlier membership runner's last word
+    }
+    long now = ticker.read();
+    if (state instanceof ElectionState.Leading) {
+      membershipLeading = true;
+      inputs.add(new MembershipHeld(now));
+    } else if (state instanceof ElectionState.Following) {
+      if (membershipLeading) {
+        membershipLeading = false;
+        inputs.add(new MembershipLost(now));
+      }
+    } else if (state instanceof ElectionState.Stopped stoppedState) {
+      membershipView = runner.driver().view();
+      runnerStopped(runner.driver());
+      membership = null;
+      membershipLeading = false;
+      if (leaveAsked) {
+        inputs.add(new MembershipReleased(now));
+      } else if (stoppedState.cause() == ElectionState.StopCause.CLOSED) {
+        inputs.add(new MembershipLost(now));
+      } else {
+        // Denied, or its election logic failed: joining again would fail the same way. The replica leaves.
+        if (failure == null) {
+          failure = stoppedState.failure().orElseGet(() -> new IllegalStateException(
+              "the membership Lease's runner stopped: " + stoppedState.cause()));
+        }
+        if (closeRequested.compareAndSet(false, true)) {
+          inputs.add(new CloseRequested(now));
+        }
+        inputs.add(new MembershipLost(now));
+      }
+    }
+  }
+
+  private void shardState(int shard, ShardRun run, ElectionState state) {
+    if (shards.get(shard) != run) {
+      return; // a runner that stopped before: its shard has a new one
+    }
+    long now = ticker.read();
+    if (state instanceof ElectionState.Leading leading) {
+      terms.put(shard, leading.term());
+      inputs.add(new ShardOwned(shard, leading.term().leaseTransitions(), now));
+    } else if (state instanceof ElectionState.Following) {
+      terms.remove(shard);
+      inputs.add(new ShardContending(shard, now));
+    } else if (state instanceof ElectionState.Stopped) {
+      terms.remove(shard);
+      shards.remove(shard);
+      runnerStopped(run.runner().driver());
+      inputs.add(new ShardStopped(shard, !run.work().mayRun(), now));
+    }
+  }
+
+  private void observeView() {
+    long now = ticker.read();
+    inputs.add(view.view(now));
+    OptionalLong next = view.nextExpiry(now);
+    if (next.isPresent() && (expiryTimer == null || next.getAsLong() != expiryAt)) {
+      if (expiryTimer != null) {
+        expiryTimer.cancel();
+      }
+      expiryAt = next.getAsLong();
+      expiryTimer = loop.schedule(Math.max(0, expiryAt - now), () -> guarded(() -> {
+        expiryTimer = null;
+        if (!done) {
+          observeView();
+        }
+      }));
+    }
+  }
+
+  private void tick() {
+    if (done) {
+      return;
+    }
+    inputs.add(new Tick(ticker.read()));
+    tickTimer = loop.schedule(parts.tickNanos(), () -> guarded(this::tick));
+  }
+
+  private void finish(StopCause cause) {
+    done = true;
+    if (tickTimer != null) {
+      tickTimer.cancel();
+    }
+    if (expiryTimer != null) {
+      expiryTimer.cancel();
+    }
+    closeSource();
+    publish();
+    LOG.info("Stopped sharded runner {} ({})", parts.identity(), cause);
+    stopped.countDown();
+  }
+
+  private void closeSource() {
+    if (source != null) {
+      try {
+        source.close();
+      } catch (Exception e) {
+        LOG.warn("Closing the list and watch of {} failed", parts.leases().labelValue(), e);
+      }
+      source = null;
+    }
+  }
+
+  /**
+   * The coordinator's logic failed: it cannot be trusted to decide any more. Every runner is closed (each stops its
+   * work before it releases, as its own lifecycle ensures), and the replica reports stopped once they all did.
+   */
+  private void failed(Throwable e) {
+    draining = false;
+    inputs.clear();
+    if (done) {
+      LOG.error("The sharded runner {} failed after it stopped", parts.identity(), e);
+      return;
+    }
+    if (failure == null) {
+      failure = e;
+    }
+    LOG.error("The sharded runner {} failed; closing every shard", parts.identity(), e);
+    done = true;
+    failedMode = true;
+    closeRequested.set(true);
+    terms.clear();
+    closeSource();
+    if (tickTimer != null) {
+      tickTimer.cancel();
+    }
+    if (expiryTimer != null) {
+      expiryTimer.cancel();
+    }
+    if (live.isEmpty()) {
+      stopped.countDown();
+    }
+    for (LifecycleDriver driver : live) {
+      driver.requestClose();
+    }
+    publish();
+  }
+
+  /** A runner this driver started reported STOPPED. */
+  private void runnerStopped(LifecycleDriver driver) {
+    live.remove(driver);
+    if (failedMode && live.isEmpty()) {
+      stopped.countDown();
+    }
+  }
+
+  private void publish() {
+    SortedMap<Integer, LeadershipTerm> owned = new TreeMap<>();
+    if (!done) {
+      for (Integer shard : coordinator.tokens().keySet()) {
+        LeadershipTerm term = terms.get(shard);
+        if (term != null) {
+          owned.put(shard, term);
+        }
+      }
+    }
+    boolean hung = false;
+    for (ShardRun run : shards.values()) {
+      hung |= run.runner().driver().view().servicesHung();
+    }
+    if (membership != null) {
+      membershipView = membership.driver().view();
+    }
+    snapshot = new Snapshot(coordinator.phase(), Collections.unmodifiableSortedMap(owned), membershipView, hung);
+  }
+
+  @Override
+  public String toString() {
+    return "ShardDriver{" + parts.identity() + ", " + snapshot.phase() + ", owns " + snapshot.owned().keySet() + "}";
+  }
+}

@@ -1,0 +1,207 @@
+package io.github.electionpolicy.fabric8;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.github.electionpolicy.testsupport.Await;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The sharded runner over the real fabric8 client against the mock API server in CRUD mode: replicas own every shard
+ * once and fairly, a closed replica's shards move to the others, a joining replica gets its share, and at no instant
+ * does a shard's work run in two replicas (each replica's work reports to one shared ledger, which records any
+ * start of a shard whose work runs elsewhere).
+ */
+class ShardedRunnerTest {
+
+  private static final int SHARDS = 8;
+
+  @RegisterExtension
+  final MockApi api = new MockApi();
+
+  /** Where each shard's work runs now, and every start that found it running elsewhere. */
+  private final Map<Integer, String> running = new ConcurrentHashMap<>();
+  private final List<String> overlaps = new CopyOnWriteArrayList<>();
+  private final List<ShardedRunner> runners = new ArrayList<>();
+
+  @AfterEach
+  void closeAll() {
+    runners.forEach(ShardedRunner::close);
+  }
+
+  private ShardService work(String identity) {
+    return new ShardService() {
+      @Override
+      public void start(int shard, LeadershipTerm term) {
+        assertThat(term.isValid()).isTrue();
+        String before = running.putIfAbsent(shard, identity);
+        if (before != null) {
+          overlaps.add("shard " + shard + " started in " + identity + " while running in " + before);
+        }
+      }
+
+      @Override
+      public void stop(int shard) {
+        running.remove(shard, identity);
+      }
+    };
+  }
+
+  private ShardedRunner replica(String identity) {
+    ShardedRunner runner = ShardedRunner.builder()
+        .client(api.client())
+        .decision(MockApi.CONTEND)
+        .settings(MockApi.fastSettings(identity).build())
+        .shards(SHARDS)
+        .service(work(identity))
+        .start();
+    runners.add(runner);
+    return runner;
+  }
+
+  private Map<String, Set<Integer>> owners() {
+    Map<String, Set<Integer>> owners = new TreeMap<>();
+    for (ShardedRunner runner : runners) {
+      if (!runner.isStopped()) {
+        owners.put(runner.identity(), new TreeSet<>(runner.ownedShards().keySet()));
+      }
+    }
+    return owners;
+  }
+
+  /** Every shard owned by exactly one live replica, each of which owns floor(S/M) or ceil(S/M). */
+  private boolean fair() {
+    Map<String, Set<Integer>> owners = owners();
+    int members = owners.size();
+    List<Integer> all = owners.values().stream().flatMap(Set::stream).sorted().collect(Collectors.toList());
+    boolean everyShardOnce = all.equals(java.util.stream.IntStream.range(0, SHARDS).boxed().toList());
+    return everyShardOnce && owners.values().stream().allMatch(shards -> shards.size() == SHARDS / members
+        || shards.size() == (SHARDS + members - 1) / members);
+  }
+
+  private String state() {
+    return "owners " + owners() + ", running " + new TreeMap<>(running) + ", overlaps " + overlaps;
+  }
+
+  @Test
+  void threeReplicasOwnEveryShardOnceAndFairly() {
+    replica("pod-a");
+    replica("pod-b");
+    replica("pod-c");
+
+    Await.until("every shard owned once, 2 or 3 per replica", this::fair, this::state);
+    assertThat(overlaps).isEmpty();
+    // The work runs where the runner says the shard is owned.
+    owners().forEach((identity, shards) -> shards.forEach(shard -> assertThat(running.get(shard))
+        .as("shard %s", shard).isEqualTo(identity)));
+  }
+
+  @Test
+  void aClosedReplicasShardsMoveToTheOthersAtOnce() {
+    replica("pod-a");
+    replica("pod-b");
+    ShardedRunner leaving = replica("pod-c");
+    Await.until("fair among three", this::fair, this::state);
+
+    Set<Integer> itsShards = Set.copyOf(leaving.ownedShards().keySet());
+    long closed = System.nanoTime();
+    leaving.close();
+    assertThat(leaving.isStopped()).isTrue();
+    assertThat(leaving.ownedShards()).isEmpty();
+    assertThat(running).doesNotContainValue("pod-c");
+    // Released, not expired: well within one lease duration (2 s), and no settle time for a leaver's shards.
+    Await.until("its shards owned by the others", () -> {
+      Map<String, Set<Integer>> owners = owners();
+      return itsShards.stream().allMatch(shard -> owners.values().stream().anyMatch(s -> s.contains(shard)));
+    }, MockApi.LEASE_DURATION, this::state);
+    Duration moved = Duration.ofNanos(System.nanoTime() - closed);
+    Await.until("fair among two", this::fair, this::state);
+    assertThat(overlaps).isEmpty();
+    assertThat(moved).isLessThan(MockApi.LEASE_DURATION);
+  }
+
+  @Test
+  void aJoiningReplicaGetsItsShareWithoutAnyShardOwnedTwice() {
+    replica("pod-a");
+    replica("pod-b");
+    Await.until("fair among two", this::fair, this::state);
+
+    replica("pod-c");
+    Await.until("fair among three", this::fair, this::state);
+    assertThat(owners().get("pod-c")).hasSizeBetween(2, 3);
+    assertThat(overlaps).isEmpty();
+  }
+
+  @Test
+  void anObjectIsOwnedWhereItsShardIsAndUnderThatShardsTerm() {
+    ShardedRunner a = replica("pod-a");
+    ShardedRunner b = replica("pod-b");
+    Await.until("fair among two", this::fair, this::state);
+
+    HasMetadata object = new ConfigMapBuilder().withNewMetadata().withName("order-1").withUid(
+        "6f1e1f3c-9a0b-4d2e-8f5a-1b2c3d4e5f60").endMetadata().build();
+    int shard = a.shards().shardOf(object);
+    ShardedRunner owner = a.ownedShards().containsKey(shard) ? a : b;
+    ShardedRunner other = owner == a ? b : a;
+    assertThat(owner.termFor(object)).contains(owner.ownedShards().get(shard));
+    assertThat(owner.termFor(object).orElseThrow().holderIdentity()).isEqualTo(owner.identity());
+    assertThat(other.termFor(object)).isEmpty();
+    assertThat(owner.termForShard(shard)).isEqualTo(owner.termFor(object));
+    assertThatThrownBy(() -> owner.termForShard(SHARDS)).isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
+  void runningUnelectedOwnsEveryShardAtOnce() {
+    ShardedRunner runner = ShardedRunner.builder()
+        .decision(MockApi.RUN_UNELECTED)
+        .shards(SHARDS)
+        .service(work("unelected"))
+        .start();
+    runners.add(runner);
+    assertThat(runner.ownedShards()).hasSize(SHARDS);
+    assertThat(running).hasSize(SHARDS).containsValue("unelected");
+    assertThat(runner.health().ready()).isTrue();
+    runner.close();
+    assertThat(running).isEmpty();
+    assertThat(runner.ownedShards()).isEmpty();
+    assertThat(runner.isStopped()).isTrue();
+  }
+
+  @Test
+  void aMemberIsHealthyAndAClosedOneIsNotReady() {
+    ShardedRunner a = replica("pod-a");
+    Await.until("every shard owned", () -> a.ownedShards().size() == SHARDS, this::state);
+    Await.until("ready", () -> a.health().ready(), a::health);
+    assertThat(a.health().live()).isTrue();
+    a.close();
+    assertThat(a.health().ready()).isFalse();
+  }
+
+  @Test
+  void theBuilderNamesWhatIsMissing() {
+    assertThatThrownBy(() -> ShardedRunner.builder().decision(MockApi.CONTEND).service(work("x")).start())
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("shards(n)");
+    assertThatThrownBy(() -> ShardedRunner.builder().decision(MockApi.CONTEND).shards(4).start())
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("service(...)");
+    assertThatThrownBy(() -> ShardedRunner.builder().decision(MockApi.CONTEND).shards(4).service(work("x")).start())
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("settings(");
+    assertThatThrownBy(() -> ShardedRunner.builder().shards(4).service(work("x")).start())
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("decision(");
+    assertThatThrownBy(() -> ShardedRunner.builder().shards(0))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("0");
+  }
+}
