@@ -260,10 +260,16 @@ final class ShardDriver {
     runner.driver().start();
   }
 
-  /** Has {@code driver}'s states handed to {@code then} in a task of this driver's, in order. */
+  /**
+   * Has {@code driver}'s states handed to {@code then} as it publishes them, on the loop: before its next command, so
+   * that a shard is in the snapshot ({@code termFor}) before its service's {@code start} runs, and out of it as soon as
+   * its runner follows or stops. Safe to step the coordinator there: the runner publishes only from a task of its
+   * own, never from a command of this driver's (those hand their work to the loop), and what this throws fails this
+   * driver, not the runner.
+   */
   private void observe(LifecycleDriver driver, java.util.function.Consumer<ElectionState> then) {
     live.add(driver);
-    driver.observeOnLoop(state -> onLoop(() -> then.accept(state)));
+    driver.observeOnLoop(state -> guarded(() -> then.accept(state)));
   }
 
   private void membershipState(LeaseRunner runner, ElectionState state) {

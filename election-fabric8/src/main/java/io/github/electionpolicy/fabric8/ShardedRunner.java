@@ -120,7 +120,14 @@ public final class ShardedRunner implements AutoCloseable {
       }
       return Collections.unmodifiableSortedMap(all);
     }
-    return parts.driver().snapshot().owned();
+    SortedMap<Integer, LeadershipTerm> owned = parts.driver().snapshot().owned();
+    if (owned.values().stream().allMatch(LeadershipTerm::isValid)) {
+      return owned;
+    }
+    // A term that ended since the snapshot (lost at its deadline, or closed): its shard is no longer owned.
+    TreeMap<Integer, LeadershipTerm> valid = new TreeMap<>(owned);
+    valid.values().removeIf(term -> !term.isValid());
+    return Collections.unmodifiableSortedMap(valid);
   }
 
   /**
