@@ -141,6 +141,23 @@ final class LeaseElector {
     advance(protocol.start(now()));
   }
 
+  /** Before {@link #start}: what this process saw of the Lease, and since when (see {@link LeaseProtocol#seen}). */
+  void seen(LeaseRecord record, long seenNanos) {
+    if (mode != Mode.NEW) {
+      throw new IllegalStateException("seen(...) after start");
+    }
+    protocol.seen(record, seenNanos);
+  }
+
+  /** A leader renews at once (or right after the request in flight); see {@link LeaseProtocol#renewSoon}. */
+  void renewSoon() {
+    protocol.renewSoon();
+    if (mode == Mode.AWAIT) {
+      awaitUntil = ticker.read();
+      takeInputOrWait();
+    }
+  }
+
   /** The preflight's verdict lets it contend: the held take, if any, is sent now; later writes at once. */
   void allowWrites() {
     writesHeld = false;

@@ -93,6 +93,35 @@ final class LeaseProtocol {
 
   // ---- inputs -------------------------------------------------------------------------------------------
 
+  /**
+   * Before {@link #start}: what this process already saw of the Lease, and since when on the same monotonic clock
+   * (a sharded runner's list and watch of all its Leases, {@link ShardLeaseView}). A first read that shows the same
+   * content keeps that time, so a holder that stopped renewing is judged expired a lease duration after this process
+   * first saw that content, as if this follower had read it then; any other content starts the wait from the read
+   * that shows it. As safe as the protocol's own reads: the time is when this process received the content, never
+   * earlier than the server stored it.
+   *
+   * @throws IllegalStateException once the protocol has started
+   */
+  void seen(LeaseRecord record, long seenNanos) {
+    java.util.Objects.requireNonNull(record, "record");
+    if (s.observedAny || s.readOnce || s.pending != LeaseProtocolState.Pending.NONE) {
+      throw new IllegalStateException("seen(...) is for before start");
+    }
+    s.observe(record, seenNanos);
+  }
+
+  /**
+   * A leader's next renewal is due at once rather than a retry period after its last attempt: it is sent at the next
+   * {@link #wake} (or, with a request in flight, once that is answered). It carries what the driver writes with every
+   * write (a sharded member's leaving mark). No step of its own; ignored unless leading.
+   */
+  void renewSoon() {
+    if (s.role == Role.LEADING) {
+      s.renewSoon = true;
+    }
+  }
+
   /** The first step: a follower reads the Lease. */
   LeaseStep start(Moment now) {
     return step(LeaseProtocolAcquiring.follow(s, now));

@@ -61,12 +61,13 @@ final class LeaseProtocolRenewing {
       return lost(s, LossCause.RENEW_DEADLINE, Optional.empty());
     }
     long nextAttempt = s.lastAttemptNanos + s.retryPeriodNanos;
-    if (t - nextAttempt < 0) {
+    if (t - nextAttempt < 0 && !s.renewSoon) {
       // Wake at the deadline if it comes first: a loss is seen when it happens, not a retry period later.
       return new LeaseStep.Await(nextAttempt - deadline < 0 || s.flaw == Flaw.IGNORE_RENEW_DEADLINE
           ? nextAttempt : deadline);
     }
     s.lastAttemptNanos = t;
+    s.renewSoon = false;
     s.pending = Pending.RENEW;
     s.pendingSentNanos = t;
     LeaseRecord renewal = new LeaseRecord(s.identity, s.leaseDurationSeconds, s.mine.acquireTime(),

@@ -64,6 +64,9 @@ final class LeaseProtocolState {
   long lastReadDoneNanos;
   String lastReadVersion;
   boolean readOnce;
+  // A leader was asked to renew at its next wake, not a retry period after its last attempt (a sharded member's
+  // leaving mark goes out with a renewal).
+  boolean renewSoon;
   int failuresInARow;
   boolean warnedOfSameIdentity;
   Optional<String> takingFrom = Optional.empty();

@@ -209,6 +209,23 @@ final class LifecycleDriver {
     this.loopObserver = java.util.Objects.requireNonNull(observer, "observer");
   }
 
+  /**
+   * Before {@link #start()}, on the loop: what this process already saw of the Lease, and since when on this runner's
+   * ticker (see {@link LeaseProtocol#seen}); a no-op for a runner that does not contend.
+   */
+  void seen(LeaseRecord record, long seenNanos) {
+    if (elector != null) {
+      elector.seen(record, seenNanos);
+    }
+  }
+
+  /** On the loop: a leader sends its next renewal at once (it carries a sharded member's leaving mark). */
+  void renewSoon() {
+    if (elector != null) {
+      elector.renewSoon();
+    }
+  }
+
   // ---- the loop --------------------------------------------------------------------------------------------
 
   /** Runs {@code task} on the loop as this runner's task (see guarded); from any thread. */

@@ -224,6 +224,9 @@ final class ShardDriver {
     } else if (command instanceof AnnounceLeaving) {
       if (membership != null) {
         membership.annotate().accept(Map.of(ShardLeases.LEAVING, "true"));
+        // Now, not with the next renewal a retry period on: until the others see the mark, they plan this
+        // replica's shards for it, and each it releases stays free meanwhile.
+        membership.driver().renewSoon();
       }
     } else if (command instanceof Leave) {
       leaveAsked = true;
@@ -253,10 +256,14 @@ final class ShardDriver {
 
   private void contend(int shard) {
     ShardWork work = new ShardWork(shard, parts.service());
-    LeaseRunner runner = parts.runners().open(parts.leases().shardLease(shard), work, false);
+    String lease = parts.leases().shardLease(shard);
+    LeaseRunner runner = parts.runners().open(lease, work, false);
     ShardRun run = new ShardRun(runner, work);
     shards.put(shard, run);
     observe(runner.driver(), state -> shardState(shard, run, state));
+    // A crashed owner's Lease has been unchanged since the view first showed it so: the runner judges its expiry from
+    // then, not from its own first read, so the shard moves a lease duration after the crash, not two.
+    view.sighting(lease).ifPresent(seen -> runner.driver().seen(seen.record(), seen.changedNanos()));
     runner.driver().start();
   }
 

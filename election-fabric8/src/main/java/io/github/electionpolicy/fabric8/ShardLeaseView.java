@@ -69,6 +69,16 @@ final class ShardLeaseView {
     }
   }
 
+  /** A Lease as last seen, and when its content was first seen so, on the view's clock. */
+  record Sighting(LeaseRecord record, long changedNanos) {}
+
+  /** The Lease {@code name} as last seen, if it is listed. */
+  java.util.Optional<Sighting> sighting(String name) {
+    Seen s = seen.get(name);
+    return s == null ? java.util.Optional.empty()
+        : java.util.Optional.of(new Sighting(s.listed().record(), s.changedNanos()));
+  }
+
   /** A watch event: the Lease {@code name} was deleted. */
   void deleted(String name) {
     seen.remove(name);

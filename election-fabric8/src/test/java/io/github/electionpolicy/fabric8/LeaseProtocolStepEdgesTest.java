@@ -56,6 +56,51 @@ class LeaseProtocolStepEdgesTest {
     return protocol.answer(at(0), written(take, "11"));
   }
 
+  /**
+   * A follower that saw the Lease before it started ({@link LeaseProtocol#seen}: a sharded runner's list and watch):
+   * the same content on its first read is judged from that sight, other content from the read.
+   */
+  @Nested
+  class SeenBeforeStart {
+
+    final LeaseProtocol protocol = new LeaseProtocol("me", LEASE, DEADLINE, RETRY, TIMEOUT, 42);
+    final LeaseRecord crashed = held("other", 15, 3, "20");
+
+    @Test
+    void theSameContentOnTheFirstReadIsTakenALeaseDurationAfterItWasFirstSeen() {
+      protocol.seen(crashed, 0);
+      protocol.start(at(14_000));
+
+      LeaseStep step = protocol.answer(at(14_000), found(crashed));
+      assertThat(step.action()).isEqualTo(new LeaseStep.Await(15_000 * MS));
+
+      step = protocol.wake(at(15_000));
+      assertThat(step.action()).isEqualTo(new LeaseStep.Read(15_000 * MS + TIMEOUT));
+      step = protocol.answer(at(15_000), found(crashed));
+      assertThat(step.action()).isInstanceOf(LeaseStep.Update.class);
+      assertThat(writtenRecord(step).leaseTransitions()).isEqualTo(4);
+    }
+
+    @Test
+    void aRenewalSinceTheSightStartsTheWaitFromTheReadThatShowsIt() {
+      protocol.seen(crashed, 0);
+      protocol.start(at(14_000));
+
+      LeaseRecord renewed = new LeaseRecord("other", 15, WALL.minusSeconds(3600), WALL, 3, "21");
+      LeaseStep step = protocol.answer(at(14_000), found(renewed));
+      assertThat(step.action()).isInstanceOf(LeaseStep.Await.class);
+      assertThat(((LeaseStep.Await) step.action()).untilNanos()).isGreaterThan(15_000 * MS);
+      assertThat(step.signals()).contains(new LeaseStep.Following(java.util.Optional.of("other")));
+    }
+
+    @Test
+    void aSightIsForBeforeStartOnly() {
+      protocol.start(at(0));
+      assertThatThrownBy(() -> protocol.seen(crashed, 0)).isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining("before start");
+    }
+  }
+
   @Nested
   class Guards {
 
@@ -377,6 +422,38 @@ class LeaseProtocolStepEdgesTest {
 
   @Nested
   class Leading {
+
+    @Test
+    void aLeaderAskedToRenewSoonRenewsAtItsNextWakeThenEveryRetryPeriodFromThere() {
+      leaderAtZero();
+      protocol.renewSoon();
+
+      LeaseStep renew = protocol.wake(at(300));
+      assertThat(renew.action()).isInstanceOf(LeaseStep.Update.class);
+      assertThat(writtenRecord(renew).renewTime()).isEqualTo(WALL.plusMillis(300));
+      LeaseStep renewed = protocol.answer(at(350), written(renew, "12"));
+      assertThat(renewed.action()).isEqualTo(new LeaseStep.Await(2_300 * MS));
+    }
+
+    @Test
+    void aRenewSoonWithARenewalInFlightIsSentRightAfterItsAnswer() {
+      leaderAtZero();
+      LeaseStep renew = protocol.wake(at(2_000));
+      protocol.renewSoon();
+
+      LeaseStep next = protocol.answer(at(2_100), written(renew, "12"));
+      assertThat(next.action()).isInstanceOf(LeaseStep.Update.class);
+      assertThat(writtenRecord(next).renewTime()).isEqualTo(WALL.plusMillis(2_100));
+    }
+
+    @Test
+    void aRenewSoonIsIgnoredByAFollower() {
+      LeaseStep read = protocol.start(at(0));
+      assertThat(read.action()).isInstanceOf(LeaseStep.Read.class);
+      protocol.answer(at(0), found(held("other", 15, 3, "10")));
+      protocol.renewSoon();
+      assertThat(protocol.wake(at(2_000)).action()).isInstanceOf(LeaseStep.Read.class);
+    }
 
     @Test
     void aRenewalIsDatedWhenItWasSent() {
