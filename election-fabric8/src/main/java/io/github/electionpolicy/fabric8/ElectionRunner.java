@@ -255,6 +255,11 @@ public final class ElectionRunner implements AutoCloseable {
     driver.onLoopAndWait(driver::crash);
   }
 
+  /** Test hook: what another watch of this process saw of the Lease (see LifecycleDriver.sighted), on the loop. */
+  void sightedForTest(LeaseRecord record, long arrivedNanos) {
+    driver.onLoopAndWait(() -> driver.sighted(record, arrivedNanos));
+  }
+
   /** Asks the runner to close without waiting: the simulation's single thread is the loop, and cannot wait. */
   void closeAsync() {
     driver.requestClose();

@@ -94,6 +94,19 @@ final class FollowerWatch {
     }
   }
 
+  /**
+   * What another watch of the same process saw of the Lease (a sharded runner's list and watch of all its Leases),
+   * arrived at {@code arrivedNanos} on the same ticker: taken in as this watch's own change would be, so a follower
+   * whose own watch is not open yet still hears a release at once. One that arrived before the change waiting to be
+   * taken in is dropped.
+   */
+  void sighted(LeaseRecord record, long arrivedNanos) {
+    if (watchEventPending == null || arrivedNanos - watchEventPending.arrivedNanos() > 0) {
+      watchEventPending = new WatchEvent(record, arrivedNanos);
+      poke();
+    }
+  }
+
   /** The protocol's step for what the watch saw since the last one, if anything: a close, an open, a change. */
   LeaseStep nextInput() {
     if (watchClosedPending) {

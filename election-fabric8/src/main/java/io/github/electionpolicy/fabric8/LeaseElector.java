@@ -149,6 +149,13 @@ final class LeaseElector {
     protocol.seen(record, seenNanos);
   }
 
+  /** What another watch of this process saw of the Lease (see {@link FollowerWatch#sighted}); before or after, ignored. */
+  void sighted(LeaseRecord record, long arrivedNanos) {
+    if (mode != Mode.NEW && mode != Mode.FINISHED) {
+      followerWatch.sighted(record, arrivedNanos);
+    }
+  }
+
   /** A leader renews at once (or right after the request in flight); see {@link LeaseProtocol#renewSoon}. */
   void renewSoon() {
     protocol.renewSoon();

@@ -219,6 +219,16 @@ final class LifecycleDriver {
     }
   }
 
+  /**
+   * On the loop: what another watch of this process saw of the runner's Lease, arrived at {@code arrivedNanos} on its
+   * ticker (a sharded runner's list and watch of all its Leases), taken in as the runner's own watch's change.
+   */
+  void sighted(LeaseRecord record, long arrivedNanos) {
+    if (elector != null) {
+      elector.sighted(record, arrivedNanos);
+    }
+  }
+
   /** On the loop: a leader sends its next renewal at once (it carries a sharded member's leaving mark). */
   void renewSoon() {
     if (elector != null) {

@@ -128,6 +128,7 @@ final class ShardDriver {
         public void changed(ShardLeaseView.Listed listed, long arrivedNanos) {
           onLoop(() -> {
             view.changed(listed, arrivedNanos);
+            sighted(listed, arrivedNanos);
             observeView();
           });
         }
@@ -331,6 +332,19 @@ final class ShardDriver {
       shards.remove(shard);
       runnerStopped(run.runner().driver());
       inputs.add(new ShardStopped(shard, !run.work().mayRun(), now));
+    }
+  }
+
+  /**
+   * A shard's runner hears what the list and watch saw of its Lease as its own watch's change: a runner that follows
+   * a shard being released takes it at once, though its own watch may not be open yet.
+   */
+  private void sighted(ShardLeaseView.Listed listed, long arrivedNanos) {
+    if (parts.leases().parse(listed.name()) instanceof ShardLeases.Kind.Shard shard) {
+      ShardRun run = shards.get(shard.shard());
+      if (run != null) {
+        run.runner().driver().sighted(listed.record(), arrivedNanos);
+      }
     }
   }
 

@@ -1,0 +1,213 @@
+package io.github.electionpolicy.benchmarks.sharding;
+
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.ConfigBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
+import io.github.electionpolicy.ElectionDecision;
+import io.github.electionpolicy.ElectionPolicy;
+import io.github.electionpolicy.Environment;
+import io.github.electionpolicy.Substrate;
+import io.github.electionpolicy.fabric8.LeaseSettings;
+import io.github.electionpolicy.fabric8.LossPolicy;
+import io.github.electionpolicy.fabric8.ShardedRunner;
+import io.github.electionpolicy.fabric8.Shards;
+import io.github.electionpolicy.testkit.fabric8.ApiServerTarget;
+import io.github.electionpolicy.testkit.fabric8.LeaseApi;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
+import java.util.UUID;
+
+/**
+ * Throughput and hand-offs of a sharded controller: a synthetic controller with {@code keys} keys (random uids, so
+ * they spread over the shards as an API server's objects do), whose reconcile waits {@code cost.ms} as an API call
+ * would (the machine has 2 cores: a cost that computed would measure the cores, not the sharding), run by {@code
+ * workers} workers per replica, for each replica count in {@code replicas}. Per count it reports the reconciles per
+ * second once the shards are shared fairly (and that against one replica), the time to a fair share again after one
+ * more replica joins and after one leaves (closed), the longest any shard went without an owner meanwhile, and the
+ * keys reconciled by two replicas at once, counted by a ledger every reconcile goes through (must be 0).
+ *
+ * <p>Arguments, {@code key=value}: {@code replicas} (1,2,3,4,5), {@code keys} (10000), {@code shards} (16), {@code
+ * workers} (8), {@code cost.ms} (5), {@code measure.s} (10), {@code lease.ms} / {@code renew.ms} / {@code retry.ms}
+ * (4000 / 3000 / 500), {@code kubeconfig} (none: the embedded mock API server in CRUD mode; else a real one).
+ *
+ * <pre>{@code
+ * mvn -q exec:exec@sharding -Dsharding.args="replicas=1,2,3,4,5"
+ * }</pre>
+ */
+public final class ShardingBenchmark {
+
+  private static final ElectionDecision CONTEND = ElectionPolicy.defaults().decide(
+      Environment.of(Map.of("KUBERNETES_SERVICE_HOST", "10.0.0.1", "KUBERNETES_SERVICE_PORT", "443")),
+      Substrate.usingKubernetesApi("kubernetes"));
+
+  private ShardingBenchmark() {}
+
+  /**
+   * Runs the benchmark and prints one line per replica count, then the table.
+   *
+   * @param args {@code key=value} arguments, see the class documentation
+   * @throws Exception if a run fails
+   */
+  public static void main(String[] args) throws Exception {
+    Map<String, String> given = new LinkedHashMap<>();
+    for (String arg : args) {
+      int eq = arg.indexOf('=');
+      if (eq < 1) {
+        throw new IllegalArgumentException("argument \"" + arg + "\" is not key=value");
+      }
+      given.put(arg.substring(0, eq), arg.substring(eq + 1));
+    }
+    List<Integer> replicaCounts = new ArrayList<>();
+    for (String n : given.getOrDefault("replicas", "1,2,3,4,5").split(",")) {
+      replicaCounts.add(Integer.parseInt(n.trim()));
+    }
+    int keyCount = Integer.parseInt(given.getOrDefault("keys", "10000"));
+    Shards shards = Shards.of(Integer.parseInt(given.getOrDefault("shards", "16")));
+    int workers = Integer.parseInt(given.getOrDefault("workers", "8"));
+    long costMillis = Long.parseLong(given.getOrDefault("cost.ms", "5"));
+    long measureMillis = Long.parseLong(given.getOrDefault("measure.s", "10")) * 1000;
+    Duration lease = Duration.ofMillis(Long.parseLong(given.getOrDefault("lease.ms", "4000")));
+    Duration renew = Duration.ofMillis(Long.parseLong(given.getOrDefault("renew.ms", "3000")));
+    Duration retry = Duration.ofMillis(Long.parseLong(given.getOrDefault("retry.ms", "500")));
+    Optional<Path> kubeconfig = Optional.ofNullable(given.get("kubeconfig")).map(Path::of);
+
+    Random random = new Random(1);
+    List<String> keys = new ArrayList<>();
+    for (int i = 0; i < keyCount; i++) {
+      keys.add(new UUID(random.nextLong(), random.nextLong()).toString());
+    }
+    try (LeaseApi api = LeaseApi.builder().namespace("sharding")
+        .target(kubeconfig.map(ApiServerTarget::kubeconfig).orElseGet(ApiServerTarget::embedded)).start()) {
+      System.out.printf("ShardingBenchmark: %s; %d keys, %d shards, %d workers per replica, %d ms per reconcile "
+          + "(waiting), lease %s, renew %s, retry %s%n", kubeconfig.map(p -> "real API server " + p)
+          .orElse("embedded mock API server"), keyCount, shards.count(), workers, costMillis, lease, renew, retry);
+      List<String> rows = new ArrayList<>();
+      double single = 0;
+      for (int replicas : replicaCounts) {
+        Ledger ledger = new Ledger(shards.count());
+        String leaseName = "bench-" + replicas + "-" + Long.toHexString(random.nextLong() & 0xffffff);
+        List<Replica> running = new ArrayList<>();
+        LeaseSettings.Builder settings = LeaseSettings.builder().leaseName(leaseName).namespace(api.namespace())
+            .leaseDuration(lease).renewDeadline(renew).retryPeriod(retry).stopTimeout(Duration.ofSeconds(2))
+            .lossPolicy(LossPolicy.recontend()).leadershipEvents(false);
+        try {
+          for (int r = 0; r < replicas; r++) {
+            running.add(new Replica("replica-" + r, client(api, kubeconfig), settings, shards, keys, workers,
+                costMillis, ledger));
+          }
+          long settleStart = System.nanoTime();
+          awaitFair(running, shards.count());
+          long settled = System.nanoTime() - settleStart;
+          long before = ledger.reconciles();
+          long startNanos = System.nanoTime();
+          Thread.sleep(measureMillis); // the measured window: workers reconcile meanwhile
+          double throughput = (ledger.reconciles() - before) * 1e9 / (System.nanoTime() - startNanos);
+          if (single == 0) {
+            single = replicas == 1 ? throughput : 0;
+          }
+          ledger.resetGap();
+          long upStart = System.nanoTime();
+          running.add(new Replica("replica-" + replicas, client(api, kubeconfig), settings, shards, keys, workers,
+              costMillis, ledger));
+          awaitFair(running, shards.count());
+          long up = System.nanoTime() - upStart;
+          long gapUp = ledger.maxGapNanos();
+          ledger.resetGap();
+          long downStart = System.nanoTime();
+          Replica leaving = running.remove(0);
+          leaving.close();
+          awaitFair(running, shards.count());
+          long down = System.nanoTime() - downStart;
+          long gapDown = ledger.maxGapNanos();
+          String row = String.format("| %d | %.0f | %s | %d | %d | %d | %d | %d | %d | %d |", replicas, throughput,
+              single == 0 ? "-" : String.format("%.2f×", throughput / single), settled / 1_000_000, up / 1_000_000,
+              gapUp / 1_000_000, down / 1_000_000, gapDown / 1_000_000, ledger.keyOverlaps(),
+              ledger.shardOverlaps());
+          System.out.println("SHARDING-BENCH " + row);
+          rows.add(row);
+        } finally {
+          for (Replica replica : running) {
+            replica.close();
+          }
+        }
+      }
+      System.out.println();
+      System.out.println("| replicas | reconciles/s | against one | first fair share ms | +1 replica: fair again ms "
+          + "| longest unowned ms | -1 replica: fair again ms | longest unowned ms | keys reconciled twice at once "
+          + "| shards owned twice at once |");
+      System.out.println("|---|---|---|---|---|---|---|---|---|---|");
+      rows.forEach(System.out::println);
+    }
+  }
+
+  private static KubernetesClient client(LeaseApi api, Optional<Path> kubeconfig) {
+    Config base = kubeconfig.map(path -> Config.fromKubeconfig(path.toFile()))
+        .orElseGet(() -> new ConfigBuilder(Config.empty()).withMasterUrl(api.url()).build());
+    return new KubernetesClientBuilder().withHttpClientFactory(new JdkHttpClientFactory())
+        .withConfig(new ConfigBuilder(base).withNamespace(api.namespace()).build()).build();
+  }
+
+  /** Waits until every shard is owned by exactly one replica and each owns floor(S/M) or ceil(S/M). */
+  private static void awaitFair(List<Replica> replicas, int shardCount) throws InterruptedException {
+    long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
+    while (!fair(replicas, shardCount)) {
+      if (System.nanoTime() - deadline > 0) {
+        throw new IllegalStateException("no fair share within 120 s");
+      }
+      Thread.sleep(2); // polls the runners' snapshots; the figure is rounded to it
+    }
+  }
+
+  private static boolean fair(List<Replica> replicas, int shardCount) {
+    int members = replicas.size();
+    boolean[] owned = new boolean[shardCount];
+    for (Replica replica : replicas) {
+      var shards = replica.runner.ownedShards().keySet();
+      if (shards.size() != shardCount / members && shards.size() != (shardCount + members - 1) / members) {
+        return false;
+      }
+      for (int shard : shards) {
+        if (owned[shard]) {
+          return false;
+        }
+        owned[shard] = true;
+      }
+    }
+    for (boolean o : owned) {
+      if (!o) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** One replica: a sharded runner and the synthetic controller it runs. */
+  private static final class Replica implements AutoCloseable {
+    final ShardedRunner runner;
+    private final SyntheticController controller;
+    private final KubernetesClient client;
+
+    Replica(String identity, KubernetesClient client, LeaseSettings.Builder settings, Shards shards,
+        List<String> keys, int workers, long costMillis, Ledger ledger) {
+      this.client = client;
+      this.controller = new SyntheticController(identity, shards, keys, workers, costMillis, ledger);
+      this.runner = ShardedRunner.builder().client(client).decision(CONTEND)
+          .settings(settings.identity(identity).build()).shards(shards.count()).service(controller).start();
+    }
+
+    @Override
+    public void close() {
+      runner.close();
+      controller.close();
+      client.close();
+    }
+  }
+}
