@@ -59,7 +59,7 @@ final class ShardDriver {
 
   /** What readers see: the coordinator's phase and the terms of the shards this replica owns and keeps. */
   record Snapshot(ShardCoordinatorPhase phase, SortedMap<Integer, LeadershipTerm> owned, RunnerView membership,
-      boolean shardHung) {}
+      boolean shardHung, boolean viewSynced) {}
 
   /** What the driver is built from. */
   record Parts(String identity, ShardLeases leases, int shardCount, ShardService service, RunnerLoop loop,
@@ -90,6 +90,9 @@ final class ShardDriver {
   private RunnerLoop.Timer expiryTimer;
   private long expiryAt;
   private RunnerLoop.Timer tickTimer;
+  private RunnerLoop.Timer syncCheck;
+  // The list and watch listed the Leases once (or reported one): until then the replica plans nothing.
+  private boolean viewSynced;
   private boolean done;
   // The coordinator's logic failed: the replica stops once every runner it started stopped.
   private boolean failedMode;
@@ -107,7 +110,7 @@ final class ShardDriver {
     this.coordinator = new ShardCoordinator(parts.identity(), parts.shardCount(), parts.settleNanos(),
         ShardPlanner.FAIR, parts.flaw());
     this.view = new ShardLeaseView(parts.leases(), parts.leaseDurationNanos());
-    this.snapshot = new Snapshot(coordinator.phase(), Collections.emptySortedMap(), membershipView, false);
+    this.snapshot = new Snapshot(coordinator.phase(), Collections.emptySortedMap(), membershipView, false, false);
   }
 
   // ---- from any thread -------------------------------------------------------------------------------------
@@ -128,6 +131,7 @@ final class ShardDriver {
         public void changed(ShardLeaseView.Listed listed, long arrivedNanos) {
           onLoop(() -> {
             view.changed(listed, arrivedNanos);
+            viewSynced = true;
             sighted(listed, arrivedNanos);
             observeView();
           });
@@ -140,7 +144,20 @@ final class ShardDriver {
             observeView();
           });
         }
+
+        @Override
+        public void synced() {
+          onLoop(() -> viewSynced = true);
+        }
       });
+      syncCheck = loop.schedule(parts.leaseDurationNanos(), () -> guarded(() -> {
+        if (!viewSynced && !done) {
+          LOG.error("The list and watch of the Leases labelled {}={} has not listed them after {} ms: this replica "
+              + "owns no shard until it does, and is not ready; check that its account may list and watch leases "
+              + "in the namespace (docs/sharding.md)", ShardLeases.LABEL, parts.leases().labelValue(),
+              parts.leaseDurationNanos() / 1_000_000);
+        }
+      }));
       inputs.add(new Start(ticker.read()));
       tick();
     });
@@ -382,6 +399,9 @@ final class ShardDriver {
     if (expiryTimer != null) {
       expiryTimer.cancel();
     }
+    if (syncCheck != null) {
+      syncCheck.cancel();
+    }
     closeSource();
     publish();
     LOG.info("Stopped sharded runner {} ({})", parts.identity(), cause);
@@ -425,6 +445,9 @@ final class ShardDriver {
     if (expiryTimer != null) {
       expiryTimer.cancel();
     }
+    if (syncCheck != null) {
+      syncCheck.cancel();
+    }
     if (live.isEmpty()) {
       stopped.countDown();
     }
@@ -459,7 +482,8 @@ final class ShardDriver {
     if (membership != null) {
       membershipView = membership.driver().view();
     }
-    snapshot = new Snapshot(coordinator.phase(), Collections.unmodifiableSortedMap(owned), membershipView, hung);
+    snapshot = new Snapshot(coordinator.phase(), Collections.unmodifiableSortedMap(owned), membershipView, hung,
+        viewSynced);
   }
 
   @Override

@@ -25,6 +25,9 @@ final class ShardLeaseSource implements AutoCloseable {
 
     /** The Lease {@code name} was deleted; the deletion arrived at {@code arrivedNanos}. */
     void deleted(String name, long arrivedNanos);
+
+    /** The first list was reported in full. */
+    default void synced() {}
   }
 
   private final SharedIndexInformer<Lease> informer;
@@ -60,7 +63,7 @@ final class ShardLeaseSource implements AutoCloseable {
         sink.deleted(lease.getMetadata().getName(), ticker.read());
       }
     });
-    informer.start();
+    informer.start().thenRun(sink::synced);
     return new ShardLeaseSource(informer);
   }
 

@@ -170,8 +170,10 @@ public final class ShardedRunner implements AutoCloseable {
 
   /**
    * A health snapshot for probes, by the rules of {@link ElectionHealth} applied to this replica's membership Lease
-   * (its state there is {@code LEADING} while it is a member), and not live while a shard's {@code stop()} outlived
-   * the stop timeout or after the replica gave up its shards because one did.
+   * (its state there is {@code LEADING} while it is a member); not ready before its list and watch of the controller's
+   * Leases first listed them (an account that may not list or watch Leases never gets there, and an ERROR says so
+   * after one lease duration); not live while a shard's {@code stop()} outlived the stop timeout or after the replica
+   * gave up its shards because one did.
    *
    * @return the snapshot
    */
@@ -189,7 +191,9 @@ public final class ShardedRunner implements AutoCloseable {
         || snapshot.phase() instanceof ShardCoordinatorPhase.Leaving leaving
         && leaving.cause() == ShardCoordinatorPhase.StopCause.SHARD_ABANDONED;
     boolean live = health.live() && !snapshot.shardHung() && !abandoned;
-    return new ElectionHealth(health.ready() && live, live, health.state(), health.sinceLastLeaseSuccess());
+    // Not ready before its list and watch listed the controller's Leases: it owns nothing until then.
+    boolean ready = health.ready() && live && snapshot.viewSynced();
+    return new ElectionHealth(ready, live, health.state(), health.sinceLastLeaseSuccess());
   }
 
   /**

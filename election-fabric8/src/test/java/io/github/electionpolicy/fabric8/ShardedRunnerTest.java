@@ -192,6 +192,38 @@ class ShardedRunnerTest {
   }
 
   @Test
+  void aReplicaThatMayNotListTheLeasesOwnsNothingIsNotReadyAndSaysWhy() {
+    // The server refuses the one list of the controller's Leases (a Role without list): the membership Lease works.
+    try (MockApi refusing = new MockApi(delegate -> new io.fabric8.mockwebserver.http.Dispatcher() {
+          @Override
+          public io.fabric8.mockwebserver.http.MockResponse dispatch(
+              io.fabric8.mockwebserver.http.RecordedRequest request) {
+            String path = request.getPath() == null ? "" : request.getPath();
+            return path.contains("/leases?") && path.contains("labelSelector")
+                ? new io.fabric8.mockwebserver.http.MockResponse().setResponseCode(403).setBody("{\"kind\":\"Status\","
+                    + "\"apiVersion\":\"v1\",\"status\":\"Failure\",\"reason\":\"Forbidden\",\"code\":403}")
+                : delegate.dispatch(request);
+          }
+        });
+        io.github.electionpolicy.testsupport.LogCapture log = new io.github.electionpolicy.testsupport.LogCapture()) {
+      ShardedRunner runner = ShardedRunner.builder()
+          .client(refusing.client())
+          .decision(MockApi.CONTEND)
+          .settings(MockApi.fastSettings("pod-a").build())
+          .shards(SHARDS)
+          .service(work("pod-a"))
+          .start();
+      runners.add(runner);
+      Await.until("the ERROR that names the missing access", () -> log.text().contains("may list and watch leases"),
+          log::text);
+      assertThat(runner.ownedShards()).isEmpty();
+      assertThat(runner.health().ready()).isFalse();
+      assertThat(running).isEmpty();
+      runner.close();
+    }
+  }
+
+  @Test
   void theBuilderNamesWhatIsMissing() {
     assertThatThrownBy(() -> ShardedRunner.builder().decision(MockApi.CONTEND).service(work("x")).start())
         .isInstanceOf(IllegalStateException.class).hasMessageContaining("shards(n)");
