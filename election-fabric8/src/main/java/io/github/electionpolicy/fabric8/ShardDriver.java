@@ -366,6 +366,9 @@ final class ShardDriver {
   }
 
   private void observeView() {
+    if (done) {
+      return; // stopped: no view matters, and no timer may be left behind
+    }
     long now = ticker.read();
     inputs.add(view.view(now));
     OptionalLong next = view.nextExpiry(now);

@@ -24,6 +24,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Throughput and hand-offs of a sharded controller: a synthetic controller with {@code keys} keys (random uids, so
@@ -84,8 +85,23 @@ public final class ShardingBenchmark {
     for (int i = 0; i < keyCount; i++) {
       keys.add(new UUID(random.nextLong(), random.nextLong()).toString());
     }
+    // Lease requests by replica (its client's User-Agent), watches and the one list of the controller's Leases apart:
+    // what the server must answer, counted on the embedded server.
+    Map<String, java.util.concurrent.atomic.AtomicLong> requests = new ConcurrentHashMap<>();
     try (LeaseApi api = LeaseApi.builder().namespace("sharding")
-        .target(kubeconfig.map(ApiServerTarget::kubeconfig).orElseGet(ApiServerTarget::embedded)).start()) {
+        .target(kubeconfig.map(ApiServerTarget::kubeconfig).orElseGet(ApiServerTarget::embedded))
+        .dispatcher(delegate -> new io.fabric8.mockwebserver.http.Dispatcher() {
+          @Override
+          public io.fabric8.mockwebserver.http.MockResponse dispatch(
+              io.fabric8.mockwebserver.http.RecordedRequest request) {
+            String path = request.getPath() == null ? "" : request.getPath();
+            String agent = request.getHeader("User-Agent");
+            if (path.contains("/leases") && !path.contains("watch=true") && agent != null) {
+              requests.computeIfAbsent(agent, a -> new java.util.concurrent.atomic.AtomicLong()).incrementAndGet();
+            }
+            return delegate.dispatch(request);
+          }
+        }).start()) {
       System.out.printf("ShardingBenchmark: %s; %d keys, %d shards, %d workers per replica, %d ms per reconcile "
           + "(waiting), lease %s, renew %s, retry %s%n", kubeconfig.map(p -> "real API server " + p)
           .orElse("embedded mock API server"), keyCount, shards.count(), workers, costMillis, lease, renew, retry);
@@ -100,23 +116,29 @@ public final class ShardingBenchmark {
             .lossPolicy(LossPolicy.recontend()).leadershipEvents(false);
         try {
           for (int r = 0; r < replicas; r++) {
-            running.add(new Replica("replica-" + r, client(api, kubeconfig), settings, shards, keys, workers,
-                costMillis, ledger));
+            running.add(new Replica("replica-" + r, client(api, kubeconfig, "replica-" + r), settings, shards, keys,
+                workers, costMillis, ledger));
           }
           long settleStart = System.nanoTime();
           awaitFair(running, shards.count());
           long settled = System.nanoTime() - settleStart;
           long before = ledger.reconciles();
+          long requestsBefore = leaseRequests(requests, replicas);
           long startNanos = System.nanoTime();
           Thread.sleep(measureMillis); // the measured window: workers reconcile meanwhile
-          double throughput = (ledger.reconciles() - before) * 1e9 / (System.nanoTime() - startNanos);
+          long windowNanos = System.nanoTime() - startNanos;
+          double throughput = (ledger.reconciles() - before) * 1e9 / windowNanos;
+          double perReplicaPerMinute = (leaseRequests(requests, replicas) - requestsBefore) * 60e9 / windowNanos
+              / replicas;
+          // Steady state: each replica renews its membership Lease and each shard it owns once per retry period.
+          double expected = (1 + (double) shards.count() / replicas) * 60_000 / retry.toMillis();
           if (single == 0) {
             single = replicas == 1 ? throughput : 0;
           }
           ledger.resetGap();
           long upStart = System.nanoTime();
-          running.add(new Replica("replica-" + replicas, client(api, kubeconfig), settings, shards, keys, workers,
-              costMillis, ledger));
+          running.add(new Replica("replica-" + replicas, client(api, kubeconfig, "replica-" + replicas), settings,
+              shards, keys, workers, costMillis, ledger));
           awaitFair(running, shards.count());
           long up = System.nanoTime() - upStart;
           long gapUp = ledger.maxGapNanos();
@@ -127,8 +149,10 @@ public final class ShardingBenchmark {
           awaitFair(running, shards.count());
           long down = System.nanoTime() - downStart;
           long gapDown = ledger.maxGapNanos();
-          String row = String.format("| %d | %.0f | %s | %d | %d | %d | %d | %d | %d | %d |", replicas, throughput,
-              single == 0 ? "-" : String.format("%.2f×", throughput / single), settled / 1_000_000, up / 1_000_000,
+          String row = String.format("| %d | %.0f | %s | %.0f (%.0f) | %d | %d | %d | %d | %d | %d | %d |", replicas,
+              throughput,
+              single == 0 ? "-" : String.format("%.2f×", throughput / single), perReplicaPerMinute, expected,
+              settled / 1_000_000, up / 1_000_000,
               gapUp / 1_000_000, down / 1_000_000, gapDown / 1_000_000, ledger.keyOverlaps(),
               ledger.shardOverlaps());
           System.out.println("SHARDING-BENCH " + row);
@@ -140,19 +164,29 @@ public final class ShardingBenchmark {
         }
       }
       System.out.println();
-      System.out.println("| replicas | reconciles/s | against one | first fair share ms | +1 replica: fair again ms "
-          + "| longest unowned ms | -1 replica: fair again ms | longest unowned ms | keys reconciled twice at once "
-          + "| shards owned twice at once |");
-      System.out.println("|---|---|---|---|---|---|---|---|---|---|");
+      System.out.println("| replicas | reconciles/s | against one | Lease requests per replica per minute (1 + S/M per "
+          + "retry period) | first fair share ms | +1 replica: fair again ms | longest unowned ms | -1 replica: fair "
+          + "again ms | longest unowned ms | keys reconciled twice at once | shards owned twice at once |");
+      System.out.println("|---|---|---|---|---|---|---|---|---|---|---|");
       rows.forEach(System.out::println);
     }
   }
 
-  private static KubernetesClient client(LeaseApi api, Optional<Path> kubeconfig) {
+  private static KubernetesClient client(LeaseApi api, Optional<Path> kubeconfig, String name) {
     Config base = kubeconfig.map(path -> Config.fromKubeconfig(path.toFile()))
         .orElseGet(() -> new ConfigBuilder(Config.empty()).withMasterUrl(api.url()).build());
     return new KubernetesClientBuilder().withHttpClientFactory(new JdkHttpClientFactory())
-        .withConfig(new ConfigBuilder(base).withNamespace(api.namespace()).build()).build();
+        .withConfig(new ConfigBuilder(base).withNamespace(api.namespace()).withUserAgent(name).build()).build();
+  }
+
+  /** The Lease requests of replicas 0 to {@code count - 1} so far. */
+  private static long leaseRequests(Map<String, java.util.concurrent.atomic.AtomicLong> requests, int count) {
+    long sum = 0;
+    for (int r = 0; r < count; r++) {
+      java.util.concurrent.atomic.AtomicLong n = requests.get("replica-" + r);
+      sum += n == null ? 0 : n.get();
+    }
+    return sum;
   }
 
   /** Waits until every shard is owned by exactly one replica and each owns floor(S/M) or ceil(S/M). */

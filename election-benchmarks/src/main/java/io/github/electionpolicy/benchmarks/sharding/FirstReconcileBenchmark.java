@@ -1,0 +1,221 @@
+package io.github.electionpolicy.benchmarks.sharding;
+
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.ConfigBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
+import io.github.electionpolicy.ElectionDecision;
+import io.github.electionpolicy.ElectionPolicy;
+import io.github.electionpolicy.Environment;
+import io.github.electionpolicy.Substrate;
+import io.github.electionpolicy.fabric8.LeadershipTerm;
+import io.github.electionpolicy.fabric8.LeaseSettings;
+import io.github.electionpolicy.fabric8.LossPolicy;
+import io.github.electionpolicy.fabric8.ShardService;
+import io.github.electionpolicy.fabric8.ShardedRunner;
+import io.github.electionpolicy.fabric8.Shards;
+import io.github.electionpolicy.testkit.fabric8.LeaseApi;
+import io.github.electionpolicy.testkit.fabric8.LeaseWrite;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+/**
+ * How soon a moved shard's objects are reconciled by their new owner, warm against cold, with {@code objects}
+ * ConfigMaps (random uids) on the embedded mock API server: replica B owns half of 16 shards, then closes; for each
+ * shard that moves to replica A, the time from B's release of the shard's Lease (the server's record of the write) to
+ * A's first reconcile of an object of that shard. <b>Warm</b>: A's informer has listed and watched every ConfigMap all
+ * along and its shard's {@code start} reconciles from the cache (docs/sharding.md's recipe). <b>Cold</b>: each shard's
+ * {@code start} starts an informer of its own, waits for its list, then reconciles (what a controller that builds its
+ * caches per term does). Arguments {@code key=value}: {@code objects} (10000), {@code rounds} (3).
+ */
+public final class FirstReconcileBenchmark {
+
+  private static final ElectionDecision CONTEND = ElectionPolicy.defaults().decide(
+      Environment.of(Map.of("KUBERNETES_SERVICE_HOST", "10.0.0.1", "KUBERNETES_SERVICE_PORT", "443")),
+      Substrate.usingKubernetesApi("kubernetes"));
+  private static final Shards SHARDS = Shards.of(16);
+
+  private FirstReconcileBenchmark() {}
+
+  /**
+   * Runs both modes and prints a table.
+   *
+   * @param args {@code key=value} arguments, see the class documentation
+   * @throws Exception if a run fails
+   */
+  public static void main(String[] args) throws Exception {
+    int objects = 10_000;
+    int rounds = 3;
+    for (String arg : args) {
+      if (arg.startsWith("objects=")) {
+        objects = Integer.parseInt(arg.substring(8));
+      } else if (arg.startsWith("rounds=")) {
+        rounds = Integer.parseInt(arg.substring(7));
+      } else {
+        throw new IllegalArgumentException("unknown argument " + arg + "; accepted: objects=, rounds=");
+      }
+    }
+    try (LeaseApi api = LeaseApi.builder().namespace("first-reconcile").start()) {
+      KubernetesClient admin = client(api);
+      long created = System.nanoTime();
+      create(admin, objects);
+      System.out.printf("FirstReconcileBenchmark: %d ConfigMaps created in %d ms on the embedded mock API server%n",
+          objects, (System.nanoTime() - created) / 1_000_000);
+      System.out.println("| mode | round | moved shards | median ms | max ms |");
+      System.out.println("|---|---|---|---|---|");
+      for (String mode : List.of("warm", "cold")) {
+        for (int round = 0; round < rounds; round++) {
+          List<Long> gaps = round(api, mode.equals("warm"), "fr-" + mode + "-" + round);
+          Collections.sort(gaps);
+          System.out.printf("| %s | %d | %d | %d | %d |%n", mode, round + 1, gaps.size(),
+              gaps.get(gaps.size() / 2) / 1_000_000, gaps.get(gaps.size() - 1) / 1_000_000);
+        }
+      }
+      admin.close();
+    }
+  }
+
+  private static List<Long> round(LeaseApi api, boolean warm, String leaseName) throws Exception {
+    Map<Integer, Long> firstReconcile = new ConcurrentHashMap<>();
+    LeaseSettings.Builder settings = LeaseSettings.builder().leaseName(leaseName).namespace(api.namespace())
+        .leaseDuration(Duration.ofSeconds(4)).renewDeadline(Duration.ofSeconds(3))
+        .retryPeriod(Duration.ofMillis(500)).stopTimeout(Duration.ofSeconds(10))
+        .lossPolicy(LossPolicy.recontend()).leadershipEvents(false);
+    KubernetesClient clientA = client(api);
+    KubernetesClient clientB = client(api);
+    Controller a = new Controller(clientA, warm, (shard, at) -> firstReconcile.putIfAbsent(shard, at));
+    Controller b = new Controller(clientB, warm, (shard, at) -> { });
+    ShardedRunner runnerA = start(clientA, settings.identity("a").build(), a);
+    awaitOwned(runnerA, 16);
+    ShardedRunner runnerB = start(clientB, settings.identity("b").build(), b);
+    awaitOwned(runnerB, 8);
+    awaitOwned(runnerA, 8);
+    List<Integer> moving = new ArrayList<>(runnerB.ownedShards().keySet());
+    moving.forEach(firstReconcile::remove);
+    runnerB.close();
+    awaitOwned(runnerA, 16);
+    long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+    while (!firstReconcile.keySet().containsAll(moving) && System.nanoTime() - deadline < 0) {
+      Thread.sleep(5); // the cold mode lists 10,000 objects per shard before its first reconcile
+    }
+    List<Long> gaps = new ArrayList<>();
+    for (int shard : moving) {
+      String lease = leaseName + "-shard-" + shard;
+      long released = api.leaseWrites(lease).stream().filter(w -> w.holder().isEmpty())
+          .mapToLong(LeaseWrite::answeredNanos).max().orElseThrow();
+      gaps.add(firstReconcile.get(shard) - released);
+    }
+    runnerA.close();
+    a.close();
+    b.close();
+    clientA.close();
+    clientB.close();
+    return gaps;
+  }
+
+  private static ShardedRunner start(KubernetesClient client, LeaseSettings settings, Controller controller) {
+    return ShardedRunner.builder().client(client).decision(CONTEND).settings(settings).shards(SHARDS.count())
+        .service(controller).start();
+  }
+
+  private static void awaitOwned(ShardedRunner runner, int count) throws InterruptedException {
+    long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+    while (runner.ownedShards().size() != count) {
+      if (System.nanoTime() - deadline > 0) {
+        throw new IllegalStateException(runner + " does not own " + count + " shards within 60 s");
+      }
+      Thread.sleep(5); // polls the runner's snapshot
+    }
+  }
+
+  private static void create(KubernetesClient client, int count) throws Exception {
+    Random random = new Random(7);
+    ExecutorService pool = Executors.newFixedThreadPool(16);
+    List<Future<?>> done = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      String name = "object-" + i;
+      String uid = new UUID(random.nextLong(), random.nextLong()).toString();
+      done.add(pool.submit(() -> client.configMaps().resource(new ConfigMapBuilder().withNewMetadata()
+          .withName(name).withUid(uid).endMetadata().addToData("k", "v").build()).create()));
+    }
+    for (Future<?> f : done) {
+      f.get();
+    }
+    pool.shutdown();
+  }
+
+  private static KubernetesClient client(LeaseApi api) {
+    return new KubernetesClientBuilder().withHttpClientFactory(new JdkHttpClientFactory())
+        .withConfig(new ConfigBuilder(Config.empty()).withMasterUrl(api.url()).withNamespace(api.namespace())
+            .build()).build();
+  }
+
+  /** Where a controller reports its first reconcile of an object of a shard, at a System.nanoTime() instant. */
+  private interface Reconciled {
+    void first(int shard, long atNanos);
+  }
+
+  /** A controller in one of the two modes; its reconcile only notes the time. */
+  private static final class Controller implements ShardService, AutoCloseable {
+    private final KubernetesClient client;
+    private final boolean warm;
+    private final Reconciled reconciled;
+    private final SharedIndexInformer<ConfigMap> shared;
+    private final Map<Integer, SharedIndexInformer<ConfigMap>> perShard = new ConcurrentHashMap<>();
+
+    Controller(KubernetesClient client, boolean warm, Reconciled reconciled) {
+      this.client = client;
+      this.warm = warm;
+      this.reconciled = reconciled;
+      this.shared = warm ? client.configMaps().runnableInformer(0) : null;
+      if (shared != null) {
+        shared.start().toCompletableFuture().join();
+      }
+    }
+
+    @Override
+    public void start(int shard, LeadershipTerm term) {
+      SharedIndexInformer<ConfigMap> informer = shared;
+      if (!warm) {
+        informer = client.configMaps().runnableInformer(0);
+        informer.start().toCompletableFuture().join();
+        perShard.put(shard, informer);
+      }
+      for (ConfigMap configMap : informer.getStore().list()) {
+        if (SHARDS.shardOf(configMap) == shard) {
+          reconciled.first(shard, System.nanoTime());
+          break;
+        }
+      }
+    }
+
+    @Override
+    public void stop(int shard) {
+      SharedIndexInformer<ConfigMap> informer = perShard.remove(shard);
+      if (informer != null) {
+        informer.close();
+      }
+    }
+
+    @Override
+    public void close() {
+      if (shared != null) {
+        shared.close();
+      }
+      perShard.values().forEach(SharedIndexInformer::close);
+    }
+  }
+}
