@@ -34,19 +34,19 @@ import java.util.concurrent.Future;
 
 /**
  * How soon a moved shard's objects are reconciled by their new owner, warm against cold, with {@code objects}
- * ConfigMaps (random uids) on the embedded mock API server: replica B owns half of 16 shards, then closes; for each
+ * ConfigMaps (random uids) on the embedded mock API server: replica B owns half of the shards, then closes; for each
  * shard that moves to replica A, the time from B's release of the shard's Lease (the server's record of the write) to
  * A's first reconcile of an object of that shard. <b>Warm</b>: A's informer has listed and watched every ConfigMap all
- * along and its shard's {@code start} reconciles from the cache (docs/sharding.md's recipe). <b>Cold</b>: each shard's
- * {@code start} starts an informer of its own, waits for its list, then reconciles (what a controller that builds its
- * caches per term does). Arguments {@code key=value}: {@code objects} (10000), {@code rounds} (3).
+ * along and its shard's {@code start} reconciles from the cache (docs/sharding.md's recipe), with 16 shards (8 move)
+ * and with 1 (a leader's hand-over). <b>Cold</b>, with 1 shard: the shard's {@code start} starts an informer, waits
+ * for its list, then reconciles (what an operator per term does: docs/josdk.md). Arguments {@code key=value}: {@code
+ * objects} (10000), {@code rounds} (3).
  */
 public final class FirstReconcileBenchmark {
 
   private static final ElectionDecision CONTEND = ElectionPolicy.defaults().decide(
       Environment.of(Map.of("KUBERNETES_SERVICE_HOST", "10.0.0.1", "KUBERNETES_SERVICE_PORT", "443")),
       Substrate.usingKubernetesApi("kubernetes"));
-  private static final Shards SHARDS = Shards.of(16);
 
   private FirstReconcileBenchmark() {}
 
@@ -76,11 +76,12 @@ public final class FirstReconcileBenchmark {
           objects, (System.nanoTime() - created) / 1_000_000);
       System.out.println("| mode | round | moved shards | median ms | max ms |");
       System.out.println("|---|---|---|---|---|");
-      for (String mode : List.of("warm", "cold")) {
+      for (String mode : List.of("warm/16", "warm/1", "cold/1")) {
+        Shards shards = Shards.of(mode.endsWith("/16") ? 16 : 1);
         for (int round = 0; round < rounds; round++) {
-          List<Long> gaps = round(api, mode.equals("warm"), "fr-" + mode + "-" + round);
+          List<Long> gaps = round(api, mode.startsWith("warm"), shards, "fr-" + mode.replace('/', '-') + "-" + round);
           Collections.sort(gaps);
-          System.out.printf("| %s | %d | %d | %d | %d |%n", mode, round + 1, gaps.size(),
+          System.out.printf("| %s shards | %d | %d | %d | %d |%n", mode, round + 1, gaps.size(),
               gaps.get(gaps.size() / 2) / 1_000_000, gaps.get(gaps.size() - 1) / 1_000_000);
         }
       }
@@ -88,7 +89,7 @@ public final class FirstReconcileBenchmark {
     }
   }
 
-  private static List<Long> round(LeaseApi api, boolean warm, String leaseName) throws Exception {
+  private static List<Long> round(LeaseApi api, boolean warm, Shards shards, String leaseName) throws Exception {
     Map<Integer, Long> firstReconcile = new ConcurrentHashMap<>();
     LeaseSettings.Builder settings = LeaseSettings.builder().leaseName(leaseName).namespace(api.namespace())
         .leaseDuration(Duration.ofSeconds(4)).renewDeadline(Duration.ofSeconds(3))
@@ -96,17 +97,23 @@ public final class FirstReconcileBenchmark {
         .lossPolicy(LossPolicy.recontend()).leadershipEvents(false);
     KubernetesClient clientA = client(api);
     KubernetesClient clientB = client(api);
-    Controller a = new Controller(clientA, warm, (shard, at) -> firstReconcile.putIfAbsent(shard, at));
-    Controller b = new Controller(clientB, warm, (shard, at) -> { });
-    ShardedRunner runnerA = start(clientA, settings.identity("a").build(), a);
-    awaitOwned(runnerA, 16);
-    ShardedRunner runnerB = start(clientB, settings.identity("b").build(), b);
-    awaitOwned(runnerB, 8);
-    awaitOwned(runnerA, 8);
+    Controller a = new Controller(clientA, warm, shards, (shard, at) -> firstReconcile.putIfAbsent(shard, at));
+    Controller b = new Controller(clientB, warm, shards, (shard, at) -> { });
+    int count = shards.count();
+    // With one shard, B starts first and leads; with 16, A owns all and hands B its half.
+    ShardedRunner first = start(count == 1 ? clientB : clientA, settings.identity(count == 1 ? "b" : "a").build(),
+        count == 1 ? b : a, shards);
+    awaitOwned(first, count);
+    ShardedRunner second = start(count == 1 ? clientA : clientB, settings.identity(count == 1 ? "a" : "b").build(),
+        count == 1 ? a : b, shards);
+    ShardedRunner runnerA = count == 1 ? second : first;
+    ShardedRunner runnerB = count == 1 ? first : second;
+    awaitOwned(runnerB, (count + 1) / 2);
+    awaitOwned(runnerA, count / 2);
     List<Integer> moving = new ArrayList<>(runnerB.ownedShards().keySet());
     moving.forEach(firstReconcile::remove);
     runnerB.close();
-    awaitOwned(runnerA, 16);
+    awaitOwned(runnerA, count);
     long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
     while (!firstReconcile.keySet().containsAll(moving) && System.nanoTime() - deadline < 0) {
       Thread.sleep(5); // the cold mode lists 10,000 objects per shard before its first reconcile
@@ -126,8 +133,9 @@ public final class FirstReconcileBenchmark {
     return gaps;
   }
 
-  private static ShardedRunner start(KubernetesClient client, LeaseSettings settings, Controller controller) {
-    return ShardedRunner.builder().client(client).decision(CONTEND).settings(settings).shards(SHARDS.count())
+  private static ShardedRunner start(KubernetesClient client, LeaseSettings settings, Controller controller,
+      Shards shards) {
+    return ShardedRunner.builder().client(client).decision(CONTEND).settings(settings).shards(shards.count())
         .service(controller).start();
   }
 
@@ -172,13 +180,15 @@ public final class FirstReconcileBenchmark {
   private static final class Controller implements ShardService, AutoCloseable {
     private final KubernetesClient client;
     private final boolean warm;
+    private final Shards shards;
     private final Reconciled reconciled;
     private final SharedIndexInformer<ConfigMap> shared;
     private final Map<Integer, SharedIndexInformer<ConfigMap>> perShard = new ConcurrentHashMap<>();
 
-    Controller(KubernetesClient client, boolean warm, Reconciled reconciled) {
+    Controller(KubernetesClient client, boolean warm, Shards shards, Reconciled reconciled) {
       this.client = client;
       this.warm = warm;
+      this.shards = shards;
       this.reconciled = reconciled;
       this.shared = warm ? client.configMaps().runnableInformer(0) : null;
       if (shared != null) {
@@ -195,7 +205,7 @@ public final class FirstReconcileBenchmark {
         perShard.put(shard, informer);
       }
       for (ConfigMap configMap : informer.getStore().list()) {
-        if (SHARDS.shardOf(configMap) == shard) {
+        if (shards.shardOf(configMap) == shard) {
           reconciled.first(shard, System.nanoTime());
           break;
         }
