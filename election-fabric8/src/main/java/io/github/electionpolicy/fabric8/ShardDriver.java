@@ -16,8 +16,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Owns one replica's share of a sharded controller on its {@link RunnerLoop}, as {@link LifecycleDriver} owns one
@@ -36,7 +34,6 @@ import org.slf4j.LoggerFactory;
  */
 final class ShardDriver {
 
-  private static final Logger LOG = LoggerFactory.getLogger(ShardedRunner.class);
 
   /** Builds the runner of one of the controller's Leases: the seam between the driver and the Lease calls. */
   interface LeaseRunners {
@@ -73,6 +70,9 @@ final class ShardDriver {
   private final Ticker ticker;
   private final ShardCoordinator coordinator;
   private final ShardLeaseView view;
+  // Never written on the loop, which every runner of the JVM shares (see RunnerLog).
+  private final RunnerLog.Lane logLane;
+  private final RunnerLog log;
   private final CountDownLatch stopped = new CountDownLatch(1);
   private final AtomicBoolean closeRequested = new AtomicBoolean();
   // Every runner this driver started and that has not stopped: for close() from inside one of their callbacks.
@@ -110,6 +110,8 @@ final class ShardDriver {
     this.coordinator = new ShardCoordinator(parts.identity(), parts.shardCount(), parts.settleNanos(),
         ShardPlanner.FAIR, parts.flaw());
     this.view = new ShardLeaseView(parts.leases(), parts.leaseDurationNanos());
+    this.logLane = new RunnerLog.Lane(loop, loop.logWriter(), "shards:" + parts.identity());
+    this.log = new RunnerLog(ShardedRunner.class, logLane);
     this.snapshot = new Snapshot(coordinator.phase(), Collections.emptySortedMap(), membershipView, false, false);
   }
 
@@ -152,7 +154,7 @@ final class ShardDriver {
       });
       syncCheck = loop.schedule(parts.leaseDurationNanos(), () -> guarded(() -> {
         if (!viewSynced && !done) {
-          LOG.error("The list and watch of the Leases labelled {}={} has not listed them after {} ms: this replica "
+          log.error("The list and watch of the Leases labelled {}={} has not listed them after {} ms: this replica "
               + "owns no shard until it does, and is not ready; check that its account may list and watch leases "
               + "in the namespace (docs/sharding.md)", ShardLeases.LABEL, parts.leases().labelValue(),
               parts.leaseDurationNanos() / 1_000_000);
@@ -184,6 +186,11 @@ final class ShardDriver {
       return true;
     }
     return stopped.await(timeoutNanos, TimeUnit.NANOSECONDS);
+  }
+
+  /** Waits at most {@code timeoutNanos} for the lines logged until now to be written. */
+  void awaitLogWritten(long timeoutNanos) throws InterruptedException {
+    logLane.awaitWritten(timeoutNanos);
   }
 
   /** Whether the caller runs a callback of one of this replica's runners (a shard's start or stop). */
@@ -396,19 +403,23 @@ final class ShardDriver {
 
   private void finish(StopCause cause) {
     done = true;
-    if (tickTimer != null) {
-      tickTimer.cancel();
+    if (cause == StopCause.SHARD_ABANDONED && failure == null) {
+      failure = new IllegalStateException("a shard's stop() threw or outlived the stop timeout: its work may still "
+          + "run, so this replica gave up every shard and left their Leases to expire; restart the process");
     }
-    if (expiryTimer != null) {
-      expiryTimer.cancel();
-    }
-    if (syncCheck != null) {
-      syncCheck.cancel();
-    }
+    cancelTimers();
     closeSource();
     publish();
-    LOG.info("Stopped sharded runner {} ({})", parts.identity(), cause);
+    log.info("Stopped sharded runner {} ({})", parts.identity(), cause);
     stopped.countDown();
+  }
+
+  private void cancelTimers() {
+    for (RunnerLoop.Timer timer : new RunnerLoop.Timer[] {tickTimer, expiryTimer, syncCheck}) {
+      if (timer != null) {
+        timer.cancel();
+      }
+    }
   }
 
   private void closeSource() {
@@ -416,7 +427,7 @@ final class ShardDriver {
       try {
         source.close();
       } catch (Exception e) {
-        LOG.warn("Closing the list and watch of {} failed", parts.leases().labelValue(), e);
+        log.warn("Closing the list and watch of {} failed", parts.leases().labelValue(), e);
       }
       source = null;
     }
@@ -430,27 +441,19 @@ final class ShardDriver {
     draining = false;
     inputs.clear();
     if (done) {
-      LOG.error("The sharded runner {} failed after it stopped", parts.identity(), e);
+      log.error("The sharded runner {} failed after it stopped", parts.identity(), e);
       return;
     }
     if (failure == null) {
       failure = e;
     }
-    LOG.error("The sharded runner {} failed; closing every shard", parts.identity(), e);
+    log.error("The sharded runner {} failed; closing every shard", parts.identity(), e);
     done = true;
     failedMode = true;
     closeRequested.set(true);
     terms.clear();
     closeSource();
-    if (tickTimer != null) {
-      tickTimer.cancel();
-    }
-    if (expiryTimer != null) {
-      expiryTimer.cancel();
-    }
-    if (syncCheck != null) {
-      syncCheck.cancel();
-    }
+    cancelTimers();
     if (live.isEmpty()) {
       stopped.countDown();
     }

@@ -209,7 +209,8 @@ public final class ShardedRunner implements AutoCloseable {
 
   /**
    * Why this replica stopped on its own, if it did: the failure of its membership Lease's runner (e.g. the {@link
-   * LeaseAccessDeniedException} of the RBAC preflight), or of its own logic.
+   * LeaseAccessDeniedException} of the RBAC preflight), a shard whose {@code stop()} threw or outlived the stop
+   * timeout (an {@link IllegalStateException} that says so), or the failure of its own logic.
    *
    * @return what made it stop, if anything did but a close
    */
@@ -255,9 +256,15 @@ public final class ShardedRunner implements AutoCloseable {
       return;
     }
     boolean interrupted = false;
+    boolean stopped = false;
     while (true) {
       try {
-        parts.driver().awaitStopped(Long.MAX_VALUE);
+        if (!stopped) {
+          parts.driver().awaitStopped(Long.MAX_VALUE);
+          stopped = true;
+        }
+        // Its last lines are written before close() returns; a stuck appender is waited for a second at most.
+        parts.driver().awaitLogWritten(java.util.concurrent.TimeUnit.SECONDS.toNanos(1));
         break;
       } catch (InterruptedException e) {
         interrupted = true;
