@@ -28,6 +28,7 @@ final class ShardAssembly {
   LeaseSettings settings;
   Integer shardCount;
   ShardService service;
+  final List<ShardListener> listeners = new ArrayList<>();
   boolean rbacPreflight = true;
   Readiness readiness = Readiness.CONNECTED;
   Ticker ticker = Ticker.system();
@@ -102,6 +103,7 @@ final class ShardAssembly {
     long retry = settings.retryPeriod().toNanos();
     ShardDriver driver = new ShardDriver(new ShardDriver.Parts(identity, leases, shards.count(), service, loop, ticker,
         leaseRunners, view, settings.leaseDuration().toNanos(), 2 * retry, Math.max(1, retry / 2), flaw));
+    driver.listeners(new ShardListeners(listeners, userCode, identity, driver));
     started = true;
     DecisionLog.log(decision);
     LOG.info("Contending for {} shards of {}/{} as {} ({}; lease {}, renew deadline {}, retry {}, on loss {})",

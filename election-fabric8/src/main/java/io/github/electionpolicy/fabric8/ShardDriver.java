@@ -34,7 +34,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 final class ShardDriver {
 
-
   /** Builds the runner of one of the controller's Leases: the seam between the driver and the Lease calls. */
   interface LeaseRunners {
     /**
@@ -100,6 +99,7 @@ final class ShardDriver {
   private volatile Throwable failure;
 
   private volatile Snapshot snapshot;
+  private ShardListeners listeners; // set before start
 
   private record ShardRun(LeaseRunner runner, ShardWork work) {}
 
@@ -119,6 +119,11 @@ final class ShardDriver {
 
   Snapshot snapshot() {
     return snapshot;
+  }
+
+  /** Before {@link #start}: who hears of the owned shards and the stop. */
+  void listeners(ShardListeners listeners) {
+    this.listeners = listeners;
   }
 
   /** What the coordinator logic threw, if it failed; the replica then stopped as if closed. */
@@ -154,9 +159,7 @@ final class ShardDriver {
       });
       syncCheck = loop.schedule(parts.leaseDurationNanos(), () -> guarded(() -> {
         if (!viewSynced && !done) {
-          log.error("The list and watch of the Leases labelled {}={} has not listed them after {} ms: this replica "
-              + "owns no shard until it does, and is not ready; check that its account may list and watch leases "
-              + "in the namespace (docs/sharding.md)", ShardLeases.LABEL, parts.leases().labelValue(),
+          log.error(ShardLeaseSource.NOT_LISTED, ShardLeases.LABEL, parts.leases().labelValue(),
               parts.leaseDurationNanos() / 1_000_000);
         }
       }));
@@ -359,10 +362,7 @@ final class ShardDriver {
     }
   }
 
-  /**
-   * A shard's runner hears what the list and watch saw of its Lease as its own watch's change: a runner that follows
-   * a shard being released takes it at once, though its own watch may not be open yet.
-   */
+  /** A shard's runner hears what the list and watch saw of its Lease, as its watch's change (LifecycleDriver.sighted). */
   private void sighted(ShardLeaseView.Listed listed, long arrivedNanos) {
     if (parts.leases().parse(listed.name()) instanceof ShardLeases.Kind.Shard shard) {
       ShardRun run = shards.get(shard.shard());
@@ -409,9 +409,9 @@ final class ShardDriver {
     }
     cancelTimers();
     closeSource();
-    publish();
     log.info("Stopped sharded runner {} ({})", parts.identity(), cause);
     stopped.countDown();
+    publish(); // after the count-down: the listeners hear of the stop
   }
 
   private void cancelTimers() {
@@ -468,6 +468,7 @@ final class ShardDriver {
     live.remove(driver);
     if (failedMode && live.isEmpty()) {
       stopped.countDown();
+      publish();
     }
   }
 
@@ -490,10 +491,8 @@ final class ShardDriver {
     }
     snapshot = new Snapshot(coordinator.phase(), Collections.unmodifiableSortedMap(owned), membershipView, hung,
         viewSynced);
-  }
-
-  @Override
-  public String toString() {
-    return "ShardDriver{" + parts.identity() + ", " + snapshot.phase() + ", owns " + snapshot.owned().keySet() + "}";
+    if (listeners != null) {
+      listeners.published(snapshot.owned(), hasStopped(), failure());
+    }
   }
 }

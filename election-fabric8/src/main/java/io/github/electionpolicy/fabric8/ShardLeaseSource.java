@@ -30,6 +30,11 @@ final class ShardLeaseSource implements AutoCloseable {
     default void synced() {}
   }
 
+  /** The ERROR of a replica whose list and watch did not list the Leases in time: label, value, milliseconds. */
+  static final String NOT_LISTED = "The list and watch of the Leases labelled {}={} has not listed them after {} ms: "
+      + "this replica owns no shard until it does, and is not ready; check that its account may list and watch leases "
+      + "in the namespace (docs/sharding.md)";
+
   private final SharedIndexInformer<Lease> informer;
 
   private ShardLeaseSource(SharedIndexInformer<Lease> informer) {

@@ -360,6 +360,18 @@ public final class ShardedRunner implements AutoCloseable {
     }
 
     /**
+     * Adds a listener of the shards this replica owns and of its stop (contending only; running unelected, the one
+     * replica owns every shard from start to close).
+     *
+     * @param listener the listener
+     * @return this builder
+     */
+    public Builder listener(ShardListener listener) {
+      inputs.listeners.add(Objects.requireNonNull(listener, "listener"));
+      return this;
+    }
+
+    /**
      * Sets which replicas {@link ShardedRunner#health()} calls ready: {@link Readiness#CONNECTED} (the default: every
      * member in touch with the API server) or {@link Readiness#LEADER_ONLY} (members only: a replica that is not yet
      * a member, or no longer one, is not ready).

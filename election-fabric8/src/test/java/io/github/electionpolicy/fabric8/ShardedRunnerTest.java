@@ -224,6 +224,41 @@ class ShardedRunnerTest {
   }
 
   @Test
+  void aListenerHearsTheOwnedShardsAsTheyChangeAndTheStopOnce() {
+    List<Set<Integer>> told = new CopyOnWriteArrayList<>();
+    List<java.util.Optional<Throwable>> stops = new CopyOnWriteArrayList<>();
+    ShardedRunner a = ShardedRunner.builder()
+        .client(api.client())
+        .decision(MockApi.CONTEND)
+        .settings(MockApi.fastSettings("pod-a").build())
+        .shards(SHARDS)
+        .service(work("pod-a"))
+        .listener(new ShardListener() {
+          @Override
+          public void ownedShardsChanged(java.util.SortedMap<Integer, LeadershipTerm> owned) {
+            told.add(Set.copyOf(owned.keySet()));
+            throw new IllegalStateException("a listener that throws is logged; the calls go on");
+          }
+
+          @Override
+          public void stopped(java.util.Optional<Throwable> failure) {
+            stops.add(failure);
+          }
+        })
+        .start();
+    runners.add(a);
+    replica("pod-b");
+    Await.until("fair among two", this::fair, this::state);
+    Await.until("the listener told of a's share", () -> !told.isEmpty()
+        && told.get(told.size() - 1).equals(a.ownedShards().keySet()), () -> told);
+
+    a.close();
+    Await.until("the stop told once", () -> stops.size() == 1, () -> stops);
+    assertThat(stops.get(0)).isEmpty();
+    assertThat(told.get(told.size() - 1)).isEmpty();
+  }
+
+  @Test
   void theBuilderNamesWhatIsMissing() {
     assertThatThrownBy(() -> ShardedRunner.builder().decision(MockApi.CONTEND).service(work("x")).start())
         .isInstanceOf(IllegalStateException.class).hasMessageContaining("shards(n)");
