@@ -5,6 +5,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -59,6 +60,28 @@ final class LeadershipEvents {
     for (LeadershipEvent event : due(step, wall)) {
       offer(event);
     }
+  }
+
+  /**
+   * As {@link #step}, on a later turn of the loop through {@code later} (the runner's own task): the runner hears of
+   * a term before its Event is made and handed over (a step's inputs are taken in once the loop's task that took it
+   * returns; cold, the first Event's making and hand-over is some 10 ms before {@code LEADING}). Every step and
+   * {@link #failedLater} goes the same way, so they reach {@link #due} in the order they were taken and the Events
+   * keep theirs; only a step that can make an Event due is handed on.
+   */
+  void stepLater(LeaseStep step, Instant wall, Consumer<Runnable> later) {
+    boolean due = step.action() instanceof LeaseStep.Finished;
+    for (LeaseStep.Signal signal : step.signals()) {
+      due |= signal instanceof LeaseStep.Elected || signal instanceof LeaseStep.Lost || signal instanceof LeaseStep.Fact;
+    }
+    if (due) {
+      later.accept(() -> step(step, wall));
+    }
+  }
+
+  /** As {@link #failed}, after the steps handed on before it (see {@link #stepLater}). */
+  void failedLater(Instant wall, Consumer<Runnable> later) {
+    later.accept(() -> failed(wall));
   }
 
   /** The Events that {@code step} makes due, in order; remembers the term it leaves this process holding. */

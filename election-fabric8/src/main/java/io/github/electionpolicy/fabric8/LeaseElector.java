@@ -259,7 +259,7 @@ final class LeaseElector {
     }
     end();
     if (leadershipEvents != null) {
-      leadershipEvents.failed(clock.instant());
+      leadershipEvents.failedLater(clock.instant(), events::onLoop);
     }
     return Optional.ofNullable(led);
   }
@@ -322,7 +322,7 @@ final class LeaseElector {
   /** Acts on what a step signals: terms for the runner, log lines for the rest. */
   private void take(LeaseStep step) {
     if (leadershipEvents != null) {
-      leadershipEvents.step(step, clock.instant());
+      leadershipEvents.stepLater(step, clock.instant(), events::onLoop); // after the runner heard the step
     }
     for (LeaseStep.Signal signal : step.signals()) {
       log.signal(signal);

@@ -3,9 +3,6 @@ package io.github.electionpolicy.fabric8;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.api.model.coordination.v1.LeaseSpec;
 import java.time.Instant;
-import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
-import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeParseException;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -18,10 +15,6 @@ import java.util.Map;
  * fabric8's watch ({@link #record(Lease)}).
  */
 final class LeaseRecords {
-
-  /** The format of a {@code MicroTime}, as the API server and fabric8's model write it. */
-  private static final DateTimeFormatter MICRO_TIME =
-      DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSSSSS'Z'").withZone(ZoneOffset.UTC);
 
   private LeaseRecords() {}
 
@@ -87,8 +80,8 @@ final class LeaseRecords {
     Map<String, Object> spec = new LinkedHashMap<>();
     spec.put("holderIdentity", record.holder() == null ? "" : record.holder());
     putIfSet(spec, "leaseDurationSeconds", record.leaseDurationSeconds());
-    putIfSet(spec, "acquireTime", record.acquireTime() == null ? null : MICRO_TIME.format(record.acquireTime()));
-    putIfSet(spec, "renewTime", record.renewTime() == null ? null : MICRO_TIME.format(record.renewTime()));
+    putIfSet(spec, "acquireTime", record.acquireTime() == null ? null : MicroTimes.format(record.acquireTime()));
+    putIfSet(spec, "renewTime", record.renewTime() == null ? null : MicroTimes.format(record.renewTime()));
     putIfSet(spec, "leaseTransitions", record.leaseTransitions());
     Map<String, Object> lease = new LinkedHashMap<>();
     Map<String, Object> metadata = new LinkedHashMap<>();
@@ -166,7 +159,7 @@ final class LeaseRecords {
       return null;
     }
     try {
-      return OffsetDateTime.parse(value, DateTimeFormatter.ISO_OFFSET_DATE_TIME).toInstant();
+      return MicroTimes.parse(value);
     } catch (DateTimeParseException e) {
       throw wrongType(key, value, "an RFC 3339 time");
     }

@@ -35,8 +35,9 @@ final class RunnerCallbacks {
   }
 
   private final List<ElectionListener> listeners;
-  // The listeners that override renewed(Duration): the only ones a renewal is handed over for.
-  private final List<ElectionListener> renewalListeners;
+  // The listeners that override renewed(Duration): the only ones a renewal is handed over for. Found at the first
+  // renewal (on the loop), so the reflection that tells them is off the first election's path.
+  private List<ElectionListener> renewalListeners;
   private final ServiceSequence sequence;
   private final Consumer<RunnerLifecycleInput> report;
   private final long stopTimeoutNanos;
@@ -65,7 +66,6 @@ final class RunnerCallbacks {
     this.flaw = flaw;
     this.loopTimer = loopTimer;
     this.listeners = List.copyOf(listeners);
-    this.renewalListeners = this.listeners.stream().filter(RunnerCallbacks::hearsRenewals).toList();
     this.sequence = sequence;
     this.report = report;
     this.stopTimeoutNanos = Durations.cappedNanos(stopTimeout);
@@ -89,8 +89,11 @@ final class RunnerCallbacks {
     }
   }
 
-  /** Tells the listeners that hear renewals ({@link #hearsRenewals}), in order, on the listeners' lane. */
+  /** Tells the listeners that hear renewals ({@link #hearsRenewals}), in order, on their lane. On the loop. */
   void dispatchRenewal(Duration roundTrip) {
+    if (renewalListeners == null) {
+      renewalListeners = listeners.stream().filter(RunnerCallbacks::hearsRenewals).toList();
+    }
     dispatch(renewalListeners, listener -> listener.renewed(roundTrip));
   }
 
