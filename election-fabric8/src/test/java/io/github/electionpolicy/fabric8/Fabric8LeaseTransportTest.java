@@ -605,7 +605,7 @@ class Fabric8LeaseTransportTest {
         return false;
       }
     };
-    SharedPools.BoundedCalls io = new SharedPools.BoundedCalls(noThread, SharedPools.IO_MAX_CALLS);
+    BoundedCalls io = new BoundedCalls(noThread, SharedPools.IO_MAX_CALLS);
     java.util.List<LeaseStep.Answer> answers = new java.util.ArrayList<>();
     boolean[] watchClosed = {false};
     SharedPools.InFlight requests = new SharedPools.InFlight(SharedPools.IO_MAX_CALLS, "Lease calls");

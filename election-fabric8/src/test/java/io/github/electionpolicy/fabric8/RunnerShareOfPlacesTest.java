@@ -66,7 +66,7 @@ class RunnerShareOfPlacesTest {
     SharedPools.InFlight requests = new SharedPools.InFlight(SharedPools.IO_MAX_CALLS, "Lease calls");
     SharedPools.InFlight events = new SharedPools.InFlight(SharedPools.EVENTS_MAX_CALLS, "leadership Event writes");
     // As SharedPools.io(): the pool's tasks within the same JVM bound as the asynchronous requests.
-    ExecutorService io = new SharedPools.BoundedCalls(workers, requests);
+    ExecutorService io = new BoundedCalls(workers, requests);
     CountDownLatch unhang = new CountDownLatch(1);
     AtomicInteger entered = new AtomicInteger();
     Interceptor hangs = new Interceptor() {

@@ -26,7 +26,7 @@ class SharedPoolsTest {
         t.setDaemon(true);
         return t;
       });
-  private final SharedPools.BoundedCalls calls = new SharedPools.BoundedCalls(workers, 3);
+  private final BoundedCalls calls = new BoundedCalls(workers, 3);
   private final CountDownLatch release = new CountDownLatch(1);
 
   @AfterEach
