@@ -1,0 +1,82 @@
+package io.github.electionpolicy.fabric8;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.electionpolicy.testkit.fabric8.LeaseWrite;
+import io.github.electionpolicy.testsupport.Await;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Findings of an adversarial review of the sharded runner (h-attack10), over the real client and the CRUD mock
+ * server. Each test shows a guarantee of docs/architecture.md's sharding section that the runner broke.
+ */
+class ShardedRunnerAttackTest {
+
+  @RegisterExtension
+  final MockApi api = new MockApi();
+
+  private final List<ShardedRunner> runners = new ArrayList<>();
+
+  @AfterEach
+  void closeAll() {
+    runners.forEach(ShardedRunner::close);
+  }
+
+  private static String memberLease(String identity) {
+    return MockApi.LEASE + "-member-" + identity;
+  }
+
+  private List<LeaseWrite> writesBy(String lease, String holder, long afterNanos) {
+    return api.fixture.leaseWrites(lease).stream()
+        .filter(write -> write.holder().equals(holder) && write.receivedNanos() - afterNanos > 0).toList();
+  }
+
+  /**
+   * Close while the membership Lease is lost and a shard's work still stops (the coordinator is Lapsed, its
+   * membership elector counted as ended): the coordinator stops without a Leave, but the driver's membership runner
+   * recontends after a loss and never ended, so nobody closes it. After close() returned it takes the membership Lease
+   * again and renews it for ever: a replica that closed stays a live member in every other replica's view (they plan
+   * shards for it that nobody takes), and its runner, Lease calls and timers outlive close().
+   */
+  @Test
+  void closeWhileLapsedEndsTheMembershipRunner() throws InterruptedException {
+    AtomicReference<ShardedRunner> self = new AtomicReference<>();
+    ShardedRunner a = ShardedRunner.builder()
+        .client(api.client())
+        .decision(MockApi.CONTEND)
+        .settings(MockApi.fastSettings("pod-a").build())
+        .shards(1)
+        .service(ShardService.of((shard, term) -> { }, shard -> {
+          // The membership Lease was lost, so this shard's work stops: the replica is closed meanwhile.
+          self.get().close();
+          try {
+            // Lets the loop take the close in while this shard's work is still stopping (within the stop timeout).
+            Thread.sleep(500);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        }))
+        .start();
+    self.set(a);
+    runners.add(a);
+    Await.until("shard 0 owned", () -> a.ownedShards().containsKey(0), a::toString);
+
+    // A foreign writer takes the membership Lease: its next renewal finds another holder, a loss.
+    api.fixture.overwriteHolder(memberLease("pod-a"), "thief");
+    assertThat(a.awaitStopped(Duration.ofSeconds(20))).as("stopped after the close from the stop").isTrue();
+    long stopped = System.nanoTime();
+    assertThat(a.failure()).isEmpty();
+
+    // Waits three lease durations (the thief's Lease expires after one): a membership runner still alive would
+    // take its Lease again and renew it every retry period.
+    Thread.sleep(MockApi.LEASE_DURATION.multipliedBy(3).toMillis());
+    assertThat(writesBy(memberLease("pod-a"), "pod-a", stopped).size())
+        .as("writes of pod-a's membership Lease after the replica stopped").isZero();
+  }
+}
