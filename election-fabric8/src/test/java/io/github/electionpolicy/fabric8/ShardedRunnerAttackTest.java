@@ -79,4 +79,31 @@ class ShardedRunnerAttackTest {
     assertThat(writesBy(memberLease("pod-a"), "pod-a", stopped).size())
         .as("writes of pod-a's membership Lease after the replica stopped").isZero();
   }
+
+  /**
+   * ownedShards() promises no shard "whose term ended", but it hands out the snapshot the driver last published
+   * without looking at the terms: once a term's renew deadline passed (a long pause of the process, here the ticker
+   * moved at once) the term is invalid, yet ownedShards() reports it until the loop's next renewal attempt publishes
+   * the loss. A caller that iterates ownedShards() (rather than termForShard, which checks) works under a lapsed
+   * term. The same window follows every loss: the shard runner ends its term, the driver hears it a task later.
+   */
+  @Test
+  void ownedShardsNeverReportsALapsedTerm() {
+    java.util.concurrent.atomic.AtomicLong offset = new java.util.concurrent.atomic.AtomicLong();
+    ShardedRunner a = ShardedRunner.builder()
+        .client(api.client())
+        .decision(MockApi.CONTEND)
+        .settings(MockApi.fastSettings("pod-a").build())
+        .shards(2)
+        .service(ShardService.of((shard, term) -> { }, shard -> { }))
+        .ticker(() -> System.nanoTime() + offset.get())
+        .start();
+    runners.add(a);
+    Await.until("both shards owned", () -> a.ownedShards().size() == 2, a::toString);
+
+    // The process was paused past the renew deadline: every term's deadline has passed.
+    offset.addAndGet(MockApi.RENEW_DEADLINE.multipliedBy(4).toNanos());
+    assertThat(a.termForShard(0)).isEmpty();
+    assertThat(a.ownedShards().values()).as("terms ownedShards() reports").allMatch(LeadershipTerm::isValid);
+  }
 }
