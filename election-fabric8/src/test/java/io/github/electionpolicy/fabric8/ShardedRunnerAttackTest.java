@@ -106,4 +106,61 @@ class ShardedRunnerAttackTest {
     assertThat(a.termForShard(0)).isEmpty();
     assertThat(a.ownedShards().values()).as("terms ownedShards() reports").allMatch(LeadershipTerm::isValid);
   }
+
+  /**
+   * AnnounceLeaving only changes the metadata that the membership Lease's next write carries: the mark reaches the
+   * server at the next renewal, up to a retry period later, while the shards are handed over at once. Until then the
+   * others count the leaver in, and the planner gives each shard it released back to it: the shard stays free until
+   * the mark or the membership release arrives (the slowest shard's stop). docs/architecture.md: "first marks its
+   * membership Lease as leaving ... With it, a graceful leave moves each shard as soon as the leaver released it."
+   */
+  @Test
+  void aLeaversFastShardMovesBeforeItsSlowShardStopped() throws InterruptedException {
+    LeaseSettings.Builder slowRetry = MockApi.fastSettings("x").leaseDuration(Duration.ofSeconds(8))
+        .renewDeadline(Duration.ofSeconds(5)).retryPeriod(Duration.ofSeconds(3)).stopTimeout(Duration.ofSeconds(4));
+    java.util.Map<Integer, String> running = new java.util.concurrent.ConcurrentHashMap<>();
+    java.util.concurrent.atomic.AtomicInteger slow = new java.util.concurrent.atomic.AtomicInteger(-1);
+    java.util.function.Function<String, ShardedRunner> replica = identity -> {
+      ShardedRunner runner = ShardedRunner.builder()
+          .client(api.client())
+          .decision(MockApi.CONTEND)
+          .settings(slowRetry.identity(identity).build())
+          .shards(4)
+          .service(ShardService.of((shard, term) -> running.put(shard, identity), shard -> {
+            if (shard == slow.get() && identity.equals("pod-c")) {
+              try {
+                Thread.sleep(2500); // the slow shard's work takes its time to stop (within the stop timeout)
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            }
+            running.remove(shard, identity);
+          }))
+          .start();
+      runners.add(runner);
+      return runner;
+    };
+    ShardedRunner b = replica.apply("pod-b");
+    Await.until("pod-b owns every shard", () -> b.ownedShards().size() == 4, b::toString);
+    ShardedRunner c = replica.apply("pod-c");
+    Await.until("two shards each", () -> b.ownedShards().size() == 2 && c.ownedShards().size() == 2,
+        () -> b + " " + c);
+    List<Integer> itsShards = new ArrayList<>(c.ownedShards().keySet());
+    slow.set(itsShards.get(0));
+    int fast = itsShards.get(1);
+
+    // Right after a renewal of pod-c's membership Lease, so that its next one is a retry period away.
+    long before = System.nanoTime();
+    Await.until("a renewal of pod-c's membership Lease", () -> !writesBy(memberLease("pod-c"), "pod-c", before)
+        .isEmpty());
+    long closed = System.nanoTime();
+    Thread closer = new Thread(c::close, "closer");
+    closer.start();
+    Await.until("the fast shard " + fast + " owned by pod-b", () -> b.ownedShards().containsKey(fast),
+        Duration.ofSeconds(10), () -> b + " " + c);
+    Duration moved = Duration.ofNanos(System.nanoTime() - closed);
+    closer.join();
+    // Released at once, taken at once: well before the slow shard's 2.5 s stop let the membership Lease go.
+    assertThat(moved).as("time until pod-b owned pod-c's fast shard").isLessThan(Duration.ofMillis(1500));
+  }
 }
