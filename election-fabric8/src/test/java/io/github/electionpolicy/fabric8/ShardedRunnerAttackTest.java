@@ -163,4 +163,37 @@ class ShardedRunnerAttackTest {
     // Released at once, taken at once: well before the slow shard's 2.5 s stop let the membership Lease go.
     assertThat(moved).as("time until pod-b owned pod-c's fast shard").isLessThan(Duration.ofMillis(1500));
   }
+
+  /**
+   * The leaving mark outlives the leave: the transport merges its annotations into the Lease's own (every other key
+   * kept), and the mark stays in the released membership Lease. A replica that starts again under the same identity
+   * (an explicit identity: a StatefulSet's pod name, a container restarted in its pod) takes its membership Lease back
+   * with the mark still on it, so every other replica counts it out for good: they never hand it a shard.
+   */
+  @Test
+  void aReplicaRestartedUnderTheSameIdentityGetsItsShareAgain() {
+    ShardService none = ShardService.of((shard, term) -> { }, shard -> { });
+    java.util.function.Function<String, ShardedRunner> replica = identity -> {
+      ShardedRunner runner = ShardedRunner.builder()
+          .client(api.client())
+          .decision(MockApi.CONTEND)
+          .settings(MockApi.fastSettings(identity).build())
+          .shards(4)
+          .service(none)
+          .start();
+      runners.add(runner);
+      return runner;
+    };
+    ShardedRunner b = replica.apply("pod-b");
+    ShardedRunner c = replica.apply("pod-c");
+    Await.until("two shards each", () -> b.ownedShards().size() == 2 && c.ownedShards().size() == 2,
+        () -> b + " " + c);
+    c.close();
+    Await.until("pod-b owns every shard", () -> b.ownedShards().size() == 4, b::toString);
+
+    ShardedRunner again = replica.apply("pod-c");
+    Await.until("two shards each again", () -> b.ownedShards().size() == 2 && again.ownedShards().size() == 2,
+        Duration.ofSeconds(15), () -> b + " " + again + ", membership Lease annotations "
+            + api.fixture.lease(memberLease("pod-c")).orElseThrow().getMetadata().getAnnotations());
+  }
 }
