@@ -120,7 +120,9 @@ public final class ShardedRunner implements AutoCloseable {
       }
       return Collections.unmodifiableSortedMap(all);
     }
-    return parts.driver().snapshot().owned();
+    TreeMap<Integer, LeadershipTerm> owned = new TreeMap<>(parts.driver().snapshot().owned());
+    owned.values().removeIf(term -> !term.isValid()); // a term may end before the driver hears of it
+    return Collections.unmodifiableSortedMap(owned);
   }
 
   /**
