@@ -196,4 +196,47 @@ class ShardedRunnerAttackTest {
         Duration.ofSeconds(15), () -> b + " " + again + ", membership Lease annotations "
             + api.fixture.lease(memberLease("pod-c")).orElseThrow().getMetadata().getAnnotations());
   }
+
+  /**
+   * ShardDriver logs with SLF4J on the shared loop ("Stopped sharded runner", a failure, a failed close of the
+   * informer), which LifecycleDriver never does (its lines go through a RunnerLog.Lane to the log writer): an appender
+   * that is slow or hangs then holds the one loop of the JVM, and with it every runner's renewals and deadlines.
+   * slf4j-simple (the tests' binding) writes to System.err as it is at each line, so a stream that notes the writing
+   * thread tells where the line was logged.
+   */
+  @Test
+  void theShardedRunnerWritesNoLogLineOnTheSharedLoop() {
+    List<String> onLoop = new java.util.concurrent.CopyOnWriteArrayList<>();
+    java.io.PrintStream err = System.err;
+    System.setErr(new java.io.PrintStream(new java.io.OutputStream() {
+      @Override
+      public void write(int b) {
+        err.write(b);
+      }
+
+      @Override
+      public void write(byte[] bytes, int offset, int length) {
+        String text = new String(bytes, offset, length, java.nio.charset.StandardCharsets.UTF_8);
+        if (RunnerLoop.shared().inLoop()) {
+          onLoop.add(text.strip());
+        }
+        err.write(bytes, offset, length);
+      }
+    }, true));
+    try {
+      ShardedRunner a = ShardedRunner.builder()
+          .client(api.client())
+          .decision(MockApi.CONTEND)
+          .settings(MockApi.fastSettings("pod-a").build())
+          .shards(2)
+          .service(ShardService.of((shard, term) -> { }, shard -> { }))
+          .start();
+      runners.add(a);
+      Await.until("both shards owned", () -> a.ownedShards().size() == 2, a::toString);
+      a.close();
+    } finally {
+      System.setErr(err);
+    }
+    assertThat(onLoop).as("lines written on the shared loop").isEmpty();
+  }
 }
