@@ -239,4 +239,43 @@ class ShardedRunnerAttackTest {
     }
     assertThat(onLoop).as("lines written on the shared loop").isEmpty();
   }
+
+  /**
+   * The replica needs to list and watch the controller's Leases (one informer by label), but nothing checks that it
+   * may, and nothing hears the informer fail: with {@code list} denied (a Role granting get, create, update and watch
+   * on leases, the verbs an ElectionRunner needs), the view never comes, the coordinator never plans, the replica
+   * holds its membership Lease and owns no shard for ever, while its health says ready and live and failure() is
+   * empty. The other replicas count it in, so the planner gives it a share nobody runs.
+   */
+  @Test
+  void aReplicaThatMayNotListTheLeasesDoesNotLookHealthy() throws Exception {
+    try (MockApi denyingList = new MockApi(delegate -> new io.fabric8.mockwebserver.http.Dispatcher() {
+      @Override
+      public io.fabric8.mockwebserver.http.MockResponse dispatch(
+          io.fabric8.mockwebserver.http.RecordedRequest request) {
+        String path = request.getPath() == null ? "" : request.getPath();
+        if ("GET".equals(request.getMethod()) && path.contains("/leases?") && !path.contains("watch=true")) {
+          return MockApi.rulesReviewRefused(); // a 403 Forbidden Status: list is not granted
+        }
+        return delegate.dispatch(request);
+      }
+    })) {
+      ShardedRunner a = ShardedRunner.builder()
+          .client(denyingList.client())
+          .decision(MockApi.CONTEND)
+          .settings(MockApi.fastSettings("pod-a").build())
+          .shards(2)
+          .service(ShardService.of((shard, term) -> { }, shard -> { }))
+          .start();
+      runners.add(a);
+      // Ten lease durations: a replica that can work owns both shards within a retry period or two.
+      boolean owns = Await.holds(() -> a.ownedShards().size() == 2, MockApi.LEASE_DURATION.multipliedBy(10));
+      ElectionHealth health = a.health();
+      assertThat(owns || a.isStopped() || !health.ready())
+          .as("owns its shards, or stopped, or not ready: owns %s, health %s, failure %s", a.ownedShards(), health,
+              a.failure())
+          .isTrue();
+      a.close();
+    }
+  }
 }
