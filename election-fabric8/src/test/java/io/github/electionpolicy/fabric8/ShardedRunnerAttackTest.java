@@ -278,4 +278,77 @@ class ShardedRunnerAttackTest {
       a.close();
     }
   }
+
+  /** The shared loop, keeping the timers scheduled through it that neither ran nor were cancelled. */
+  private static final class TimerCountingLoop implements RunnerLoop {
+    private final RunnerLoop shared = RunnerLoop.shared();
+    final java.util.Set<Object> pending = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    @Override
+    public void execute(Runnable task) {
+      shared.execute(task);
+    }
+
+    @Override
+    public Timer schedule(long delayNanos, Runnable task) {
+      Object key = new Object();
+      pending.add(key);
+      Timer timer = shared.schedule(delayNanos, () -> {
+        pending.remove(key);
+        task.run();
+      });
+      return () -> {
+        pending.remove(key);
+        timer.cancel();
+      };
+    }
+
+    @Override
+    public boolean inLoop() {
+      return shared.inLoop();
+    }
+
+    /** Waits until the tasks queued before this call ran. */
+    void drain() throws InterruptedException {
+      java.util.concurrent.CountDownLatch ran = new java.util.concurrent.CountDownLatch(1);
+      shared.execute(ran::countDown);
+      assertThat(ran.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+    }
+  }
+
+  /**
+   * An informer event that arrives after the replica stopped (one already queued on the loop when finish() closed
+   * the informer: every renewal of another member's Lease is one) still runs observeView, which arms a new expiry
+   * timer on the loop: the stopped replica is woken up to a lease duration later, and kept reachable until then.
+   */
+  @Test
+  void anEventAfterTheStopArmsNoTimer() throws InterruptedException {
+    TimerCountingLoop loop = new TimerCountingLoop();
+    AtomicReference<ShardLeaseSource.Sink> sink = new AtomicReference<>();
+    ShardedRunner a = ShardedRunner.builder()
+        .client(api.client())
+        .decision(MockApi.CONTEND)
+        .settings(MockApi.fastSettings("pod-a").build())
+        .shards(2)
+        .service(ShardService.of((shard, term) -> { }, shard -> { }))
+        .loop(loop)
+        .source(s -> {
+          sink.set(s);
+          return () -> { };
+        })
+        .start();
+    runners.add(a);
+    Await.until("the view source opened", () -> sink.get() != null);
+    a.close();
+    loop.drain();
+    int before = loop.pending.size();
+
+    // Another member's Lease renewed, as the informer reports it: held, for two seconds from now.
+    java.time.Instant now = java.time.Instant.now();
+    sink.get().changed(new ShardLeaseView.Listed(memberLease("pod-b"),
+        new LeaseRecord("pod-b", 2, now, now, 0, "7"), false), System.nanoTime());
+    loop.drain();
+    assertThat(loop.pending.size()).as("timers pending on the loop after an event that came after the stop")
+        .isEqualTo(before);
+  }
 }
