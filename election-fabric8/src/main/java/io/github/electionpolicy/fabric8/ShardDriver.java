@@ -322,6 +322,9 @@ final class ShardDriver {
   }
 
   private void observeView() {
+    if (done) {
+      return; // an event that came after the stop (the informer closed since): no view, and no timer, any more
+    }
     long now = ticker.read();
     inputs.add(view.view(now));
     OptionalLong next = view.nextExpiry(now);
