@@ -351,4 +351,38 @@ class ShardedRunnerAttackTest {
     assertThat(loop.pending.size()).as("timers pending on the loop after an event that came after the stop")
         .isEqualTo(before);
   }
+
+  /**
+   * A shard's stop that throws during a hand-over (a joiner takes its share) makes the replica give up every shard
+   * and stop on its own (SHARD_ABANDONED), yet failure() stays empty: its javadoc promises "what made it stop, if
+   * anything did but a close", and isStopped()'s lists "a shard's work did not stop cleanly" among those stops. A
+   * caller that tells a stop on its own from a close by failure() (as ElectionState.Stopped's example does by cause)
+   * takes it for a close.
+   */
+  @Test
+  void aReplicaThatAbandonedAShardSaysWhy() throws InterruptedException {
+    ShardedRunner a = ShardedRunner.builder()
+        .client(api.client())
+        .decision(MockApi.CONTEND)
+        .settings(MockApi.fastSettings("pod-a").build())
+        .shards(2)
+        .service(ShardService.of((shard, term) -> { }, shard -> {
+          throw new IllegalStateException("shard " + shard + " would not stop");
+        }))
+        .start();
+    runners.add(a);
+    Await.until("pod-a owns both shards", () -> a.ownedShards().size() == 2, a::toString);
+    ShardedRunner b = ShardedRunner.builder()
+        .client(api.client())
+        .decision(MockApi.CONTEND)
+        .settings(MockApi.fastSettings("pod-b").build())
+        .shards(2)
+        .service(ShardService.of((shard, term) -> { }, shard -> { }))
+        .start();
+    runners.add(b);
+
+    assertThat(a.awaitStopped(Duration.ofSeconds(20))).as("pod-a stopped on its own").isTrue();
+    assertThat(a.health().live()).isFalse();
+    assertThat(a.failure()).as("why pod-a stopped").isPresent();
+  }
 }
