@@ -385,4 +385,31 @@ class ShardedRunnerAttackTest {
     assertThat(a.health().live()).isFalse();
     assertThat(a.failure()).as("why pod-a stopped").isPresent();
   }
+
+  /**
+   * Every replica has a membership Lease of its own, named after its identity, which by default has a random suffix
+   * (ProcessIdentity): each pod restart or rolling update makes a new one. A close only releases it, and nothing ever
+   * deletes one: the namespace collects a released Lease per replica that ever ran, each carrying the label, so every
+   * replica's informer lists and keeps all of them for good (ShardLeaseView walks them on every event).
+   */
+  @Test
+  void aClosedReplicaLeavesNoMembershipLeaseBehind() {
+    for (int i = 0; i < 3; i++) {
+      String identity = "pod-" + i;
+      ShardedRunner runner = ShardedRunner.builder()
+          .client(api.client())
+          .decision(MockApi.CONTEND)
+          .settings(MockApi.fastSettings(identity).build())
+          .shards(2)
+          .service(ShardService.of((shard, term) -> { }, shard -> { }))
+          .start();
+      runners.add(runner);
+      Await.until(identity + " owns both shards", () -> runner.ownedShards().size() == 2, runner::toString);
+      runner.close();
+    }
+    List<String> members = api.client().leases().inNamespace(MockApi.NAMESPACE)
+        .withLabel(ShardLeases.LABEL, MockApi.LEASE).list().getItems().stream()
+        .map(lease -> lease.getMetadata().getName()).filter(name -> name.contains("-member-")).toList();
+    assertThat(members).as("membership Leases left by closed replicas").isEmpty();
+  }
 }
