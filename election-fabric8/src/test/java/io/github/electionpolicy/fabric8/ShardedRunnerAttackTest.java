@@ -412,4 +412,58 @@ class ShardedRunnerAttackTest {
         .map(lease -> lease.getMetadata().getName()).filter(name -> name.contains("-member-")).toList();
     assertThat(members).as("membership Leases left by closed replicas").isEmpty();
   }
+
+  /**
+   * What the membership runner left running by a close while Lapsed does to the others: it renews the closed
+   * replica's membership Lease for ever, so every other replica counts a member that runs nothing, and the planner
+   * gives that ghost its share of the shards, which nobody owns from then on.
+   */
+  @Test
+  void aReplicaClosedWhileLapsedLeavesNoGhostMember() throws InterruptedException {
+    AtomicReference<ShardedRunner> self = new AtomicReference<>();
+    java.util.concurrent.atomic.AtomicBoolean lapsing = new java.util.concurrent.atomic.AtomicBoolean();
+    ShardedRunner a = ShardedRunner.builder()
+        .client(api.client())
+        .decision(MockApi.CONTEND)
+        .settings(MockApi.fastSettings("pod-a").build())
+        .shards(2)
+        .service(ShardService.of((shard, term) -> { }, shard -> {
+          if (!lapsing.get()) {
+            return; // the hand-over of its surplus shard to pod-b
+          }
+          self.get().close();
+          try {
+            Thread.sleep(500); // lets the loop take the close in while this shard's work still stops
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        }))
+        .start();
+    self.set(a);
+    runners.add(a);
+    Await.until("pod-a owns both shards", () -> a.ownedShards().size() == 2, a::toString);
+    ShardedRunner b = ShardedRunner.builder()
+        .client(api.client())
+        .decision(MockApi.CONTEND)
+        .settings(MockApi.fastSettings("pod-b").build())
+        .shards(2)
+        .service(ShardService.of((shard, term) -> { }, shard -> { }))
+        .start();
+    runners.add(b);
+    Await.until("one each", () -> a.ownedShards().size() == 1 && b.ownedShards().size() == 1, () -> a + " " + b);
+
+    lapsing.set(true);
+    api.fixture.overwriteHolder(memberLease("pod-a"), "thief");
+    assertThat(a.awaitStopped(Duration.ofSeconds(20))).isTrue();
+    // The thief's Lease expires after one lease duration; pod-b then is the only replica that runs, and must own
+    // both shards and keep them. Waits three lease durations first: pod-b may own both for a moment, between the
+    // thief's expiry and the ghost's return (after which pod-b hands one over to it, once settled).
+    Thread.sleep(MockApi.LEASE_DURATION.multipliedBy(3).toMillis());
+    java.util.function.Supplier<String> state = () -> b + ", pod-a's membership Lease held by " + api.fixture
+        .lease(memberLease("pod-a")).orElseThrow().getSpec().getHolderIdentity();
+    Await.until("pod-b owns both shards", () -> b.ownedShards().size() == 2, MockApi.LEASE_DURATION.multipliedBy(3),
+        state);
+    Thread.sleep(MockApi.LEASE_DURATION.toMillis()); // and keeps them: more than the settle time
+    assertThat(b.ownedShards()).as(state.get()).hasSize(2);
+  }
 }
