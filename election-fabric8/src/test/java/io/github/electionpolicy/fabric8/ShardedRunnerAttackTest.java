@@ -466,4 +466,41 @@ class ShardedRunnerAttackTest {
     Thread.sleep(MockApi.LEASE_DURATION.toMillis()); // and keeps them: more than the settle time
     assertThat(b.ownedShards()).as(state.get()).hasSize(2);
   }
+
+  /**
+   * The same runner left behind by the other way into it: the membership Lease is lost while the replica leaves (a
+   * close waits for a slow shard's stop). The coordinator takes the loss as the end of the membership elector and
+   * stops without a Leave once the shard stopped; the driver's membership runner recontends and is never closed.
+   */
+  @Test
+  void membershipLostWhileLeavingEndsTheMembershipRunner() throws InterruptedException {
+    java.util.concurrent.CountDownLatch stopping = new java.util.concurrent.CountDownLatch(1);
+    ShardedRunner a = ShardedRunner.builder()
+        .client(api.client())
+        .decision(MockApi.CONTEND)
+        .settings(MockApi.fastSettings("pod-a").build())
+        .shards(1)
+        .service(ShardService.of((shard, term) -> { }, shard -> {
+          stopping.countDown();
+          try {
+            Thread.sleep(1000); // a slow stop, within the stop timeout: several membership renewals meanwhile
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        }))
+        .start();
+    runners.add(a);
+    Await.until("shard 0 owned", () -> a.ownedShards().containsKey(0), a::toString);
+    Thread closer = new Thread(a::close, "closer");
+    closer.start();
+    assertThat(stopping.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+    api.fixture.overwriteHolder(memberLease("pod-a"), "thief");
+    closer.join();
+    long stopped = System.nanoTime();
+
+    // Three lease durations: the thief's Lease expires after one, and a membership runner still alive takes it.
+    Thread.sleep(MockApi.LEASE_DURATION.multipliedBy(3).toMillis());
+    assertThat(writesBy(memberLease("pod-a"), "pod-a", stopped).size())
+        .as("writes of pod-a's membership Lease after close() returned").isZero();
+  }
 }
