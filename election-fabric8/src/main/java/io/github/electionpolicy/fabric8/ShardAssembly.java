@@ -126,7 +126,8 @@ final class ShardAssembly {
       }
       LeaseSettings leaseSettings = lease.build();
       Fabric8LeaseTransport transport = new Fabric8LeaseTransport(client, namespace, leaseSettings, SharedPools.io());
-      transport.writeMetadata(labels, Map.of());
+      // A member's writes say it is not leaving: a mark left in the Lease by an earlier leave under this identity goes.
+      transport.writeMetadata(labels, membership ? Map.of(ShardLeases.LEAVING, "false") : Map.of());
       LifecycleDriver driver = new LifecycleDriver(new LifecycleDriver.Parts(identity, namespace + "/" + leaseName,
           leaseSettings, Optional.empty(), List.of(work), List.of(), loop, userCode, Optional.of(transport),
           membership && rbacPreflight, ticker, clock, leaseName + ":" + identity, LeaseProtocol.Flaw.NONE,

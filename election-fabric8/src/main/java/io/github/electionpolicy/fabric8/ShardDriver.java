@@ -374,7 +374,7 @@ final class ShardDriver {
 
   private void observeView() {
     if (done) {
-      return; // stopped: no view matters, and no timer may be left behind
+      return; // an event that came after the stop (the informer closed since): no view, and no timer, any more
     }
     long now = ticker.read();
     inputs.add(view.view(now));

@@ -120,14 +120,9 @@ public final class ShardedRunner implements AutoCloseable {
       }
       return Collections.unmodifiableSortedMap(all);
     }
-    SortedMap<Integer, LeadershipTerm> owned = parts.driver().snapshot().owned();
-    if (owned.values().stream().allMatch(LeadershipTerm::isValid)) {
-      return owned;
-    }
-    // A term that ended since the snapshot (lost at its deadline, or closed): its shard is no longer owned.
-    TreeMap<Integer, LeadershipTerm> valid = new TreeMap<>(owned);
-    valid.values().removeIf(term -> !term.isValid());
-    return Collections.unmodifiableSortedMap(valid);
+    TreeMap<Integer, LeadershipTerm> owned = new TreeMap<>(parts.driver().snapshot().owned());
+    owned.values().removeIf(term -> !term.isValid()); // a term may end before the driver hears of it
+    return Collections.unmodifiableSortedMap(owned);
   }
 
   /**
