@@ -93,8 +93,8 @@ final class ShardDriver {
   // The list and watch listed the Leases once (or reported one): until then the replica plans nothing.
   private boolean viewSynced;
   private boolean done;
-  // The coordinator's logic failed: the replica stops once every runner it started stopped.
-  private boolean failedMode;
+  // Stopped (or failed): the replica reports it once every runner it started stopped.
+  private boolean stopWhenIdle;
   private RunnerView membershipView = new RunnerView(new ElectionState.Starting(), false, false, Optional.empty(), 0);
   private volatile Throwable failure;
 
@@ -308,8 +308,11 @@ final class ShardDriver {
   }
 
   private void membershipState(LeaseRunner runner, ElectionState state) {
-    if (membership != runner) {
-      return; // an earlier membership runner's last word
+    if (membership != runner || done) {
+      if (state instanceof ElectionState.Stopped) {
+        runnerStopped(runner.driver()); // one closed at the stop, or an earlier one's last word
+      }
+      return;
     }
     long now = ticker.read();
     if (state instanceof ElectionState.Leading) {
@@ -410,8 +413,16 @@ final class ShardDriver {
     cancelTimers();
     closeSource();
     log.info("Stopped sharded runner {} ({})", parts.identity(), cause);
-    stopped.countDown();
-    publish(); // after the count-down: the listeners hear of the stop
+    if (membership != null) {
+      // Lost while lapsed or leaving, the coordinator counted it ended; it recontends meanwhile (it may hold the Lease
+      // again): closed now, and the stop waits for it, or it would renew a member that is gone for ever.
+      membership.driver().requestClose();
+    }
+    stopWhenIdle = true;
+    if (live.isEmpty()) {
+      stopped.countDown();
+      publish(); // after the count-down: the listeners hear of the stop
+    }
   }
 
   private void cancelTimers() {
@@ -449,7 +460,7 @@ final class ShardDriver {
     }
     log.error("The sharded runner {} failed; closing every shard", parts.identity(), e);
     done = true;
-    failedMode = true;
+    stopWhenIdle = true;
     closeRequested.set(true);
     terms.clear();
     closeSource();
@@ -466,7 +477,7 @@ final class ShardDriver {
   /** A runner this driver started reported STOPPED. */
   private void runnerStopped(LifecycleDriver driver) {
     live.remove(driver);
-    if (failedMode && live.isEmpty()) {
+    if (stopWhenIdle && live.isEmpty()) {
       stopped.countDown();
       publish();
     }
