@@ -58,6 +58,17 @@ public final class ShardingBenchmark {
    * @throws Exception if a run fails
    */
   public static void main(String[] args) throws Exception {
+    run(args, System.out);
+  }
+
+  /**
+   * Runs the benchmark, printing to {@code out}.
+   *
+   * @param args {@code key=value} arguments, see the class documentation
+   * @param out where the lines and the table go
+   * @throws Exception if a run fails
+   */
+  public static void run(String[] args, java.io.PrintStream out) throws Exception {
     Map<String, String> given = new LinkedHashMap<>();
     for (String arg : args) {
       int eq = arg.indexOf('=');
@@ -102,7 +113,7 @@ public final class ShardingBenchmark {
             return delegate.dispatch(request);
           }
         }).start()) {
-      System.out.printf("ShardingBenchmark: %s; %d keys, %d shards, %d workers per replica, %d ms per reconcile "
+      out.printf("ShardingBenchmark: %s; %d keys, %d shards, %d workers per replica, %d ms per reconcile "
           + "(waiting), lease %s, renew %s, retry %s%n", kubeconfig.map(p -> "real API server " + p)
           .orElse("embedded mock API server"), keyCount, shards.count(), workers, costMillis, lease, renew, retry);
       List<String> rows = new ArrayList<>();
@@ -155,7 +166,7 @@ public final class ShardingBenchmark {
               settled / 1_000_000, up / 1_000_000,
               gapUp / 1_000_000, down / 1_000_000, gapDown / 1_000_000, ledger.keyOverlaps(),
               ledger.shardOverlaps());
-          System.out.println("SHARDING-BENCH " + row);
+          out.println("SHARDING-BENCH " + row);
           rows.add(row);
         } finally {
           for (Replica replica : running) {
@@ -163,12 +174,12 @@ public final class ShardingBenchmark {
           }
         }
       }
-      System.out.println();
-      System.out.println("| replicas | reconciles/s | against one | Lease requests per replica per minute (1 + S/M per "
+      out.println();
+      out.println("| replicas | reconciles/s | against one | Lease requests per replica per minute (1 + S/M per "
           + "retry period) | first fair share ms | +1 replica: fair again ms | longest unowned ms | -1 replica: fair "
           + "again ms | longest unowned ms | keys reconciled twice at once | shards owned twice at once |");
-      System.out.println("|---|---|---|---|---|---|---|---|---|---|---|");
-      rows.forEach(System.out::println);
+      out.println("|---|---|---|---|---|---|---|---|---|---|---|");
+      rows.forEach(out::println);
     }
   }
 
