@@ -66,6 +66,7 @@ final class LifecycleDriver {
   private boolean closeTaken;
   // Told of every published state on the loop, after the view (a sharded runner's driver); set before start.
   private Consumer<ElectionState> loopObserver;
+  private Consumer<java.time.Duration> renewalObserver;
 
   private volatile RunnerView view;
   // Set once, by the first close() of any thread: one compare-and-set, so that two closers cannot both take it.
@@ -382,7 +383,18 @@ final class LifecycleDriver {
 
   /** A renewal, for the listeners that hear renewals only (see {@link RunnerCallbacks#hearsRenewals}). */
   void dispatchRenewal(java.time.Duration roundTrip) {
+    if (renewalObserver != null) {
+      renewalObserver.accept(roundTrip);
+    }
     callbacks.dispatchRenewal(roundTrip);
+  }
+
+  /**
+   * Has {@code observer} told of every renewal on the loop, with its round trip (a sharded member waits for the one
+   * that carries its leaving mark); it must only hand it on, as {@link #observeOnLoop}'s. Called once, before start.
+   */
+  void observeRenewalsOnLoop(Consumer<java.time.Duration> observer) {
+    this.renewalObserver = java.util.Objects.requireNonNull(observer, "observer");
   }
 
   /** Reports {@code STOPPED} once: ends the elector, closes the transport, lets the waiting callers go. */

@@ -90,6 +90,10 @@ final class ShardDriver {
   private long expiryAt;
   private RunnerLoop.Timer tickTimer;
   private RunnerLoop.Timer syncCheck;
+  // Leaving: when the leaving mark was set, and the shards whose hand-over waits for the renewal that carries it.
+  private Long markAt;
+  private RunnerLoop.Timer markTimer;
+  private final java.util.List<Integer> heldForMark = new java.util.ArrayList<>();
   // The list and watch listed the Leases once (or reported one): until then the replica plans nothing.
   private boolean viewSynced;
   private boolean done;
@@ -245,16 +249,20 @@ final class ShardDriver {
       contend(contend.shard());
     } else if (command instanceof HandOver handOver) {
       terms.remove(handOver.shard());
-      ShardRun run = shards.get(handOver.shard());
-      if (run != null) {
-        run.runner().driver().requestClose();
+      if (markAt != null && handOver.why() == Why.LEAVING) {
+        heldForMark.add(handOver.shard()); // its work runs on under its Lease until the others can see the mark
+      } else {
+        closeShard(handOver.shard());
       }
     } else if (command instanceof AnnounceLeaving) {
       if (membership != null) {
         membership.annotate().accept(Map.of(ShardLeases.LEAVING, "true"));
-        // Now, not with the next renewal a retry period on: until the others see the mark, they plan this
-        // replica's shards for it, and each it releases stays free meanwhile.
+        // Now, not with the next renewal a retry period on; and the shards are handed over once that renewal was
+        // answered (at most two retry periods on): until the others see the mark they plan this replica's shards
+        // for it, and each it released would stay free until they did.
         membership.driver().renewSoon();
+        markAt = ticker.read();
+        markTimer = loop.schedule(parts.settleNanos(), () -> guarded(this::releaseHeld));
       }
     } else if (command instanceof Leave) {
       leaveAsked = true;
@@ -268,6 +276,23 @@ final class ShardDriver {
     }
   }
 
+  private void closeShard(int shard) {
+    ShardRun run = shards.get(shard);
+    if (run != null) {
+      run.runner().driver().requestClose();
+    }
+  }
+
+  /** The leaving mark was written (or its wait is over, or the membership runner ended): the held shards go. */
+  private void releaseHeld() {
+    markAt = null;
+    if (markTimer != null) {
+      markTimer.cancel();
+    }
+    heldForMark.forEach(this::closeShard);
+    heldForMark.clear();
+  }
+
   private void join() {
     if (membership != null) {
       if (membershipLeading) {
@@ -279,6 +304,11 @@ final class ShardDriver {
     membership = runner;
     membershipLeading = false;
     observe(runner.driver(), state -> membershipState(runner, state));
+    runner.driver().observeRenewalsOnLoop(roundTrip -> guarded(() -> {
+      if (membership == runner && markAt != null && ticker.read() - roundTrip.toNanos() - markAt >= 0) {
+        releaseHeld(); // a renewal sent after the mark was set: it carried the mark
+      }
+    }));
     runner.driver().start();
   }
 
@@ -320,10 +350,12 @@ final class ShardDriver {
       inputs.add(new MembershipHeld(now));
     } else if (state instanceof ElectionState.Following) {
       if (membershipLeading) {
+        releaseHeld();
         membershipLeading = false;
         inputs.add(new MembershipLost(now));
       }
     } else if (state instanceof ElectionState.Stopped stoppedState) {
+      releaseHeld();
       membershipView = runner.driver().view();
       runnerStopped(runner.driver());
       membership = null;
@@ -420,13 +452,12 @@ final class ShardDriver {
     }
     stopWhenIdle = true;
     if (live.isEmpty()) {
-      stopped.countDown();
-      publish(); // after the count-down: the listeners hear of the stop
+      reportStopped();
     }
   }
 
   private void cancelTimers() {
-    for (RunnerLoop.Timer timer : new RunnerLoop.Timer[] {tickTimer, expiryTimer, syncCheck}) {
+    for (RunnerLoop.Timer timer : new RunnerLoop.Timer[] {tickTimer, expiryTimer, syncCheck, markTimer}) {
       if (timer != null) {
         timer.cancel();
       }
@@ -465,22 +496,29 @@ final class ShardDriver {
     terms.clear();
     closeSource();
     cancelTimers();
-    if (live.isEmpty()) {
-      stopped.countDown();
-    }
     for (LifecycleDriver driver : live) {
       driver.requestClose();
     }
-    publish();
+    if (live.isEmpty()) {
+      reportStopped();
+    } else {
+      publish();
+    }
   }
 
   /** A runner this driver started reported STOPPED. */
   private void runnerStopped(LifecycleDriver driver) {
     live.remove(driver);
     if (stopWhenIdle && live.isEmpty()) {
-      stopped.countDown();
-      publish();
+      reportStopped();
     }
+  }
+
+  /** The snapshot first, so whoever the count-down lets go reads the stop; then the listeners hear of it. */
+  private void reportStopped() {
+    publish();
+    stopped.countDown();
+    publish();
   }
 
   private void publish() {
