@@ -64,7 +64,17 @@ final class ShardDriver {
   /** What the driver is built from. */
   record Parts(String identity, ShardLeases leases, int shardCount, ShardService service, RunnerLoop loop,
       Ticker ticker, LeaseRunners runners, ViewSource source, long leaseDurationNanos, long settleNanos,
-      long tickNanos, ShardCoordinator.Flaw flaw) {}
+      long tickNanos, ShardCoordinator.Flaw flaw, Flaw driverFlaw) {}
+
+  /**
+   * Deliberate defects of the driver, for the simulation's broken variants only; production code uses {@link #NONE}.
+   */
+  enum Flaw {
+    /** The real driver. */
+    NONE,
+    /** The view is judged only when an event arrives: a Lease that stops changing (its holder crashed) never ends. */
+    VIEW_JUDGED_ON_EVENTS_ONLY
+  }
 
   private static final LeaderService MEMBERSHIP = LeaderService.of(term -> { }, () -> { });
 
@@ -324,7 +334,8 @@ final class ShardDriver {
   private void observeView() {
     long now = ticker.read();
     inputs.add(view.view(now));
-    OptionalLong next = view.nextExpiry(now);
+    OptionalLong next = parts.driverFlaw() == Flaw.VIEW_JUDGED_ON_EVENTS_ONLY ? OptionalLong.empty()
+        : view.nextExpiry(now);
     if (next.isPresent() && (expiryTimer == null || next.getAsLong() != expiryAt)) {
       if (expiryTimer != null) {
         expiryTimer.cancel();
