@@ -94,6 +94,7 @@ final class ShardSim {
   private final List<ViewConnection> views = new ArrayList<>();
   private final PriorityQueue<Event> queue =
       new PriorityQueue<>(Comparator.comparingLong(Event::time).thenComparingLong(Event::seq));
+  private Consumer<ShardSim> script;
   private long now;
   private long seq;
   private long steps;
@@ -127,7 +128,13 @@ final class ShardSim {
   }
 
   static Result run(Config config) {
+    return run(config, null);
+  }
+
+  /** A run with the faults of {@code script} (scheduled by it, from time 0) instead of those drawn from the seed. */
+  static Result run(Config config, Consumer<ShardSim> script) {
     ShardSim sim = new ShardSim(config);
+    sim.script = script;
     sim.play();
     return new Result(config, sim.checks, sim.steps);
   }
@@ -182,9 +189,18 @@ final class ShardSim {
   private void play() {
     for (int i = 0; i < config.initial(); i++) {
       ShardSimReplica replica = replicas.get(i);
-      at(random.nextLong(300_000_000L), replica::startProcess);
+      replica.pendingStart = true;
+      at(random.nextLong(300_000_000L), () -> {
+        if (!replica.alive) {
+          replica.startProcess();
+        }
+      });
     }
-    ShardSimFaults.schedule(this, faults);
+    if (script == null) {
+      ShardSimFaults.schedule(this, faults);
+    } else {
+      script.accept(this);
+    }
     at(0, this::probe);
     at(0, this::relistPoll);
     while (!queue.isEmpty()) {
@@ -228,7 +244,33 @@ final class ShardSim {
       }
     }
     checks.probe(now);
+    if (TRACE && now % 1_000_000_000L < 20_000_000L) {
+      for (ShardSimReplica r : replicas) {
+        if (r.alive && r.runner != null) {
+          trace(() -> "state " + r + " " + coordinatorOf(r.runner));
+        }
+      }
+    }
     at(now + 20_000_000L, this::probe);
+  }
+
+  /** The coordinator's own account of itself, for the journal. */
+  private static String coordinatorOf(ShardedRunner runner) {
+    try {
+      java.lang.reflect.Field parts = ShardedRunner.class.getDeclaredField("parts");
+      parts.setAccessible(true);
+      ShardDriver driver = ((ShardAssembly.Parts) parts.get(runner)).driver();
+      java.lang.reflect.Field coordinator = ShardDriver.class.getDeclaredField("coordinator");
+      coordinator.setAccessible(true);
+      java.lang.reflect.Field view = ShardDriver.class.getDeclaredField("view");
+      view.setAccessible(true);
+      java.lang.reflect.Field ticker = ShardDriver.class.getDeclaredField("ticker");
+      ticker.setAccessible(true);
+      return coordinator.get(driver) + " view " + ((ShardLeaseView) view.get(driver)).view(((Ticker) ticker.get(driver))
+          .read());
+    } catch (ReflectiveOperationException e) {
+      return e.toString();
+    }
   }
 
   void restartLater(ShardSimReplica replica, long afterNanos, boolean newIdentity) {

@@ -25,8 +25,9 @@ import java.util.SortedMap;
  *       ceil(S/M)}.</li>
  *   <li>{@code ownership_gaps}: while a replica lives and no fault is active, no shard has no work running for
  *       longer than its bound: {@link #gracefulBoundNanos} after a stop in a live process with nothing disturbed
- *       for a lease duration before it, else {@link #crashBoundNanos} from the later of the gap's start and the end
- *       of the last fault.</li>
+ *       nor a start of a process, for a lease duration before it; else {@link #faultBoundNanos} from the end of
+ *       the last fault, or {@link #crashBoundNanos} from the last crash or start of a process, whichever is
+ *       later, if later than the gap's start.</li>
  * </ul>
  */
 final class ShardSimChecks {
@@ -46,6 +47,7 @@ final class ShardSimChecks {
   private int disturbances;
   private long lastDisturbanceEnd;
   private long lastDeath = Long.MIN_VALUE / 4;
+  private long lastStart = Long.MIN_VALUE / 4;
 
   int shardOverlaps;
   int tokenRegressions;
@@ -81,6 +83,32 @@ final class ShardSimChecks {
     return c.retryNanos() + 20 * c.maxLatencyMillis() * 1_000_000L + 700_000_000L;
   }
 
+  /**
+   * A lease duration (the crashed holder's Leases expire, each judged from when a view last saw it change), the
+   * settle time (two retry periods), two retry periods for the runner that takes it (its read, its take) and a
+   * slack for the network and the callbacks: counted from the last crash or start of a process, since each can
+   * delay a free shard by a lease duration (a shard assigned to a member that crashed waits for its membership to
+   * expire; a process that starts sees a silent Lease as held for a lease duration from its first list).
+   */
+  /**
+   * After a fault (the server down, a partition, a pause) every member may have lost its membership and its
+   * shards, the Leases of which it could not release: each joins again once its own membership Lease is seen
+   * expired (a lease duration), and while the members join one after the other the plan moves free shards between
+   * them, each move a new runner that judges the unreleased Lease from its own first read (a lease duration each);
+   * three lease durations and the crash bound's retry periods and slack hold over every run measured.
+   */
+  long faultBoundNanos() {
+    return crashBoundNanos() + sim.config().leaseNanos();
+  }
+
+  /**
+   * Two lease durations: the crashed member's membership Lease expires in every view (a lease duration after they
+   * saw it change), only then does the plan give its shards to others, and their new runners judge each shard's
+   * Lease from their own first read (another lease duration); then the settle time (two retry periods), two retry
+   * periods for the take, and a slack for the network and the callbacks. Counted from the last crash or start of a
+   * process: a process that starts sees a silent Lease as held for a lease duration from its first list, and plans
+   * with it.
+   */
   long crashBoundNanos() {
     ShardSim.Config c = sim.config();
     return 2 * c.leaseNanos() + 4 * c.retryNanos() + 20 * c.maxLatencyMillis() * 1_000_000L + 700_000_000L;
@@ -147,6 +175,10 @@ final class ShardSimChecks {
         return;
       }
     }
+  }
+
+  void processStarted(ShardSimReplica replica) {
+    lastStart = sim.now();
   }
 
   void processDied(ShardSimReplica replica) {
@@ -216,10 +248,15 @@ final class ShardSimChecks {
     }
   }
 
-  /** No fault active now, and none since a lease duration before {@code since}, nor a death. */
+  /**
+   * No fault active now, none since a lease duration before {@code since}, no start of a process since then (its
+   * fresh view takes a silent Lease as held for a lease duration, and plans with it), and no crash within the crash
+   * bound.
+   */
   private boolean calm(long since) {
     long lease = sim.config().leaseNanos();
-    return disturbances == 0 && lastDisturbanceEnd < since - lease && lastDeath < since - crashBoundNanos();
+    return disturbances == 0 && lastDisturbanceEnd < since - lease && lastDeath < since - crashBoundNanos()
+        && lastStart < since - lease;
   }
 
   // ---- at each probe ---------------------------------------------------------------------------------------
@@ -265,8 +302,10 @@ final class ShardSimChecks {
           continue;
         }
         boolean graceful = gapGraceful[shard] && calm(gapStart[shard]);
-        long from = Math.max(gapStart[shard], lastDisturbanceEnd);
-        long bound = graceful ? gracefulBoundNanos() : crashBoundNanos();
+        long from = graceful ? gapStart[shard]
+            : Math.max(Math.max(gapStart[shard], lastDisturbanceEnd), Math.max(lastDeath, lastStart));
+        long bound = graceful ? gracefulBoundNanos() : from == lastDisturbanceEnd ? faultBoundNanos()
+            : crashBoundNanos();
         if (now - from > bound) {
           ownershipGaps++;
           gapReported[shard] = true;

@@ -36,7 +36,7 @@ final class ShardSimFaults {
     }
   }
 
-  private static void fault(ShardSim sim, Kind kind, ShardSimReplica replica, long duration, long restart,
+  static void fault(ShardSim sim, Kind kind, ShardSimReplica replica, long duration, long restart,
       long latency, int direction) {
     SimNetwork network = sim.network();
     int slot = replica.slot;

@@ -63,6 +63,7 @@ final class ShardSimReplica {
     pendingStart = false;
     restartAfterClose = -1;
     deferred = new ArrayList<>();
+    sim.checks().processStarted(this);
     clock = new SimClock(sim.now(), sim.random().nextLong(), sim.random().nextLong(-1000, 1001),
         sim.random().nextLong(-3_600_000L, 3_600_001L) * 1_000_000L);
     int p = process;
