@@ -141,7 +141,10 @@ final class ShardAssembly {
       }
       LeaseSettings leaseSettings = lease.build();
       Opened opened = transports.open(leaseSettings);
-      opened.writeMetadata().accept(labels, Map.of());
+      // A member's writes say it is not leaving until it is: a Lease keeps the annotations no write sets, so the
+      // mark of an earlier process of the same identity (closed, then restarted) would count this one out for good.
+      Map<String, String> joining = membership ? Map.of(ShardLeases.LEAVING, "false") : Map.of();
+      opened.writeMetadata().accept(labels, joining);
       LifecycleDriver driver = new LifecycleDriver(new LifecycleDriver.Parts(identity, namespace + "/" + leaseName,
           leaseSettings, Optional.empty(), List.of(work), List.of(), loop, userCode, Optional.of(opened.transport()),
           membership && rbacPreflight, ticker, clock, leaseName + ":" + identity, LeaseProtocol.Flaw.NONE,
