@@ -72,8 +72,8 @@ final class ShardDriver {
   enum Flaw {
     /** The real driver. */
     NONE,
-    /** The view is judged only when an event arrives: a Lease that stops changing (its holder crashed) never ends. */
-    VIEW_JUDGED_ON_EVENTS_ONLY
+    /** A shard runner that stopped counts as released, though its work's stop outlived the stop timeout. */
+    STOPPED_COUNTS_AS_RELEASED
   }
 
   private static final LeaderService MEMBERSHIP = LeaderService.of(term -> { }, () -> { });
@@ -327,15 +327,15 @@ final class ShardDriver {
       terms.remove(shard);
       shards.remove(shard);
       runnerStopped(run.runner().driver());
-      inputs.add(new ShardStopped(shard, !run.work().mayRun(), now));
+      boolean released = !run.work().mayRun() || parts.driverFlaw() == Flaw.STOPPED_COUNTS_AS_RELEASED;
+      inputs.add(new ShardStopped(shard, released, now));
     }
   }
 
   private void observeView() {
     long now = ticker.read();
     inputs.add(view.view(now));
-    OptionalLong next = parts.driverFlaw() == Flaw.VIEW_JUDGED_ON_EVENTS_ONLY ? OptionalLong.empty()
-        : view.nextExpiry(now);
+    OptionalLong next = view.nextExpiry(now);
     if (next.isPresent() && (expiryTimer == null || next.getAsLong() != expiryAt)) {
       if (expiryTimer != null) {
         expiryTimer.cancel();

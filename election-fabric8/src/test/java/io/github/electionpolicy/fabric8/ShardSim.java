@@ -159,11 +159,17 @@ final class ShardSim {
     return now;
   }
 
-  /** How long a callback waits for its pool thread: mostly at once, now and then a slow one. */
+  /** How long a callback waits for its pool thread (its work runs on meanwhile): mostly at once, now and then long. */
   long callbackDelay() {
-    int pick = random.nextInt(100);
-    return pick < 90 ? random.nextLong(2_000_000L) : pick < 99 ? random.nextLong(50_000_000L)
+    int pick = random.nextInt(1000);
+    return pick < 900 ? random.nextLong(2_000_000L) : pick < 990 ? random.nextLong(50_000_000L)
         : random.nextLong(300_000_000L);
+  }
+
+  /** In the fault phase, 2 % of callbacks outlive the stop timeout (a hung stop: its runner leaves the Lease). */
+  long hungDelay() {
+    return now < config.faultEndNanos() && random.nextInt(50) == 0
+        ? config.stopTimeoutMillis() * 1_000_000L + random.nextLong(3 * config.leaseNanos()) : -1;
   }
 
   void trace(java.util.function.Supplier<String> line) {

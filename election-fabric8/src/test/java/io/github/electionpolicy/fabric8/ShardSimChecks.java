@@ -13,8 +13,9 @@ import java.util.SortedMap;
  * <ul>
  *   <li>{@code shard_overlaps}: no shard's work runs twice at once (two replicas, or two runners of one), counting a
  *       shard that a replica answers as its own ({@link ShardedRunner#ownedShards()}) as work running there. Work
- *       left running in a paused process is excused from the pause on (fencing guards it: its term's writes are
- *       refused), as in {@link SimInvariants}.</li>
+ *       left running in a paused process, or by a stop that outlives the stop timeout, is excused against other
+ *       processes from then on (fencing guards it: its term's writes are refused), as in {@link SimInvariants};
+ *       never against a new start in its own process.</li>
  *   <li>{@code token_regressions}: the fencing token (leaseTransitions) of each term a shard's work starts under is
  *       strictly greater than the one before whenever the owner changes (and never lower when it stays).</li>
  *   <li>{@code stale_terms}: a replica never answers a shard as its own under a term whose work it already
@@ -131,7 +132,9 @@ final class ShardSimChecks {
     sim.trace(() -> replica + " starts shard " + shard + " token " + term.leaseTransitions());
     List<Instance> now = running.get(shard);
     for (Instance other : now) {
-      if (!excusedNow(other)) {
+      // Another process's work that a pause or a hung stop left running is fencing's to guard; never this one's.
+      boolean sameProcess = other.replica() == replica && other.process() == replica.process;
+      if (sameProcess || !excusedNow(other)) {
         shardOverlaps++;
         violation("shard " + shard + " starts in " + replica + " while it runs in " + other.replica() + "/p"
             + other.process());
@@ -225,10 +228,22 @@ final class ShardSimChecks {
     }
   }
 
+  /** The next callback of {@code shard}'s runner in {@code replica} hangs: its work, if it runs, is excused. */
+  void hung(ShardSimReplica replica, int shard, long until) {
+    // A fault of its own: gaps are measured from its end (a hung start delays the new owner's work).
+    lastDisturbanceEnd = Math.max(lastDisturbanceEnd, until);
+    for (Instance i : running.get(shard)) {
+      if (i.replica() == replica && i.process() == replica.process) {
+        excusedKeys.add(key(i));
+      }
+    }
+  }
+
   void membershipReleased(ShardSimReplica replica, int process) {
     for (List<Instance> of : running) {
       for (Instance i : of) {
-        if (i.replica() == replica && i.process() == process) {
+        // A hung stop's work is left behind with its Lease to expire (SHARD_ABANDONED), as documented.
+        if (i.replica() == replica && i.process() == process && !excusedNow(i)) {
           earlyLeaves++;
           violation(replica + " released its membership Lease while its work for shard " + i.shard() + " runs");
           return;
@@ -244,7 +259,7 @@ final class ShardSimChecks {
   void disturbance(int delta) {
     disturbances += delta;
     if (delta < 0) {
-      lastDisturbanceEnd = sim.now();
+      lastDisturbanceEnd = Math.max(lastDisturbanceEnd, sim.now());
     }
   }
 

@@ -227,9 +227,28 @@ final class ShardSimReplica {
         return;
       }
       Object lane = run instanceof CallbackLane.Run laneRun ? laneRun.lane() : run;
-      long at = Math.max(sim.now() + sim.callbackDelay(), laneFreeAt.getOrDefault(lane, 0L));
+      long hung = sim.hungDelay();
+      // This lane's next callback (a shard's stop, or its start) may wait past the stop timeout: the shard's work,
+      // if it runs, may then outlive its Lease, which fencing guards, as it does a paused process's.
+      int shard = hung < 0 ? -1 : shardOf(lane);
+      long at = Math.max(sim.now() + (shard >= 0 ? hung : sim.callbackDelay()), laneFreeAt.getOrDefault(lane, 0L));
+      if (shard >= 0) {
+        sim.checks().hung(ShardSimReplica.this, shard, at);
+      }
       laneFreeAt.put(lane, at);
       sim.at(at, ShardSimReplica.this, run);
+    }
+  }
+
+  /** The shard whose runner a callback lane is, from its thread name ({@code <lease>-shard-<i>:<identity>}), or -1. */
+  private static int shardOf(Object lane) {
+    try {
+      java.lang.reflect.Field name = CallbackLane.class.getDeclaredField("threadName");
+      name.setAccessible(true);
+      java.util.regex.Matcher m = java.util.regex.Pattern.compile("election-services\\[.*-shard-(\\d+):").matcher((String) name.get(lane));
+      return m.find() ? Integer.parseInt(m.group(1)) : -1;
+    } catch (ReflectiveOperationException | ClassCastException e) {
+      return -1;
     }
   }
 

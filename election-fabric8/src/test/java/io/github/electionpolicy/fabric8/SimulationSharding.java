@@ -25,13 +25,24 @@ class SimulationSharding {
 
   static final long STEPS = Long.getLong("sharding.steps", 1_000_000L);
   static final int TRIES = Integer.getInteger("sharding.tries", 60);
-  static final int BROKEN_VARIANT_BUDGET = 40;
+  static final int BROKEN_VARIANT_BUDGET = 30;
 
   static final int MIN_SCHEDULES = 20;
   static final long BASE_SEED = Long.getLong("sharding.seed", 20261202L);
   static final long BROKEN_VARIANT_SEED = 20260101L;
-  /** The broken variants this level cannot observe (see the report of the change that added them). */
-  static final List<Broken> UNOBSERVABLE = List.of();
+  /**
+   * The coordinator's broken variants this level does not observe, each masked by a guard below it: a new runner
+   * for a shard still being handed over contends for a Lease its own replica still holds, and takes it only once
+   * the old runner released it after its work stopped (CONTENDS_BEFORE_STOPPED); the driver drops a shard's term
+   * from what the replica answers at the hand-over, whatever the coordinator's tokens say
+   * (TOKEN_KEPT_WHILE_HANDING_OVER); early hand-overs and a lapsed member carrying on only move work between
+   * owners, each move still under a shard Lease (HANDS_OVER_BEFORE_SETTLE, IGNORES_MEMBERSHIP_LOSS). The
+   * coordinator's own properties (ShardCoordinatorBrokenVariantsTest) catch them.
+   */
+  static final List<Broken> UNOBSERVABLE = List.of(Broken.CONTENDS_BEFORE_STOPPED,
+      Broken.TOKEN_KEPT_WHILE_HANDING_OVER, Broken.HANDS_OVER_BEFORE_SETTLE, Broken.IGNORES_MEMBERSHIP_LOSS);
+  /** How many runs confirm that an unobserved variant stays unobserved (each costs a full run). */
+  static final int UNOBSERVED_BUDGET = 5;
 
   private static final Totals TOTALS = new Totals();
 
@@ -42,7 +53,7 @@ class SimulationSharding {
     TOKEN_KEPT_WHILE_HANDING_OVER(ShardCoordinator.Flaw.TOKEN_KEPT_WHILE_HANDING_OVER, ShardDriver.Flaw.NONE),
     HANDS_OVER_BEFORE_SETTLE(ShardCoordinator.Flaw.HANDS_OVER_BEFORE_SETTLE, ShardDriver.Flaw.NONE),
     IGNORES_MEMBERSHIP_LOSS(ShardCoordinator.Flaw.IGNORES_MEMBERSHIP_LOSS, ShardDriver.Flaw.NONE),
-    VIEW_JUDGED_ON_EVENTS_ONLY(ShardCoordinator.Flaw.NONE, ShardDriver.Flaw.VIEW_JUDGED_ON_EVENTS_ONLY);
+    STOPPED_COUNTS_AS_RELEASED(ShardCoordinator.Flaw.NONE, ShardDriver.Flaw.STOPPED_COUNTS_AS_RELEASED);
 
     final ShardCoordinator.Flaw flaw;
     final ShardDriver.Flaw driverFlaw;
@@ -94,7 +105,8 @@ class SimulationSharding {
     List<Broken> missed = new ArrayList<>();
     for (Broken variant : Broken.values()) {
       int tried = 0;
-      while (tried < BROKEN_VARIANT_BUDGET) {
+      int budget = UNOBSERVABLE.contains(variant) ? UNOBSERVED_BUDGET : BROKEN_VARIANT_BUDGET;
+      while (tried < budget) {
         ShardSim.Result result = ShardSim.run(ShardSim.config(BROKEN_VARIANT_SEED + tried, variant.flaw,
             variant.driverFlaw));
         tried++;
@@ -112,7 +124,7 @@ class SimulationSharding {
     TOTALS.variants = Broken.values().length - UNOBSERVABLE.size();
     System.out.println("sharding broken variants caught after n runs: " + caughtAfter);
     how.forEach((variant, first) -> System.out.println("  " + variant + ": " + first));
-    System.out.println("sharding broken variants not caught within " + BROKEN_VARIANT_BUDGET + " runs: " + missed);
+    System.out.println("sharding broken variants not caught: " + missed + " (expected: " + UNOBSERVABLE + ")");
     assertThat(missed).as("broken variants no invariant caught within %d runs", BROKEN_VARIANT_BUDGET)
         .containsExactlyInAnyOrderElementsOf(UNOBSERVABLE);
   }
@@ -162,7 +174,8 @@ class SimulationSharding {
           + " token_regressions=" + tokens + " stale_terms=" + stale + " early_leaves=" + early
           + " fairness_violations=" + fairness + " ownership_gaps=" + gaps + " stops=" + handOvers
           + " max_graceful_gap_ms=" + maxGracefulGapNanos / 1_000_000 + " max_other_gap_ms="
-          + maxCrashGapNanos / 1_000_000 + " broken_variants_caught=" + caught + "/" + variants;
+          + maxCrashGapNanos / 1_000_000 + " broken_variants_caught=" + caught + "/" + variants + " (unobserved here: "
+          + UNOBSERVABLE.size() + ")";
     }
   }
 }
