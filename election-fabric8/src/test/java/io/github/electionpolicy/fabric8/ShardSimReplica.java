@@ -20,14 +20,17 @@ import java.util.function.Consumer;
 /**
  * One replica slot of the sharding simulation: a process running the real {@link ShardedRunner}, built through its
  * package-private seams (this process's loop, user-code executor, ticker and wall clock, a simulated {@link
- * LeaseTransport} under the production {@link LifecycleDriver} of each Lease, and the list and watch by label as a {@link
- * ShardDriver.ViewSource}), as {@link SimReplica} drives one {@link ElectionRunner}. Every loop task, timer and
+ * LeaseTransport} under the production {@link LifecycleDriver} of each Lease, and the list and watch by label as a
+ * {@link ShardDriver.ViewSource}), as {@link SimReplica} drives one {@link ElectionRunner}. Every loop task, timer and
  * callback run is an event of this process (dropped once it died, held while it is paused). The slot keeps its
  * index on the {@link SimNetwork}; a rolling update gives it a new identity, a restart keeps it.
  *
  * <p>Not thread-safe (the simulation's one thread).
  */
 final class ShardSimReplica {
+
+  private static final java.util.regex.Pattern SERVICES_LANE =
+      java.util.regex.Pattern.compile("election-services\\[.*-shard-(\\d+):");
 
   final ShardSim sim;
   final int slot;
@@ -245,7 +248,7 @@ final class ShardSimReplica {
     try {
       java.lang.reflect.Field name = CallbackLane.class.getDeclaredField("threadName");
       name.setAccessible(true);
-      java.util.regex.Matcher m = java.util.regex.Pattern.compile("election-services\\[.*-shard-(\\d+):").matcher((String) name.get(lane));
+      java.util.regex.Matcher m = SERVICES_LANE.matcher((String) name.get(lane));
       return m.find() ? Integer.parseInt(m.group(1)) : -1;
     } catch (ReflectiveOperationException | ClassCastException e) {
       return -1;
