@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Executor;
+import java.util.function.BiConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,9 +36,10 @@ final class ShardAssembly {
   Clock clock = Clock.systemUTC();
   RunnerLoop loop = RunnerLoop.shared();
   Executor userCode = SharedPools.userCode();
-  ShardDriver.LeaseRunners runners;
+  Transports transports;
   ShardDriver.ViewSource source;
   ShardCoordinator.Flaw flaw = ShardCoordinator.Flaw.NONE;
+  ShardDriver.Flaw driverFlaw = ShardDriver.Flaw.NONE;
   private boolean started;
 
   /** A contending replica's parts; {@code driver} is null when running unelected (then {@code unelected} is set). */
@@ -61,7 +63,7 @@ final class ShardAssembly {
           + "settings(LeaseSettings.builder().leaseName(...).build()); the Lease name is the base of the shards' "
           + "Lease names");
     }
-    if (decision.contends() && client == null && runners == null) {
+    if (decision.contends() && client == null && transports == null) {
       throw new IllegalStateException("the decision is to contend but no client was given: call "
           + "client(kubernetesClient)");
     }
@@ -97,12 +99,18 @@ final class ShardAssembly {
       throw e;
     }
     long startNanos = ticker.read();
-    ShardDriver.LeaseRunners leaseRunners = runners != null ? runners : fabric8Runners(identity, namespace, leases);
+    ShardDriver.LeaseRunners leaseRunners = leaseRunners(identity, namespace, leases, transports != null ? transports
+        : leaseSettings -> {
+          Fabric8LeaseTransport transport = new Fabric8LeaseTransport(client, namespace, leaseSettings,
+              SharedPools.io());
+          return new Opened(transport, transport::writeMetadata);
+        });
     ShardDriver.ViewSource view = source != null ? source
         : sink -> ShardLeaseSource.open(client, namespace, leases, ticker, sink);
     long retry = settings.retryPeriod().toNanos();
     ShardDriver driver = new ShardDriver(new ShardDriver.Parts(identity, leases, shards.count(), service, loop, ticker,
-        leaseRunners, view, settings.leaseDuration().toNanos(), 2 * retry, Math.max(1, retry / 2), flaw));
+        leaseRunners, view, settings.leaseDuration().toNanos(), 2 * retry, Math.max(1, retry / 2), flaw,
+        driverFlaw));
     driver.listeners(new ShardListeners(listeners, userCode, identity, driver));
     started = true;
     DecisionLog.log(decision);
@@ -115,8 +123,17 @@ final class ShardAssembly {
         null, ticker, new HealthRule.Inputs(true, readiness, settings.healthBudget().toNanos(), startNanos));
   }
 
-  /** The production runners: one {@link LifecycleDriver} over a {@link Fabric8LeaseTransport} per Lease. */
-  private ShardDriver.LeaseRunners fabric8Runners(String identity, String namespace, ShardLeases leases) {
+  /** Opens the transport of one of the controller's Leases: Fabric8's in production, the simulation's in its tests. */
+  interface Transports {
+    Opened open(LeaseSettings leaseSettings);
+  }
+
+  /** A Lease's transport, and how to set the labels and annotations its writes carry from then on. */
+  record Opened(LeaseTransport transport, BiConsumer<Map<String, String>, Map<String, String>> writeMetadata) {}
+
+  /** The runners: one {@link LifecycleDriver} per Lease, over a transport of {@code transports}. */
+  private ShardDriver.LeaseRunners leaseRunners(String identity, String namespace, ShardLeases leases,
+      Transports transports) {
     Map<String, String> labels = Map.of(ShardLeases.LABEL, leases.labelValue());
     return (leaseName, work, membership) -> {
       LeaseSettings.Builder lease = settings.toBuilder().leaseName(leaseName).identity(identity).namespace(namespace);
@@ -125,14 +142,16 @@ final class ShardAssembly {
         lease.lossPolicy(LossPolicy.recontend()).leadershipEvents(false);
       }
       LeaseSettings leaseSettings = lease.build();
-      Fabric8LeaseTransport transport = new Fabric8LeaseTransport(client, namespace, leaseSettings, SharedPools.io());
-      // A member's writes say it is not leaving: a mark left in the Lease by an earlier leave under this identity goes.
-      transport.writeMetadata(labels, membership ? Map.of(ShardLeases.LEAVING, "false") : Map.of());
+      Opened opened = transports.open(leaseSettings);
+      // A member's writes say it is not leaving until it is: a Lease keeps the annotations no write sets, so the
+      // mark of an earlier process of the same identity (closed, then restarted) would count this one out for good.
+      Map<String, String> joining = membership ? Map.of(ShardLeases.LEAVING, "false") : Map.of();
+      opened.writeMetadata().accept(labels, joining);
       LifecycleDriver driver = new LifecycleDriver(new LifecycleDriver.Parts(identity, namespace + "/" + leaseName,
-          leaseSettings, Optional.empty(), List.of(work), List.of(), loop, userCode, Optional.of(transport),
+          leaseSettings, Optional.empty(), List.of(work), List.of(), loop, userCode, Optional.of(opened.transport()),
           membership && rbacPreflight, ticker, clock, leaseName + ":" + identity, LeaseProtocol.Flaw.NONE,
           RunnerFlaw.NONE));
-      return new ShardDriver.LeaseRunner(driver, annotations -> transport.writeMetadata(labels, annotations));
+      return new ShardDriver.LeaseRunner(driver, annotations -> opened.writeMetadata().accept(labels, annotations));
     };
   }
 

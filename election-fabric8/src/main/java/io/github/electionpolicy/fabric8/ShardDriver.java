@@ -60,7 +60,17 @@ final class ShardDriver {
   /** What the driver is built from. */
   record Parts(String identity, ShardLeases leases, int shardCount, ShardService service, RunnerLoop loop,
       Ticker ticker, LeaseRunners runners, ViewSource source, long leaseDurationNanos, long settleNanos,
-      long tickNanos, ShardCoordinator.Flaw flaw) {}
+      long tickNanos, ShardCoordinator.Flaw flaw, Flaw driverFlaw) {}
+
+  /**
+   * Deliberate defects of the driver, for the simulation's broken variants only; production code uses {@link #NONE}.
+   */
+  enum Flaw {
+    /** The real driver. */
+    NONE,
+    /** A shard runner that stopped counts as released, though its work's stop outlived the stop timeout. */
+    STOPPED_COUNTS_AS_RELEASED
+  }
 
   private static final LeaderService MEMBERSHIP = LeaderService.of(term -> { }, () -> { });
 
@@ -393,7 +403,8 @@ final class ShardDriver {
       terms.remove(shard);
       shards.remove(shard);
       runnerStopped(run.runner().driver());
-      inputs.add(new ShardStopped(shard, !run.work().mayRun(), now));
+      boolean released = !run.work().mayRun() || parts.driverFlaw() == Flaw.STOPPED_COUNTS_AS_RELEASED;
+      inputs.add(new ShardStopped(shard, released, now));
     }
   }
 

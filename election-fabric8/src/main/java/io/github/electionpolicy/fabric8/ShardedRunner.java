@@ -270,6 +270,18 @@ public final class ShardedRunner implements AutoCloseable {
     }
   }
 
+  /**
+   * Asks the replica to leave as {@link #close()} does, without waiting: the simulation runs the loop on the caller's
+   * one thread, so it must not block there.
+   */
+  void requestClose() {
+    if (parts.driver() == null) {
+      parts.unelected().close();
+    } else {
+      parts.driver().requestClose();
+    }
+  }
+
   @Override
   public String toString() {
     return "ShardedRunner{" + parts.identity() + ", owns " + ownedShards().keySet() + "}";
@@ -391,14 +403,15 @@ public final class ShardedRunner implements AutoCloseable {
       return this;
     }
 
-    // Package-private seams: the simulation's loop, executor, clocks, runners and view; the coordinator's defects.
+    // Package-private seams: the simulation's loop, executor, clocks, transports and view; the coordinator's defects.
     Builder ticker(Ticker ticker) { inputs.ticker = Objects.requireNonNull(ticker, "ticker"); return this; }
     Builder clock(Clock clock) { inputs.clock = Objects.requireNonNull(clock, "clock"); return this; }
     Builder loop(RunnerLoop loop) { inputs.loop = Objects.requireNonNull(loop, "loop"); return this; }
     Builder userCode(Executor userCode) { inputs.userCode = Objects.requireNonNull(userCode, "userCode"); return this; }
-    Builder runners(ShardDriver.LeaseRunners r) { inputs.runners = Objects.requireNonNull(r, "runners"); return this; }
+    Builder transports(ShardAssembly.Transports t) { inputs.transports = Objects.requireNonNull(t, "t"); return this; }
     Builder source(ShardDriver.ViewSource s) { inputs.source = Objects.requireNonNull(s, "source"); return this; }
     Builder flaw(ShardCoordinator.Flaw flaw) { inputs.flaw = Objects.requireNonNull(flaw, "flaw"); return this; }
+    Builder driverFlaw(ShardDriver.Flaw f) { inputs.driverFlaw = Objects.requireNonNull(f, "driverFlaw"); return this; }
 
     /**
      * Logs the decision and starts: running unelected, every shard's work at once (this call returns once it

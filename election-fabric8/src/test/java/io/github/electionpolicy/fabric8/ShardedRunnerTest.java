@@ -134,6 +134,26 @@ class ShardedRunnerTest {
     assertThat(moved).isLessThan(MockApi.LEASE_DURATION);
   }
 
+  /**
+   * Found by SimulationSharding (a graceful restart under the same identity, as a StatefulSet's pod restarts): the
+   * closed replica's membership Lease keeps its leaving mark (a write keeps the annotations it does not set), so
+   * every other replica counted the restarted one out for good, and it never got a share.
+   */
+  @Test
+  void aReplicaRestartedUnderItsIdentityAfterACloseGetsItsShareAgain() {
+    replica("pod-a");
+    ShardedRunner first = replica("pod-b");
+    Await.until("fair among two", this::fair, this::state);
+    first.close();
+    runners.remove(first);
+    Await.until("pod-a owns every shard", () -> owners().getOrDefault("pod-a", Set.of()).size() == SHARDS,
+        this::state);
+
+    replica("pod-b");
+    Await.until("fair among two again", this::fair, this::state);
+    assertThat(overlaps).isEmpty();
+  }
+
   @Test
   void aJoiningReplicaGetsItsShareWithoutAnyShardOwnedTwice() {
     replica("pod-a");

@@ -1,0 +1,458 @@
+package io.github.electionpolicy.fabric8;
+
+import io.github.electionpolicy.fabric8.LeaseStep.Answer;
+import io.github.electionpolicy.fabric8.LeaseStep.FailureKind;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.PriorityQueue;
+import java.util.SplittableRandom;
+import java.util.function.Consumer;
+import java.util.function.Function;
+
+/**
+ * A discrete-event simulation of 2 to 6 replicas of the real {@link ShardedRunner} over an API server with many
+ * Leases ({@link ShardSimServer}), as {@link Simulator} is for one {@link ElectionRunner}: a priority queue of
+ * (time, sequence, event), one thread, no sleeps and no wall clock; the same {@link SimNetwork} (per-replica
+ * partitions, lost requests or responses, slow legs, the server down, delayed and dropped watch events) and {@link
+ * SimClock}s, pauses of a process, and membership churn (scale up, scale down, rolling update, crash, restart under
+ * the same identity). {@link ShardSimChecks} holds the invariants; a run is replayed by its seed alone.
+ *
+ * <p>Not thread-safe: one run on one thread.
+ */
+final class ShardSim {
+
+  static final String NAMESPACE = "sim";
+  static final String LEASE = "orders";
+  static final int SLOTS = 6;
+  static final boolean TRACE = Boolean.getBoolean("sim.trace");
+
+  /** One run's parameters, all drawn from its seed (see {@link #config}). */
+  record Config(long seed, int initial, int shards, int leaseSeconds, long renewMillis, long retryMillis,
+      long timeoutMillis, long stopTimeoutMillis, long maxLatencyMillis, long faultEndNanos, long endNanos,
+      int faults, boolean exitOnLoss, ShardCoordinator.Flaw flaw, ShardDriver.Flaw driverFlaw) {
+
+    long leaseNanos() {
+      return leaseSeconds * 1_000_000_000L;
+    }
+
+    long retryNanos() {
+      return retryMillis * 1_000_000L;
+    }
+  }
+
+  /** An event; {@code replica} null for the server's and the faults' own. */
+  record Event(long time, long seq, ShardSimReplica replica, int process, Runnable action) {}
+
+  /** A runner's watch of one Lease. */
+  static final class LeaseWatch {
+    final ShardSimReplica replica;
+    final int process;
+    final String lease;
+    final LeaseTransport.WatchEvents events;
+    long last;
+    boolean open = true;
+
+    LeaseWatch(ShardSimReplica replica, String lease, LeaseTransport.WatchEvents events) {
+      this.replica = replica;
+      this.process = replica.process;
+      this.lease = lease;
+      this.events = events;
+    }
+  }
+
+  /** A replica's list and watch of the controller's Leases by label, as its informer keeps it. */
+  private static final class ViewConnection {
+    final ShardSimReplica replica;
+    final int process;
+    final ShardLeaseSource.Sink sink;
+    final Map<String, Long> cache = new HashMap<>();
+    long last;
+    boolean open = true;
+    boolean broken;
+
+    ViewConnection(ShardSimReplica replica, int process, ShardLeaseSource.Sink sink) {
+      this.replica = replica;
+      this.process = process;
+      this.sink = sink;
+    }
+  }
+
+  /** What a run gives back. */
+  record Result(Config config, ShardSimChecks checks, long replicaSteps) {}
+
+  private final Config config;
+  private final SplittableRandom random;
+  private final SplittableRandom faults;
+  private final SimNetwork network;
+  private final ShardSimServer server;
+  private final ShardSimChecks checks;
+  private final List<ShardSimReplica> replicas = new ArrayList<>();
+  private final Map<String, List<LeaseWatch>> leaseWatches = new HashMap<>();
+  private final List<ViewConnection> views = new ArrayList<>();
+  private final PriorityQueue<Event> queue =
+      new PriorityQueue<>(Comparator.comparingLong(Event::time).thenComparingLong(Event::seq));
+  private Consumer<ShardSim> script;
+  private long now;
+  private long seq;
+  private long steps;
+
+  private ShardSim(Config config) {
+    this.config = config;
+    this.random = new SplittableRandom(config.seed());
+    this.faults = new SplittableRandom(config.seed() ^ 0x9E3779B97F4A7C15L);
+    this.network = new SimNetwork(random, config.maxLatencyMillis() * 1_000_000L, SLOTS);
+    this.server = new ShardSimServer(this::changed);
+    this.checks = new ShardSimChecks(this);
+    for (int i = 0; i < SLOTS; i++) {
+      replicas.add(new ShardSimReplica(this, i));
+    }
+  }
+
+  /** The parameters of the run {@code seed}: 2 to 6 replicas, 1 to 64 shards, leases of 1 to 3 s. */
+  static Config config(long seed, ShardCoordinator.Flaw flaw, ShardDriver.Flaw driverFlaw) {
+    SplittableRandom r = new SplittableRandom(seed * 31 + 7);
+    int[] counts = {1, 2, 3, 5, 8, 16, 16, 32, 64};
+    int shards = counts[r.nextInt(counts.length)];
+    int lease = 1 + r.nextInt(3);
+    long renew = lease * 1000L * (60 + r.nextInt(21)) / 100;
+    long retry = Math.max(100, renew * (15 + r.nextInt(20)) / 100);
+    long timeout = Math.max(100, renew / 3);
+    long faultEnd = (10 + r.nextInt(21)) * 1_000_000_000L;
+    long end = faultEnd + ShardSimChecks.fairnessBoundNanos(lease * 1_000_000_000L, retry * 1_000_000L)
+        + 3_000_000_000L;
+    return new Config(seed, 2 + r.nextInt(5), shards, lease, renew, retry, timeout, 2000, 1 + r.nextInt(30),
+        faultEnd, end, (int) (faultEnd / 1_000_000_000L) * (1 + r.nextInt(3)) / 2, r.nextInt(3) == 0, flaw, driverFlaw);
+  }
+
+  static Result run(Config config) {
+    return run(config, null);
+  }
+
+  /** A run with the faults of {@code script} (scheduled by it, from time 0) instead of those drawn from the seed. */
+  static Result run(Config config, Consumer<ShardSim> script) {
+    ShardSim sim = new ShardSim(config);
+    sim.script = script;
+    sim.play();
+    return new Result(config, sim.checks, sim.steps);
+  }
+
+  Config config() {
+    return config;
+  }
+
+  SplittableRandom random() {
+    return random;
+  }
+
+  ShardSimChecks checks() {
+    return checks;
+  }
+
+  List<ShardSimReplica> replicas() {
+    return replicas;
+  }
+
+  long now() {
+    return now;
+  }
+
+  /** How long a callback waits for its pool thread (its work runs on meanwhile): mostly at once, now and then long. */
+  long callbackDelay() {
+    int pick = random.nextInt(1000);
+    return pick < 900 ? random.nextLong(2_000_000L) : pick < 990 ? random.nextLong(50_000_000L)
+        : random.nextLong(300_000_000L);
+  }
+
+  /** In the fault phase, 2 % of callbacks outlive the stop timeout (a hung stop: its runner leaves the Lease). */
+  long hungDelay() {
+    return now < config.faultEndNanos() && random.nextInt(50) == 0
+        ? config.stopTimeoutMillis() * 1_000_000L + random.nextLong(3 * config.leaseNanos()) : -1;
+  }
+
+  void trace(java.util.function.Supplier<String> line) {
+    if (TRACE) {
+      System.out.printf("%10.3f %s%n", now / 1e6, line.get());
+    }
+  }
+
+  // ---- the event queue -------------------------------------------------------------------------------------
+
+  void at(long time, Runnable action) {
+    queue.add(new Event(Math.max(time, now), seq++, null, 0, action));
+  }
+
+  void at(long time, ShardSimReplica replica, Runnable action) {
+    at(time, replica, replica.process, action);
+  }
+
+  void at(long time, ShardSimReplica replica, int process, Runnable action) {
+    queue.add(new Event(Math.max(time, now), seq++, replica, process, action));
+  }
+
+  private void play() {
+    for (int i = 0; i < config.initial(); i++) {
+      ShardSimReplica replica = replicas.get(i);
+      replica.pendingStart = true;
+      at(random.nextLong(300_000_000L), () -> {
+        if (!replica.alive) {
+          replica.startProcess();
+        }
+      });
+    }
+    if (script == null) {
+      ShardSimFaults.schedule(this, faults);
+    } else {
+      script.accept(this);
+    }
+    at(0, this::probe);
+    at(0, this::relistPoll);
+    while (!queue.isEmpty()) {
+      Event event = queue.poll();
+      if (event.time() > config.endNanos()) {
+        break;
+      }
+      now = event.time();
+      dispatch(event);
+    }
+  }
+
+  void dispatch(Event event) {
+    ShardSimReplica replica = event.replica();
+    if (replica != null) {
+      if (!replica.alive || replica.process != event.process()) {
+        return;
+      }
+      if (replica.paused) {
+        replica.deferred.add(event);
+        return;
+      }
+      steps++;
+    }
+    event.action().run();
+  }
+
+  /** Every 20 ms: the invariants that need time to pass, and the processes whose runner stopped. */
+  private void probe() {
+    for (ShardSimReplica r : replicas) {
+      if (r.alive && !r.paused && r.runner != null && r.runner.isStopped()) {
+        boolean closed = r.closing;
+        long restart = r.restartAfterClose;
+        boolean fresh = r.newIdentityAfterClose;
+        r.die();
+        if (!closed) {
+          restartLater(r, config.leaseNanos(), false); // it stopped on its own: its main exits, the pod restarts
+        } else if (restart >= 0) {
+          restartLater(r, restart, fresh);
+        }
+      }
+    }
+    checks.probe(now);
+    if (TRACE && now % 1_000_000_000L < 20_000_000L) {
+      for (ShardSimReplica r : replicas) {
+        if (r.alive && r.runner != null) {
+          trace(() -> "state " + r + " " + coordinatorOf(r.runner));
+        }
+      }
+    }
+    at(now + 20_000_000L, this::probe);
+  }
+
+  /** The coordinator's own account of itself, for the journal. */
+  private static String coordinatorOf(ShardedRunner runner) {
+    try {
+      java.lang.reflect.Field parts = ShardedRunner.class.getDeclaredField("parts");
+      parts.setAccessible(true);
+      ShardDriver driver = ((ShardAssembly.Parts) parts.get(runner)).driver();
+      java.lang.reflect.Field coordinator = ShardDriver.class.getDeclaredField("coordinator");
+      coordinator.setAccessible(true);
+      java.lang.reflect.Field view = ShardDriver.class.getDeclaredField("view");
+      view.setAccessible(true);
+      java.lang.reflect.Field ticker = ShardDriver.class.getDeclaredField("ticker");
+      ticker.setAccessible(true);
+      return coordinator.get(driver) + " view " + ((ShardLeaseView) view.get(driver)).view(((Ticker) ticker.get(driver))
+          .read());
+    } catch (ReflectiveOperationException e) {
+      return e.toString();
+    }
+  }
+
+  void restartLater(ShardSimReplica replica, long afterNanos, boolean newIdentity) {
+    at(now + afterNanos, () -> {
+      if (!replica.alive) {
+        if (newIdentity) {
+          replica.generation++;
+          replica.identity = "replica-" + replica.slot + "-" + replica.generation;
+        }
+        replica.startProcess();
+      }
+    });
+  }
+
+  void pause(ShardSimReplica replica, long forNanos) {
+    if (!replica.alive || replica.paused) {
+      return;
+    }
+    replica.paused = true;
+    checks.paused(replica);
+    int p = replica.process;
+    at(now + forNanos, () -> {
+      if (replica.alive && replica.process == p) {
+        replica.paused = false;
+        List<Event> held = replica.deferred;
+        replica.deferred = new ArrayList<>();
+        held.forEach(this::dispatch);
+      }
+      checks.disturbance(-1);
+    });
+  }
+
+  // ---- the network and the server --------------------------------------------------------------------------
+
+  /** A Lease call: over the network to the server and back, either leg lost as the network says. */
+  void request(ShardSimReplica replica, Function<ShardSimServer, Answer> call, Consumer<Answer> answered) {
+    long up = network.up(replica.slot);
+    if (up < 0) {
+      return; // lost: the runner's own timeout ends the call
+    }
+    int p = replica.process;
+    at(now + up, () -> {
+      Answer answer = network.serverDown() ? new Answer.Failed(FailureKind.OTHER, "503 ServiceUnavailable")
+          : call.apply(server);
+      long down = network.down(replica.slot);
+      if (down >= 0) {
+        at(now + down, replica, p, () -> answered.accept(answer));
+      }
+    });
+  }
+
+  LeaseWatch openLeaseWatch(ShardSimReplica replica, String lease, LeaseTransport.WatchEvents events) {
+    LeaseWatch watch = new LeaseWatch(replica, lease, events);
+    leaseWatches.computeIfAbsent(lease, k -> new ArrayList<>()).add(watch);
+    if (network.watchCut(replica.slot)) {
+      breakWatch(watch);
+    } else {
+      watch.last = now + 1 + random.nextLong(config.maxLatencyMillis() * 1_000_000L);
+      at(watch.last, replica, watch.process, () -> {
+        if (watch.open) {
+          events.opened();
+        }
+      });
+    }
+    return watch;
+  }
+
+  void closeLeaseWatch(LeaseWatch watch) {
+    watch.open = false;
+    List<LeaseWatch> of = leaseWatches.get(watch.lease);
+    if (of != null) {
+      of.remove(watch);
+    }
+  }
+
+  private void breakWatch(LeaseWatch watch) {
+    closeLeaseWatch(watch);
+    at(now + 1 + random.nextLong(config.timeoutMillis() * 1_000_000L), watch.replica, watch.process,
+        watch.events::closed);
+  }
+
+  /** Opens a replica's list and watch by label: a first list, then every change, re-listed after a break. */
+  AutoCloseable openView(ShardSimReplica replica, int process, ShardLeaseSource.Sink sink) {
+    ViewConnection view = new ViewConnection(replica, process, sink);
+    views.add(view);
+    if (network.watchCut(replica.slot) || network.serverDown()) {
+      view.broken = true; // the first list comes once the server can be reached, as a re-list does
+    } else {
+      relist(view);
+    }
+    return () -> {
+      view.open = false;
+      views.remove(view);
+    };
+  }
+
+  void closeWatches(ShardSimReplica replica) {
+    views.removeIf(v -> {
+      if (v.replica == replica) {
+        v.open = false;
+        return true;
+      }
+      return false;
+    });
+    for (List<LeaseWatch> of : leaseWatches.values()) {
+      of.removeIf(w -> {
+        if (w.replica == replica) {
+          w.open = false;
+          return true;
+        }
+        return false;
+      });
+    }
+  }
+
+  private void changed(ShardSimServer.Stored stored) {
+    trace(() -> "server " + stored.name() + " " + stored.record().holder() + " t" + stored.record().leaseTransitions()
+        + (stored.leaving() ? " leaving" : "") + " rv" + stored.version());
+    checks.leaseChanged(stored);
+    List<LeaseWatch> of = leaseWatches.get(stored.name());
+    if (of != null) {
+      for (LeaseWatch watch : new ArrayList<>(of)) {
+        if (network.watchCut(watch.replica.slot)) {
+          breakWatch(watch);
+        } else if (!network.dropEvent()) {
+          watch.last = Math.max(watch.last, now + network.down(watch.replica.slot) + network.eventDelay());
+          LeaseRecord record = stored.record();
+          at(watch.last, watch.replica, watch.process, () -> {
+            if (watch.open) {
+              watch.events.changed(record);
+            }
+          });
+        }
+      }
+    }
+    for (ViewConnection view : views) {
+      if (view.broken) {
+        continue;
+      }
+      if (network.watchCut(view.replica.slot)) {
+        view.broken = true;
+        continue;
+      }
+      view.last = Math.max(view.last, now + network.down(view.replica.slot) + network.eventDelay());
+      at(view.last, view.replica, view.process, () -> deliver(view, stored));
+    }
+  }
+
+  private void deliver(ViewConnection view, ShardSimServer.Stored stored) {
+    if (view.open && view.cache.getOrDefault(stored.name(), -1L) < stored.version()) {
+      view.cache.put(stored.name(), stored.version());
+      view.sink.changed(stored.listed(), view.replica.ticker().read());
+    }
+  }
+
+  /** Every 500 ms, a broken list and watch that can reach the server again lists again (fabric8's informer). */
+  private void relistPoll() {
+    for (ViewConnection view : new ArrayList<>(views)) {
+      if (view.broken && !network.watchCut(view.replica.slot) && !network.serverDown()) {
+        relist(view);
+      }
+    }
+    at(now + 500_000_000L, this::relistPoll);
+  }
+
+  private void relist(ViewConnection view) {
+    view.broken = false;
+    view.last = Math.max(view.last, now + network.down(view.replica.slot));
+    at(view.last, view.replica, view.process, () -> {
+      for (ShardSimServer.Stored stored : new ArrayList<>(server.all().values())) {
+        deliver(view, stored);
+      }
+    });
+  }
+
+  SimNetwork network() {
+    return network;
+  }
+}

@@ -1,0 +1,379 @@
+package io.github.electionpolicy.fabric8;
+
+import io.github.electionpolicy.ElectionPolicy;
+import io.github.electionpolicy.Environment;
+import io.github.electionpolicy.Substrate;
+import io.github.electionpolicy.fabric8.LeaseStep.Answer;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Executor;
+import java.util.function.Consumer;
+
+/**
+ * One replica slot of the sharding simulation: a process running the real {@link ShardedRunner}, built through its
+ * package-private seams (this process's loop, user-code executor, ticker and wall clock, a simulated {@link
+ * LeaseTransport} under the production {@link LifecycleDriver} of each Lease, and the list and watch by label as a
+ * {@link ShardDriver.ViewSource}), as {@link SimReplica} drives one {@link ElectionRunner}. Every loop task, timer and
+ * callback run is an event of this process (dropped once it died, held while it is paused). The slot keeps its
+ * index on the {@link SimNetwork}; a rolling update gives it a new identity, a restart keeps it.
+ *
+ * <p>Not thread-safe (the simulation's one thread).
+ */
+final class ShardSimReplica {
+
+  private static final java.util.regex.Pattern SERVICES_LANE =
+      java.util.regex.Pattern.compile("election-services\\[.*-shard-(\\d+):");
+
+  final ShardSim sim;
+  final int slot;
+  int generation;
+  String identity;
+  // `process` numbers incarnations: events of a dead one are dropped.
+  int process;
+  boolean alive;
+  boolean paused;
+  boolean closing;
+  /** A replacement to start once this process stopped after its close (a rolling update), or -1. */
+  long restartAfterClose = -1;
+  boolean newIdentityAfterClose;
+  /** A start is on its way (after a crash, or a scale-up): no other fault starts it meanwhile. */
+  boolean pendingStart;
+  List<ShardSim.Event> deferred = new ArrayList<>();
+  SimClock clock;
+  ShardedRunner runner;
+
+  ShardSimReplica(ShardSim sim, int slot) {
+    this.sim = sim;
+    this.slot = slot;
+    this.identity = "replica-" + slot;
+  }
+
+  // ---- the process ---------------------------------------------------------------------------------------
+
+  void startProcess() {
+    process++;
+    alive = true;
+    paused = false;
+    closing = false;
+    pendingStart = false;
+    restartAfterClose = -1;
+    deferred = new ArrayList<>();
+    sim.checks().processStarted(this);
+    clock = new SimClock(sim.now(), sim.random().nextLong(), sim.random().nextLong(-1000, 1001),
+        sim.random().nextLong(-3_600_000L, 3_600_001L) * 1_000_000L);
+    int p = process;
+    ShardSim.Config c = sim.config();
+    LeaseSettings settings = LeaseSettings.builder()
+        .leaseName(ShardSim.LEASE)
+        .namespace(ShardSim.NAMESPACE)
+        .identity(identity)
+        .leaseDuration(Duration.ofSeconds(c.leaseSeconds()))
+        .renewDeadline(Duration.ofMillis(c.renewMillis()))
+        .retryPeriod(Duration.ofMillis(c.retryMillis()))
+        .requestTimeout(Duration.ofMillis(c.timeoutMillis()))
+        .stopTimeout(Duration.ofMillis(c.stopTimeoutMillis()))
+        // A lost shard: its main exits (the process dies, the pod restarts under the same identity) or it contends.
+        .lossPolicy(c.exitOnLoss() ? LossPolicy.exit(status -> exited(p)) : LossPolicy.recontend())
+        .build();
+    Ticker ticker = ticker();
+    Clock wall = wallClock();
+    ShardAssembly.Transports transports = leaseSettings -> {
+      String lease = leaseSettings.leaseName();
+      Transport transport = new Transport(p, lease, ShardSim.LEASE.equals(lease) ? false
+          : new ShardLeases(ShardSim.LEASE, c.shards()).parse(lease) instanceof ShardLeases.Kind.Member);
+      return new ShardAssembly.Opened(transport, (labels, annotations) -> transport.annotate(annotations));
+    };
+    runner = ShardedRunner.builder()
+        .decide(ElectionPolicy.defaults(), Environment.of(Map.of("KUBERNETES_SERVICE_HOST", "10.0.0.1")),
+            Substrate.usingKubernetesApi("kubernetes"))
+        .settings(settings)
+        .shards(c.shards())
+        .service(new Work(p))
+        .rbacPreflight(false)
+        .ticker(ticker)
+        .clock(wall)
+        .loop(new Loop(p))
+        .userCode(new UserCode(p))
+        .transports(transports)
+        .source(sink -> sim.openView(this, p, sink))
+        .flaw(c.flaw())
+        .driverFlaw(c.driverFlaw())
+        .start();
+  }
+
+  /** The process is gone (a crash, or its end after it stopped): nothing of it runs any more. */
+  void die() {
+    if (!alive) {
+      return;
+    }
+    alive = false;
+    paused = false;
+    deferred = new ArrayList<>();
+    sim.checks().processDied(this);
+    sim.closeWatches(this);
+    process++;
+    runner = null;
+  }
+
+  /** The exit policy's exiter: the process ends at once, and its pod restarts it a lease duration later. */
+  private void exited(int p) {
+    if (process == p && alive) {
+      die();
+      sim.restartLater(this, sim.config().leaseNanos(), false);
+    }
+  }
+
+  void close() {
+    if (alive && !closing) {
+      closing = true;
+      runner.requestClose();
+    }
+  }
+
+  Ticker ticker() {
+    SimClock mine = clock;
+    return () -> mine.mono(sim.now());
+  }
+
+  private Clock wallClock() {
+    SimClock mine = clock;
+    return new Clock() {
+      @Override
+      public ZoneId getZone() {
+        return ZoneOffset.UTC;
+      }
+
+      @Override
+      public Clock withZone(ZoneId zone) {
+        return this;
+      }
+
+      @Override
+      public Instant instant() {
+        return mine.wall(sim.now());
+      }
+    };
+  }
+
+  @Override
+  public String toString() {
+    return identity + "/p" + process;
+  }
+
+  // ---- the seams -------------------------------------------------------------------------------------------
+
+  /** The shared loop of this process: each task an event, each timer on the process's own monotonic clock. */
+  private final class Loop implements RunnerLoop {
+    private final int p;
+
+    Loop(int p) {
+      this.p = p;
+    }
+
+    @Override
+    public void execute(Runnable task) {
+      if (process == p) {
+        sim.at(sim.now(), ShardSimReplica.this, task);
+      }
+    }
+
+    @Override
+    public Timer schedule(long delayNanos, Runnable task) {
+      if (process != p) {
+        return () -> { };
+      }
+      boolean[] cancelled = {false};
+      long at = clock.trueTimeOf(clock.mono(sim.now()) + Math.max(0, delayNanos), sim.now());
+      sim.at(at, ShardSimReplica.this, () -> {
+        if (!cancelled[0]) {
+          cancelled[0] = true;
+          task.run();
+        }
+      });
+      return () -> cancelled[0] = true;
+    }
+
+    @Override
+    public boolean inLoop() {
+      return true;
+    }
+
+    @Override
+    public Executor logWriter() {
+      return Runnable::run;
+    }
+  }
+
+  /**
+   * User code: each run an event of this process, a little later (the pool's thread picks it up; now and then a
+   * callback waits longer, as a slow stop does), never before the lane's previous run (a lane is one thread).
+   */
+  private final class UserCode implements Executor {
+    private final int p;
+    private final Map<Object, Long> laneFreeAt = new HashMap<>();
+
+    UserCode(int p) {
+      this.p = p;
+    }
+
+    @Override
+    public void execute(Runnable run) {
+      if (process != p) {
+        return;
+      }
+      Object lane = run instanceof CallbackLane.Run laneRun ? laneRun.lane() : run;
+      long hung = sim.hungDelay();
+      // This lane's next callback (a shard's stop, or its start) may wait past the stop timeout: the shard's work,
+      // if it runs, may then outlive its Lease, which fencing guards, as it does a paused process's.
+      int shard = hung < 0 ? -1 : shardOf(lane);
+      long at = Math.max(sim.now() + (shard >= 0 ? hung : sim.callbackDelay()), laneFreeAt.getOrDefault(lane, 0L));
+      if (shard >= 0) {
+        sim.checks().hung(ShardSimReplica.this, shard, at);
+      }
+      laneFreeAt.put(lane, at);
+      sim.at(at, ShardSimReplica.this, run);
+    }
+  }
+
+  /** The shard whose runner a callback lane is, from its thread name ({@code <lease>-shard-<i>:<identity>}), or -1. */
+  private static int shardOf(Object lane) {
+    try {
+      java.lang.reflect.Field name = CallbackLane.class.getDeclaredField("threadName");
+      name.setAccessible(true);
+      java.util.regex.Matcher m = SERVICES_LANE.matcher((String) name.get(lane));
+      return m.find() ? Integer.parseInt(m.group(1)) : -1;
+    } catch (ReflectiveOperationException | ClassCastException e) {
+      return -1;
+    }
+  }
+
+  /** The work of one shard in this process: what the invariants watch. */
+  private final class Work implements ShardService {
+    private final int p;
+
+    Work(int p) {
+      this.p = p;
+    }
+
+    @Override
+    public void start(int shard, LeadershipTerm term) {
+      if (process == p) {
+        sim.checks().workStarted(ShardSimReplica.this, shard, term);
+      }
+    }
+
+    @Override
+    public void stop(int shard) {
+      if (process == p) {
+        sim.checks().workStopped(ShardSimReplica.this, shard);
+      }
+    }
+  }
+
+  /** The calls of one Lease's runner over the simulated network; its follower's watch at the simulated server. */
+  private final class Transport implements LeaseTransport {
+    private final int p;
+    private final String lease;
+    private final boolean membership;
+    private Map<String, String> annotations = Map.of();
+    private boolean closed;
+    private final List<ShardSim.LeaseWatch> watches = new ArrayList<>();
+
+    Transport(int p, String lease, boolean membership) {
+      this.p = p;
+      this.lease = lease;
+      this.membership = membership;
+    }
+
+    void annotate(Map<String, String> next) {
+      annotations = Map.copyOf(next);
+    }
+
+    @Override
+    public Call read(Answered done) {
+      return send(server -> server.get(lease), done);
+    }
+
+    @Override
+    public Call create(LeaseRecord record, Answered done) {
+      Map<String, String> a = annotations;
+      return send(server -> write(server.create(lease, record, a), record), done);
+    }
+
+    @Override
+    public Call update(LeaseRecord record, Answered done) {
+      Map<String, String> a = annotations;
+      return send(server -> write(server.update(lease, record, a), record), done);
+    }
+
+    private Answer write(Answer answer, LeaseRecord record) {
+      if (membership && answer instanceof Answer.Written && record.holder() == null) {
+        sim.checks().membershipReleased(ShardSimReplica.this, p);
+      }
+      return answer;
+    }
+
+    private Call send(java.util.function.Function<ShardSimServer, Answer> call, Answered done) {
+      if (closed || process != p) {
+        return () -> { };
+      }
+      boolean[] cancelled = {false};
+      sim.request(ShardSimReplica.this, call, answer -> {
+        if (!cancelled[0] && !closed) {
+          done.answered(answer, failure(answer));
+        }
+      });
+      return () -> cancelled[0] = true;
+    }
+
+    private Throwable failure(Answer answer) {
+      if (!(answer instanceof Answer.Failed failed)) {
+        return null;
+      }
+      int code = failed.kind() == LeaseStep.FailureKind.CONFLICT ? LeaseCallFailed.CONFLICT
+          : failed.kind() == LeaseStep.FailureKind.NOT_FOUND ? LeaseCallFailed.NOT_FOUND : 503;
+      return new LeaseCallFailed(failed.failure(), null, code);
+    }
+
+    @Override
+    public Call watch(WatchEvents events) {
+      if (closed || process != p) {
+        return () -> { };
+      }
+      ShardSim.LeaseWatch watch = sim.openLeaseWatch(ShardSimReplica.this, lease, events);
+      watches.add(watch);
+      return () -> {
+        watches.remove(watch);
+        sim.closeLeaseWatch(watch);
+      };
+    }
+
+    @Override
+    public Call preflight(Consumer<Optional<LeaseAccessDeniedException>> done, Consumer<Throwable> failed) {
+      done.accept(Optional.empty()); // never asked: the runners are built without the preflight
+      return () -> { };
+    }
+
+    @Override
+    public void recordEvent(LeadershipEvent event, Runnable done) {
+      done.run();
+    }
+
+    @Override
+    public void close() {
+      closed = true;
+      for (ShardSim.LeaseWatch watch : watches) {
+        sim.closeLeaseWatch(watch);
+      }
+      watches.clear();
+    }
+  }
+}

@@ -1,0 +1,85 @@
+package io.github.electionpolicy.fabric8;
+
+import io.github.electionpolicy.fabric8.LeaseStep.Answer;
+import io.github.electionpolicy.fabric8.LeaseStep.FailureKind;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * The API server of the sharding simulation: many Leases of one namespace, each write a compare-and-set on the
+ * Lease's resourceVersion (a stale one gets 409, a create of an existing Lease 409, an update of a missing one 404),
+ * the resourceVersion one counter for the whole server, as etcd's revision is. A write's annotations are merged over
+ * the stored ones (the keys it carries set, the others kept), as {@link LeaseRecords#lease} writes them: a mark
+ * stays until a write sets its key again. Every change goes to {@code onChange}, which the simulation fans out to
+ * the open watches (the runners' watches of one Lease, the replicas' list and watch by label).
+ *
+ * <p>Time and the network live in the simulation: this class answers at once. Not thread-safe (one thread).
+ */
+final class ShardSimServer {
+
+  /** A Lease as stored: its record (with its resourceVersion), its annotations, and that resourceVersion. */
+  record Stored(String name, LeaseRecord record, Map<String, String> annotations, long version) {
+    boolean leaving() {
+      return "true".equals(annotations.get(ShardLeases.LEAVING));
+    }
+
+    ShardLeaseView.Listed listed() {
+      return new ShardLeaseView.Listed(name, record, leaving());
+    }
+  }
+
+  /** Where every change goes. */
+  interface Changes {
+    void changed(Stored stored);
+  }
+
+  private final Changes onChange;
+  private final TreeMap<String, Stored> leases = new TreeMap<>();
+  private long version;
+
+  ShardSimServer(Changes onChange) {
+    this.onChange = onChange;
+  }
+
+  /** Every Lease, by name. */
+  Map<String, Stored> all() {
+    return leases;
+  }
+
+  Stored stored(String name) {
+    return leases.get(name);
+  }
+
+  Answer get(String name) {
+    Stored stored = leases.get(name);
+    return stored == null ? new Answer.Missing() : new Answer.Found(stored.record());
+  }
+
+  Answer create(String name, LeaseRecord record, Map<String, String> annotations) {
+    if (leases.containsKey(name)) {
+      return new Answer.Failed(FailureKind.CONFLICT, "409 AlreadyExists");
+    }
+    return store(name, record, new HashMap<>(), annotations);
+  }
+
+  Answer update(String name, LeaseRecord record, Map<String, String> annotations) {
+    Stored stored = leases.get(name);
+    if (stored == null) {
+      return new Answer.Failed(FailureKind.NOT_FOUND, "404 NotFound");
+    }
+    if (!stored.record().resourceVersion().equals(record.resourceVersion())) {
+      return new Answer.Failed(FailureKind.CONFLICT, "409 Conflict: stale resourceVersion");
+    }
+    return store(name, record, new HashMap<>(stored.annotations()), annotations);
+  }
+
+  private Answer store(String name, LeaseRecord record, Map<String, String> merged, Map<String, String> written) {
+    merged.putAll(written);
+    version++;
+    Stored stored = new Stored(name, record.withResourceVersion(Long.toString(version)), Map.copyOf(merged), version);
+    leases.put(name, stored);
+    onChange.changed(stored);
+    return new Answer.Written(stored.record());
+  }
+}
