@@ -11,7 +11,7 @@ import java.util.Optional;
  *
  * <p>Not thread-safe: every method runs on the runner's loop, the shared {@link RunnerLoop}.
  */
-final class ElectorEvents implements LeaseElector.Events {
+final class ElectorEvents implements ElectorSignals {
 
   private final LifecycleDriver driver;
 

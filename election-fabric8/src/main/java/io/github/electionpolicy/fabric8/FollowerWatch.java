@@ -16,7 +16,7 @@ import java.time.Clock;
 final class FollowerWatch {
 
   private final LeaseTransport transport;
-  private final LeaseElector.Events events;
+  private final ElectorSignals events;
   private final Ticker ticker;
   private final Clock clock;
   private final LeaseProtocol protocol;
@@ -37,7 +37,7 @@ final class FollowerWatch {
 
   private record WatchEvent(LeaseRecord record, long arrivedNanos) {}
 
-  FollowerWatch(LeaseTransport transport, LeaseElector.Events events, Ticker ticker, Clock clock,
+  FollowerWatch(LeaseTransport transport, ElectorSignals events, Ticker ticker, Clock clock,
       LeaseProtocol protocol, RunnerFlaw flaw, LeaseSettings settings, Runnable poke) {
     this.transport = transport;
     this.events = events;

@@ -11,7 +11,7 @@ import java.util.Optional;
  * Drives {@link LeaseProtocol} for one Lease on the runner's {@link RunnerLoop}: it sends the request each step
  * asks for through the {@link LeaseTransport} and times it out at the step's deadline, waits as asked on a
  * timer of the loop, keeps the follower's watch (its {@link FollowerWatch}), and hands what the protocol signals to
- * the runner through {@link Events}. Every rule lives in the protocol; this class only does the I/O, the waiting and the log
+ * the runner through {@link ElectorSignals}. Every rule lives in the protocol; this class only does the I/O, the waiting and the log
  * lines ({@link LeaseLog}, handed to the runner's {@link RunnerLog.Lane}). It never blocks: each method runs a step
  * and returns.
  *
@@ -19,40 +19,13 @@ import java.util.Optional;
  */
 final class LeaseElector {
 
-  /** What the elector tells its runner; called on the loop. */
-  interface Events {
-    /** The Lease is held by someone else, or free, as far as this follower saw. */
-    void following(Optional<String> holder);
-
-    /** This process won {@code term}. */
-    void elected(LeadershipTerm term);
-
-    /** {@code term} is lost (it has ended); the elector waits for {@link LeaseElector#afterLoss}. */
-    void lost(LeadershipTerm term);
-
-    /** A renewal extended the term. */
-    void renewed(Duration roundTrip);
-
-    /** A renewal failed; the leader keeps trying until its deadline. */
-    void renewFailed(Throwable cause, Duration sinceLastRenewal);
-
-    /** The loop is over: nothing more will be sent. */
-    void finished();
-
-    /** Runs {@code task} on the loop later, as the runner's own task (its failures are the runner's). */
-    void onLoop(Runnable task);
-
-    /** Runs {@code task} on the loop after {@code delayNanos}, as the runner's own task. */
-    RunnerLoop.Timer onLoopAfter(long delayNanos, Runnable task);
-  }
-
   private enum Mode {
     NEW, BUSY, REQUEST, HELD, AWAIT, LOSS, FINISHED
   }
 
   private final LeaseTransport transport;
   private final String identity;
-  private final Events events;
+  private final ElectorSignals events;
   private final Ticker ticker;
   private final Clock clock;
   private final LeaseProtocol protocol;
@@ -88,7 +61,7 @@ final class LeaseElector {
   private Boolean relinquishRelease;
   private LeadershipTerm relinquishTerm;
 
-  LeaseElector(LeaseTransport transport, String lease, String identity, LeaseSettings settings, Events events,
+  LeaseElector(LeaseTransport transport, String lease, String identity, LeaseSettings settings, ElectorSignals events,
       Ticker ticker, Clock clock, LeaseProtocol.Flaw flaw, RunnerFlaw runnerFlaw, RunnerLog.Lane logLane) {
     this.transport = transport;
     this.identity = identity;
@@ -141,22 +114,19 @@ final class LeaseElector {
     advance(protocol.start(now()));
   }
 
-  /** Before {@link #start}: what this process saw of the Lease, and since when (see {@link LeaseProtocol#seen}). */
+  /** Before {@link #start} (the protocol refuses it after): what this process saw of the Lease, and since when. */
   void seen(LeaseRecord record, long seenNanos) {
-    if (mode != Mode.NEW) {
-      throw new IllegalStateException("seen(...) after start");
-    }
     protocol.seen(record, seenNanos);
   }
 
-  /** What another watch of this process saw of the Lease (see {@link FollowerWatch#sighted}); before or after, ignored. */
+  /** What another watch of this process saw of the Lease ({@link FollowerWatch#sighted}); ignored unless running. */
   void sighted(LeaseRecord record, long arrivedNanos) {
     if (mode != Mode.NEW && mode != Mode.FINISHED) {
       followerWatch.sighted(record, arrivedNanos);
     }
   }
 
-  /** A leader renews at once (or right after the request in flight); see {@link LeaseProtocol#renewSoon}. */
+  /** A leader renews at once, or right after the request in flight ({@link LeaseProtocol#renewSoon}). */
   void renewSoon() {
     protocol.renewSoon();
     if (mode == Mode.AWAIT) {

@@ -8,7 +8,6 @@ import java.util.Collections;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.OptionalLong;
 import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
@@ -95,17 +94,10 @@ final class ShardDriver {
   private LeaseRunner membership;
   private boolean membershipLeading;
   private boolean leaveAsked;
-  private AutoCloseable source;
-  private RunnerLoop.Timer expiryTimer;
-  private long expiryAt;
+  private final ShardViewFeed feed;
   private RunnerLoop.Timer tickTimer;
-  private RunnerLoop.Timer syncCheck;
   // Leaving: when the leaving mark was set, and the shards whose hand-over waits for the renewal that carries it.
-  private Long markAt;
-  private RunnerLoop.Timer markTimer;
-  private final java.util.List<Integer> heldForMark = new java.util.ArrayList<>();
-  // The list and watch listed the Leases once (or reported one): until then the replica plans nothing.
-  private boolean viewSynced;
+  private final LeavingMark mark;
   private boolean done;
   // Stopped (or failed): the replica reports it once every runner it started stopped.
   private boolean stopWhenIdle;
@@ -126,6 +118,21 @@ final class ShardDriver {
     this.view = new ShardLeaseView(parts.leases(), parts.leaseDurationNanos());
     this.logLane = new RunnerLog.Lane(loop, loop.logWriter(), "shards:" + parts.identity());
     this.log = new RunnerLog(ShardedRunner.class, logLane);
+    this.mark = new LeavingMark(loop, ticker, this::closeShard);
+    this.feed = new ShardViewFeed(view, parts.leases(), parts.leaseDurationNanos(), loop, ticker, this::onLoop,
+        new ShardViewFeed.Listener() {
+          @Override
+          public void observed(ShardCoordinatorInput.ViewObserved observed) {
+            if (!done) {
+              inputs.add(observed);
+            }
+          }
+
+          @Override
+          public void arrived(ShardLeaseView.Listed listed, long arrivedNanos) {
+            sighted(listed, arrivedNanos);
+          }
+        }, log);
     this.snapshot = new Snapshot(coordinator.phase(), Collections.emptySortedMap(), membershipView, false, false);
   }
 
@@ -147,36 +154,7 @@ final class ShardDriver {
 
   void start() {
     onLoop(() -> {
-      source = parts.source().open(new ShardLeaseSource.Sink() {
-        @Override
-        public void changed(ShardLeaseView.Listed listed, long arrivedNanos) {
-          onLoop(() -> {
-            view.changed(listed, arrivedNanos);
-            viewSynced = true;
-            sighted(listed, arrivedNanos);
-            observeView();
-          });
-        }
-
-        @Override
-        public void deleted(String name, long arrivedNanos) {
-          onLoop(() -> {
-            view.deleted(name);
-            observeView();
-          });
-        }
-
-        @Override
-        public void synced() {
-          onLoop(() -> viewSynced = true);
-        }
-      });
-      syncCheck = loop.schedule(parts.leaseDurationNanos(), () -> guarded(() -> {
-        if (!viewSynced && !done) {
-          log.error(ShardLeaseSource.NOT_LISTED, ShardLeases.LABEL, parts.leases().labelValue(),
-              parts.leaseDurationNanos() / 1_000_000);
-        }
-      }));
+      feed.open(parts.source());
       inputs.add(new Start(ticker.read()));
       tick();
     });
@@ -259,9 +237,7 @@ final class ShardDriver {
       contend(contend.shard());
     } else if (command instanceof HandOver handOver) {
       terms.remove(handOver.shard());
-      if (markAt != null && handOver.why() == Why.LEAVING) {
-        heldForMark.add(handOver.shard()); // its work runs on under its Lease until the others can see the mark
-      } else {
+      if (handOver.why() != Why.LEAVING || !mark.hold(handOver.shard())) {
         closeShard(handOver.shard());
       }
     } else if (command instanceof AnnounceLeaving) {
@@ -271,8 +247,7 @@ final class ShardDriver {
         // answered (at most two retry periods on): until the others see the mark they plan this replica's shards
         // for it, and each it released would stay free until they did.
         membership.driver().renewSoon();
-        markAt = ticker.read();
-        markTimer = loop.schedule(parts.settleNanos(), () -> guarded(this::releaseHeld));
+        mark.set(parts.settleNanos(), this::guarded);
       }
     } else if (command instanceof Leave) {
       leaveAsked = true;
@@ -293,16 +268,6 @@ final class ShardDriver {
     }
   }
 
-  /** The leaving mark was written (or its wait is over, or the membership runner ended): the held shards go. */
-  private void releaseHeld() {
-    markAt = null;
-    if (markTimer != null) {
-      markTimer.cancel();
-    }
-    heldForMark.forEach(this::closeShard);
-    heldForMark.clear();
-  }
-
   private void join() {
     if (membership != null) {
       if (membershipLeading) {
@@ -315,8 +280,8 @@ final class ShardDriver {
     membershipLeading = false;
     observe(runner.driver(), state -> membershipState(runner, state));
     runner.driver().observeRenewalsOnLoop(roundTrip -> guarded(() -> {
-      if (membership == runner && markAt != null && ticker.read() - roundTrip.toNanos() - markAt >= 0) {
-        releaseHeld(); // a renewal sent after the mark was set: it carried the mark
+      if (membership == runner) {
+        mark.renewed(roundTrip);
       }
     }));
     runner.driver().start();
@@ -360,12 +325,12 @@ final class ShardDriver {
       inputs.add(new MembershipHeld(now));
     } else if (state instanceof ElectionState.Following) {
       if (membershipLeading) {
-        releaseHeld();
+        mark.release();
         membershipLeading = false;
         inputs.add(new MembershipLost(now));
       }
     } else if (state instanceof ElectionState.Stopped stoppedState) {
-      releaseHeld();
+      mark.release();
       membershipView = runner.driver().view();
       runnerStopped(runner.driver());
       membership = null;
@@ -418,27 +383,6 @@ final class ShardDriver {
     }
   }
 
-  private void observeView() {
-    if (done) {
-      return; // an event that came after the stop (the informer closed since): no view, and no timer, any more
-    }
-    long now = ticker.read();
-    inputs.add(view.view(now));
-    OptionalLong next = view.nextExpiry(now);
-    if (next.isPresent() && (expiryTimer == null || next.getAsLong() != expiryAt)) {
-      if (expiryTimer != null) {
-        expiryTimer.cancel();
-      }
-      expiryAt = next.getAsLong();
-      expiryTimer = loop.schedule(Math.max(0, expiryAt - now), () -> guarded(() -> {
-        expiryTimer = null;
-        if (!done) {
-          observeView();
-        }
-      }));
-    }
-  }
-
   private void tick() {
     if (done) {
       return;
@@ -468,22 +412,14 @@ final class ShardDriver {
   }
 
   private void cancelTimers() {
-    for (RunnerLoop.Timer timer : new RunnerLoop.Timer[] {tickTimer, expiryTimer, syncCheck, markTimer}) {
-      if (timer != null) {
-        timer.cancel();
-      }
+    mark.cancel();
+    if (tickTimer != null) {
+      tickTimer.cancel();
     }
   }
 
   private void closeSource() {
-    if (source != null) {
-      try {
-        source.close();
-      } catch (Exception e) {
-        log.warn("Closing the list and watch of {} failed", parts.leases().labelValue(), e);
-      }
-      source = null;
-    }
+    feed.close();
   }
 
   /**
@@ -550,7 +486,7 @@ final class ShardDriver {
       membershipView = membership.driver().view();
     }
     snapshot = new Snapshot(coordinator.phase(), Collections.unmodifiableSortedMap(owned), membershipView, hung,
-        viewSynced);
+        feed.synced());
     if (listeners != null) {
       listeners.published(snapshot.owned(), hasStopped(), failure());
     }

@@ -145,7 +145,7 @@ class StartupTest {
       assertThat(a.runner.isReady()).isTrue();
       assertThat(Replica.awaitTrue(() -> !changes.isEmpty(), Duration.ofSeconds(2))).isTrue();
       // The first change leaves STARTING: to LEADING, or to FOLLOWING (no leader) first when a take sent across the
-      // heal failed without naming a holder (LeaseElector.Events#following).
+      // heal failed without naming a holder (ElectorSignals#following).
       assertThat(changes.get(0)).startsWith("STARTING->");
       assertThat(changes).anyMatch(change -> change.endsWith("->LEADING"));
     }

@@ -1,0 +1,70 @@
+package io.github.electionpolicy.fabric8;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
+import java.util.function.IntConsumer;
+
+/**
+ * A leaving member's hand-overs, held until the renewal of its membership Lease that carries its leaving mark was
+ * answered: until the others see the mark they plan the member's shards for it, and a shard it released before would
+ * stay free until they did; held, each shard's work runs on under its own Lease, which no one else can take meanwhile.
+ * The hold ends at that answer, when the membership runner ends, or after a bound, whichever comes first.
+ *
+ * <p>Not thread-safe: the driver's loop.
+ */
+final class LeavingMark {
+
+  private final RunnerLoop loop;
+  private final Ticker ticker;
+  private final IntConsumer handOver;
+  private final List<Integer> held = new ArrayList<>();
+  private Long setAt;
+  private RunnerLoop.Timer bound;
+
+  /** @param handOver closes a shard's runner: what a held hand-over does once the hold ends */
+  LeavingMark(RunnerLoop loop, Ticker ticker, IntConsumer handOver) {
+    this.loop = loop;
+    this.ticker = ticker;
+    this.handOver = handOver;
+  }
+
+  /** The mark was set now; the hold ends at the latest after {@code boundNanos}, in a task {@code guard} runs. */
+  void set(long boundNanos, Consumer<Runnable> guard) {
+    setAt = ticker.read();
+    bound = loop.schedule(boundNanos, () -> guard.accept(this::release));
+  }
+
+  /** Holds {@code shard}'s hand-over if the mark is waiting; false if it is to be handed over now. */
+  boolean hold(int shard) {
+    if (setAt == null) {
+      return false;
+    }
+    held.add(shard);
+    return true;
+  }
+
+  /** A renewal of the membership Lease was answered, {@code roundTrip} after it was sent. */
+  void renewed(Duration roundTrip) {
+    if (setAt != null && ticker.read() - roundTrip.toNanos() - setAt >= 0) {
+      release(); // sent after the mark was set: it carried the mark
+    }
+  }
+
+  /** Ends the hold: the held shards are handed over, in order. */
+  void release() {
+    setAt = null;
+    cancel();
+    held.forEach(handOver::accept);
+    held.clear();
+  }
+
+  /** Cancels the bound's timer (the driver stopped). */
+  void cancel() {
+    if (bound != null) {
+      bound.cancel();
+      bound = null;
+    }
+  }
+}

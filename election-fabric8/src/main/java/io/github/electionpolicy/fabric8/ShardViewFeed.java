@@ -1,0 +1,131 @@
+package io.github.electionpolicy.fabric8;
+
+import java.util.OptionalLong;
+import java.util.function.Consumer;
+
+/**
+ * A sharded replica's view of its controller's Leases, fed on the driver's loop: it opens the one list and watch
+ * ({@link ShardDriver.ViewSource}), takes each change into the {@link ShardLeaseView}, hands the coordinator the view
+ * after each change and when the next held Lease expires with no event (a timer), tells the driver of each Lease as it
+ * arrived (for the shard runners' {@code sighted}), and logs one ERROR if the list has not listed the Leases within a
+ * lease duration. After {@link #close} it takes nothing in and leaves no timer behind.
+ *
+ * <p>Not thread-safe: the driver's loop; the source's callbacks only hand their events to it.
+ */
+final class ShardViewFeed {
+
+  /** Where the feed's news goes, on the loop. */
+  interface Listener {
+    /** The view changed, or a Lease of it expired. */
+    void observed(ShardCoordinatorInput.ViewObserved view);
+
+    /** A Lease arrived as {@code listed} at {@code arrivedNanos}. */
+    void arrived(ShardLeaseView.Listed listed, long arrivedNanos);
+  }
+
+  private final ShardLeaseView view;
+  private final ShardLeases leases;
+  private final long leaseDurationNanos;
+  private final RunnerLoop loop;
+  private final Ticker ticker;
+  private final Consumer<Runnable> onLoop;
+  private final Listener listener;
+  private final RunnerLog log;
+  private AutoCloseable source;
+  private RunnerLoop.Timer expiryTimer;
+  private long expiryAt;
+  private RunnerLoop.Timer syncCheck;
+  private boolean synced;
+  private boolean closed;
+
+  /** @param onLoop runs a task of the driver's on its loop (and steps the coordinator after it) */
+  ShardViewFeed(ShardLeaseView view, ShardLeases leases, long leaseDurationNanos, RunnerLoop loop, Ticker ticker,
+      Consumer<Runnable> onLoop, Listener listener, RunnerLog log) {
+    this.view = view;
+    this.leases = leases;
+    this.leaseDurationNanos = leaseDurationNanos;
+    this.loop = loop;
+    this.ticker = ticker;
+    this.onLoop = onLoop;
+    this.listener = listener;
+    this.log = log;
+  }
+
+  /** Opens the list and watch; on the loop. */
+  void open(ShardDriver.ViewSource from) {
+    source = from.open(new ShardLeaseSource.Sink() {
+      @Override
+      public void changed(ShardLeaseView.Listed listed, long arrivedNanos) {
+        onLoop.accept(() -> {
+          if (!closed) {
+            view.changed(listed, arrivedNanos);
+            synced = true;
+            listener.arrived(listed, arrivedNanos);
+            observe();
+          }
+        });
+      }
+
+      @Override
+      public void deleted(String name, long arrivedNanos) {
+        onLoop.accept(() -> {
+          if (!closed) {
+            view.deleted(name);
+            observe();
+          }
+        });
+      }
+
+      @Override
+      public void synced() {
+        onLoop.accept(() -> synced = true);
+      }
+    });
+    syncCheck = loop.schedule(leaseDurationNanos, () -> onLoop.accept(() -> {
+      if (!synced && !closed) {
+        log.error(ShardLeaseSource.NOT_LISTED, ShardLeases.LABEL, leases.labelValue(), leaseDurationNanos / 1_000_000);
+      }
+    }));
+  }
+
+  /** Whether the list and watch listed the Leases once (or reported one). */
+  boolean synced() {
+    return synced;
+  }
+
+  private void observe() {
+    long now = ticker.read();
+    listener.observed(view.view(now));
+    OptionalLong next = view.nextExpiry(now);
+    if (next.isPresent() && (expiryTimer == null || next.getAsLong() != expiryAt)) {
+      if (expiryTimer != null) {
+        expiryTimer.cancel();
+      }
+      expiryAt = next.getAsLong();
+      expiryTimer = loop.schedule(Math.max(0, expiryAt - now), () -> onLoop.accept(() -> {
+        expiryTimer = null;
+        if (!closed) {
+          observe();
+        }
+      }));
+    }
+  }
+
+  /** Closes the list and watch and cancels the timers; nothing is taken in after. */
+  void close() {
+    closed = true;
+    for (RunnerLoop.Timer timer : new RunnerLoop.Timer[] {expiryTimer, syncCheck}) {
+      if (timer != null) {
+        timer.cancel();
+      }
+    }
+    if (source != null) {
+      try {
+        source.close();
+      } catch (Exception e) {
+        log.warn("Closing the list and watch of {} failed", leases.labelValue(), e);
+      }
+      source = null;
+    }
+  }
+}
