@@ -31,16 +31,15 @@ class SimulationSharding {
   static final long BASE_SEED = Long.getLong("sharding.seed", 20261202L);
   static final long BROKEN_VARIANT_SEED = 20260101L;
   /**
-   * The coordinator's broken variants this level does not observe, each masked by a guard below it: a new runner
-   * for a shard still being handed over contends for a Lease its own replica still holds, and takes it only once
-   * the old runner released it after its work stopped (CONTENDS_BEFORE_STOPPED); the driver drops a shard's term
+   * The coordinator's broken variants this level does not observe, each masked by a guard below it: the driver drops
+   * a shard's term
    * from what the replica answers at the hand-over, whatever the coordinator's tokens say
    * (TOKEN_KEPT_WHILE_HANDING_OVER); early hand-overs and a lapsed member carrying on only move work between
    * owners, each move still under a shard Lease (HANDS_OVER_BEFORE_SETTLE, IGNORES_MEMBERSHIP_LOSS). The
    * coordinator's own properties (ShardCoordinatorBrokenVariantsTest) catch them.
    */
-  static final List<Broken> UNOBSERVABLE = List.of(Broken.CONTENDS_BEFORE_STOPPED,
-      Broken.TOKEN_KEPT_WHILE_HANDING_OVER, Broken.HANDS_OVER_BEFORE_SETTLE, Broken.IGNORES_MEMBERSHIP_LOSS);
+  static final List<Broken> UNOBSERVABLE = List.of(Broken.TOKEN_KEPT_WHILE_HANDING_OVER,
+      Broken.HANDS_OVER_BEFORE_SETTLE, Broken.IGNORES_MEMBERSHIP_LOSS);
   /** How many runs confirm that an unobserved variant stays unobserved (each costs a full run). */
   static final int UNOBSERVED_BUDGET = 5;
 
