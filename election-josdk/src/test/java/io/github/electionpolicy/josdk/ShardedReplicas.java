@@ -1,10 +1,14 @@
 package io.github.electionpolicy.josdk;
 
+import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.utils.Utils;
 import io.github.electionpolicy.ElectionPolicy;
 import io.github.electionpolicy.Environment;
 import io.github.electionpolicy.fabric8.LeadershipTerm;
+import io.github.electionpolicy.fabric8.LeaseSettings;
+import io.github.electionpolicy.fabric8.LossPolicy;
 import io.github.electionpolicy.fabric8.ShardedRunner;
 import io.github.electionpolicy.josdk.sample.Widget;
 import io.github.electionpolicy.testkit.fabric8.LeaseApiExtension;
@@ -23,6 +27,7 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.UnaryOperator;
 
 /**
  * Replicas of a sharded widget operator ({@link ShardedOperator} under a {@link ShardedRunner}, as a controller's
@@ -41,6 +46,16 @@ final class ShardedReplicas implements AutoCloseable {
   final Map<String, Map<String, Long>> firstReconciled = new ConcurrentHashMap<>();
   final List<String> violations = new CopyOnWriteArrayList<>();
   final Map<String, Replica> replicas = new ConcurrentHashMap<>();
+  private final List<KubernetesClient> clients = new CopyOnWriteArrayList<>();
+  /** The exit statuses a lost shard asked for (the loss policy EXIT, recorded instead of ending the test's JVM). */
+  final List<Integer> exits = new CopyOnWriteArrayList<>();
+  /** Called in each reconciliation, after the ledger recorded it; a test may hold a reconciliation here. */
+  volatile Hook hook = (identity, widget) -> { };
+
+  /** What a test does inside a reconciliation. */
+  interface Hook {
+    void reconciling(String identity, String widget) throws InterruptedException;
+  }
 
   ShardedReplicas(LeaseApiExtension api) {
     this.api = api;
@@ -90,16 +105,26 @@ final class ShardedReplicas implements AutoCloseable {
   }
 
   Replica start(String identity) {
+    return start(identity, UnaryOperator.identity());
+  }
+
+  Replica start(String identity, UnaryOperator<LeaseSettings.Builder> settings) {
+    // HTTP/1.1 only: with a list of thousands of widgets, the JDK client's HTTP/2 upgrade against the mock server
+    // fails ("Frame type(109) ... exceeds MAX_FRAME_SIZE"), which a real API server (HTTP/2 over TLS) never shows.
     KubernetesClient client = api.replica(identity).client();
+    KubernetesClient operatorClient = new KubernetesClientBuilder().withConfig(new ConfigBuilder(
+        client.getConfiguration()).withHttp2Disable(true).build()).build();
+    clients.add(operatorClient);
     ShardedOperator operator = ShardedOperator.builder()
-        .client(client)
+        .client(operatorClient)
         .shards(SHARDS)
         .reconcilers((josdk, shards) -> josdk.register(new LedgerReconciler(identity, shards)))
         .start();
     ShardedRunner runner = ShardedRunner.builder()
         .client(client)
         .decide(ElectionPolicy.defaults(), Environment.of(Map.of()), OperatorReplicas.SUBSTRATE)
-        .settings(OperatorReplicas.settings(identity).namespace(api.namespace()).build())
+        .settings(settings.apply(OperatorReplicas.settings(identity).namespace(api.namespace())
+            .lossPolicy(LossPolicy.exit(exits::add))).build())
         .shards(SHARDS)
         .service(operator)
         .start();
@@ -117,6 +142,7 @@ final class ShardedReplicas implements AutoCloseable {
   @Override
   public void close() {
     replicas.values().forEach(Replica::close);
+    clients.forEach(KubernetesClient::close);
   }
 
   /** Records each reconciliation in the ledger; a reconciliation waits a little, as one that calls an API does. */
@@ -148,6 +174,7 @@ final class ShardedReplicas implements AutoCloseable {
           violations.add(name + " reconciled by " + identity + " with no client of its shard's term");
         }
         firstReconciled.computeIfAbsent(name, n -> new ConcurrentHashMap<>()).putIfAbsent(identity, now);
+        hook.reconciling(identity, name);
         // Holds the widget for a moment, as a reconciliation that calls an API does, so that an overlap would show.
         Thread.sleep(1);
       } finally {
