@@ -54,11 +54,16 @@ class ShardedOperatorMoveTimeTest {
           () -> moved.stream().filter(n -> !cluster.reconciledBy(n, "pod-a")).count() + " left");
       long first = moved.stream().mapToLong(n -> cluster.firstReconciled.get(n).get("pod-a")).min().orElseThrow();
       long last = moved.stream().mapToLong(n -> cluster.firstReconciled.get(n).get("pod-a")).max().orElseThrow();
+      // From the new owner's start(shard) to its reconciliation of each of the shard's widgets: the JOSDK part.
+      long[] fromStart = moved.stream().mapToLong(n -> cluster.firstReconciled.get(n).get("pod-a")
+          - cluster.shardStarted.get(shards.shardOf(uids.get(n))).get("pod-a")).sorted().toArray();
       b.operator().close();
 
       System.out.printf("MEASURED josdk-warm widgets=%d moved=%d shards_moved=%d create_s=%.1f close_ms=%d "
-              + "first_moved_reconcile_ms=%d all_moved_reconciled_ms=%d%n", WIDGETS, moved.size(), moving.size(),
-          (created - creating) / 1e9, millis(closed - release), millis(first - release), millis(last - release));
+              + "first_moved_reconcile_ms=%d all_moved_reconciled_ms=%d start_to_reconcile_ms_min=%d "
+              + "median=%d max=%d%n", WIDGETS, moved.size(), moving.size(),
+          (created - creating) / 1e9, millis(closed - release), millis(first - release), millis(last - release),
+          millis(fromStart[0]), millis(fromStart[fromStart.length / 2]), millis(fromStart[fromStart.length - 1]));
       assertThat(cluster.violations).isEmpty();
     }
   }

@@ -9,6 +9,7 @@ import io.github.electionpolicy.Environment;
 import io.github.electionpolicy.fabric8.LeadershipTerm;
 import io.github.electionpolicy.fabric8.LeaseSettings;
 import io.github.electionpolicy.fabric8.LossPolicy;
+import io.github.electionpolicy.fabric8.ShardService;
 import io.github.electionpolicy.fabric8.ShardedRunner;
 import io.github.electionpolicy.josdk.sample.Widget;
 import io.github.electionpolicy.testkit.fabric8.LeaseApiExtension;
@@ -46,6 +47,8 @@ final class ShardedReplicas implements AutoCloseable {
   final Map<String, Map<String, Long>> firstReconciled = new ConcurrentHashMap<>();
   final List<String> violations = new CopyOnWriteArrayList<>();
   final Map<String, Replica> replicas = new ConcurrentHashMap<>();
+  /** shard -> replica -> System.nanoTime() when the replica's runner last started the shard's work. */
+  final Map<Integer, Map<String, Long>> shardStarted = new ConcurrentHashMap<>();
   private final List<KubernetesClient> clients = new CopyOnWriteArrayList<>();
   /** The exit statuses a lost shard asked for (the loss policy EXIT, recorded instead of ending the test's JVM). */
   final List<Integer> exits = new CopyOnWriteArrayList<>();
@@ -126,7 +129,18 @@ final class ShardedReplicas implements AutoCloseable {
         .settings(settings.apply(OperatorReplicas.settings(identity).namespace(api.namespace())
             .lossPolicy(LossPolicy.exit(exits::add))).build())
         .shards(SHARDS)
-        .service(operator)
+        .service(new ShardService() {
+          @Override
+          public void start(int shard, LeadershipTerm term) {
+            shardStarted.computeIfAbsent(shard, s -> new ConcurrentHashMap<>()).put(identity, System.nanoTime());
+            operator.start(shard, term);
+          }
+
+          @Override
+          public void stop(int shard) {
+            operator.stop(shard);
+          }
+        })
         .start();
     Replica replica = new Replica(identity, operator, runner);
     replicas.put(identity, replica);
