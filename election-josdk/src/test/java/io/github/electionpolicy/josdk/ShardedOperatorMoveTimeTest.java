@@ -18,12 +18,12 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * Measures the warm sharded mode's hand-over: the time from the old owner's release ({@code close()} of its runner
  * begins) to the new owner's first reconciliation of a moved widget, and to its reconciliation of every moved widget,
  * with every widget in both replicas' caches. Prints one {@code MEASURED} line. The widget count is {@code
- * -Delection.josdk.measure.widgets=N} (2,000 by default, so that the module's suite stays short; docs/josdk.md gives
- * the numbers of a run with 10,000).
+ * -Delection.josdk.measure.widgets=N}: 300 by default, so that the module's suite stays short (creating widgets
+ * through the mock server is slow); docs/sharding.md gives the numbers of runs with 2,000.
  */
 class ShardedOperatorMoveTimeTest {
 
-  private static final int WIDGETS = Integer.getInteger("election.josdk.measure.widgets", 2_000);
+  private static final int WIDGETS = Integer.getInteger("election.josdk.measure.widgets", 300);
 
   @RegisterExtension
   final LeaseApiExtension api = LeaseApiExtension.create();
