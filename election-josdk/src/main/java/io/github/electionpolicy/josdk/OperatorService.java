@@ -155,7 +155,7 @@ public final class OperatorService implements LeaderService {
    * executor this term neither gates nor waits for, and that the operator's stop never shuts down.
    */
   @SuppressWarnings("rawtypes")
-  private static void requireOperatorsOwnConfiguration(Operator operator) {
+  static void requireOperatorsOwnConfiguration(Operator operator) {
     for (RegisteredController controller : operator.getRegisteredControllers()) {
       if (controller.getConfiguration().getConfigurationService() != operator.getConfigurationService()) {
         throw new IllegalStateException("the reconciler '" + controller.getConfiguration().getName() + "' was "

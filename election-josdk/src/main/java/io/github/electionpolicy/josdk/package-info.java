@@ -6,6 +6,12 @@
  * {@link io.javaoperatorsdk.operator.Operator} per term; {@link io.github.electionpolicy.josdk.ReconcilerRegistration}
  * registers a term's reconcilers with it.
  *
+ * <p>For a sharded controller, {@link io.github.electionpolicy.josdk.ShardedOperator} is the warm mode: one
+ * {@code Operator} on every replica for the whole process, the
+ * {@link io.github.electionpolicy.fabric8.ShardService} of a {@link io.github.electionpolicy.fabric8.ShardedRunner},
+ * reconciling only the resources of the shards this replica owns, each under its shard's term;
+ * {@link io.github.electionpolicy.josdk.ShardedRegistration} registers its reconcilers.
+ *
  * <pre>{@code
  * OperatorService widgets = OperatorService.builder()
  *     .client(client)

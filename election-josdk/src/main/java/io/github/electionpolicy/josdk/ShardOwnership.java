@@ -1,0 +1,163 @@
+package io.github.electionpolicy.josdk;
+
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.github.electionpolicy.fabric8.LeadershipTerm;
+import io.github.electionpolicy.fabric8.Shards;
+import io.github.electionpolicy.fabric8.WriteGate;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Which shards this replica owns, under which term, and how many reconciliations of each run now: what a {@link
+ * ShardedOperator}'s gate asks before a reconciliation begins, and what a shard's stop waits on.
+ *
+ * <p>A reconciliation {@linkplain #enter enters} its resource's shard only while the shard is owned under a valid
+ * term, and {@linkplain #exit exits} when JOSDK is done with it (its own writes after the reconciler included). {@link
+ * #release} takes the term away first, so no reconciliation of the shard enters afterwards, and then waits until
+ * those that entered before have exited. Thread-safe: each shard's state is guarded by its own monitor.
+ */
+final class ShardOwnership {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ShardedOperator.class);
+  /** How often a release that is still waiting for reconciliations says so. */
+  static final Duration STILL_WAITING_EVERY = Duration.ofSeconds(5);
+
+  /** One shard's owner state; guarded by itself. */
+  private static final class Slot {
+    LeadershipTerm term;
+    KubernetesClient gated;
+    int running;
+  }
+
+  /** A reconciliation that entered a shard: its shard and term, or none when the shard is not owned here. */
+  record Entry(int shard, LeadershipTerm term) {
+    boolean owned() {
+      return term != null;
+    }
+  }
+
+  private final Shards shards;
+  private final KubernetesClient client;
+  private final Slot[] slots;
+
+  ShardOwnership(Shards shards, KubernetesClient client) {
+    this.shards = shards;
+    this.client = client;
+    this.slots = new Slot[shards.count()];
+    for (int i = 0; i < slots.length; i++) {
+      slots[i] = new Slot();
+    }
+  }
+
+  Shards shards() {
+    return shards;
+  }
+
+  /** Makes {@code shard} this replica's under {@code term}, with a write gate of its own for the term. */
+  void own(int shard, LeadershipTerm term) {
+    Slot slot = slot(shard);
+    synchronized (slot) {
+      if (slot.term != null) {
+        throw new IllegalStateException("start(" + shard + ", " + term + ") while shard " + shard + " is owned under "
+            + slot.term + ": stop(" + shard + ") it first");
+      }
+      slot.gated = WriteGate.gate(client, term);
+      slot.term = term;
+    }
+  }
+
+  /**
+   * Takes {@code shard} away, then returns once none of its reconciliations runs any more, however long that takes;
+   * not cut short by an interrupt, which is kept for the caller.
+   */
+  void release(int shard) {
+    Slot slot = slot(shard);
+    KubernetesClient gated;
+    boolean interrupted = false;
+    synchronized (slot) {
+      slot.term = null;
+      long begun = System.nanoTime();
+      while (slot.running > 0) {
+        try {
+          slot.wait(STILL_WAITING_EVERY.toMillis());
+        } catch (InterruptedException e) {
+          interrupted = true;
+        }
+        if (slot.running > 0 && System.nanoTime() - begun >= STILL_WAITING_EVERY.toNanos()) {
+          LOG.warn("{} reconciliation(s) of shard {} still run {} ms after its stop began; still waiting, since the "
+              + "shard may move only once none runs", slot.running, shard,
+              TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - begun));
+        }
+      }
+      gated = slot.gated;
+      slot.gated = null;
+    }
+    if (gated != null) {
+      gated.close();
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /**
+   * A reconciliation of {@code resource} begins: it counts as running in the resource's shard if the shard is owned
+   * under a valid term. A resource without a uid, which has no shard, is never owned.
+   */
+  Entry enter(HasMetadata resource) {
+    int shard;
+    try {
+      shard = shards.shardOf(resource);
+    } catch (IllegalArgumentException noUid) {
+      return new Entry(-1, null);
+    }
+    Slot slot = slots[shard];
+    synchronized (slot) {
+      if (slot.term == null || !slot.term.isValid()) {
+        return new Entry(shard, null);
+      }
+      slot.running++;
+      return new Entry(shard, slot.term);
+    }
+  }
+
+  /** The reconciliation that {@code entry} began has ended. */
+  void exit(Entry entry) {
+    if (!entry.owned()) {
+      return;
+    }
+    Slot slot = slots[entry.shard()];
+    synchronized (slot) {
+      if (--slot.running == 0) {
+        slot.notifyAll();
+      }
+    }
+  }
+
+  /** The term of {@code resource}'s shard while it is owned here under a valid term. */
+  Optional<LeadershipTerm> termOf(HasMetadata resource) {
+    Slot slot = slots[shards.shardOf(resource)];
+    synchronized (slot) {
+      return slot.term != null && slot.term.isValid() ? Optional.of(slot.term) : Optional.empty();
+    }
+  }
+
+  /** The write-gated client of {@code resource}'s shard's term while the shard is owned here. */
+  Optional<KubernetesClient> clientFor(HasMetadata resource) {
+    Slot slot = slots[shards.shardOf(resource)];
+    synchronized (slot) {
+      return slot.term != null ? Optional.of(slot.gated) : Optional.empty();
+    }
+  }
+
+  private Slot slot(int shard) {
+    if (shard < 0 || shard >= slots.length) {
+      throw new IllegalArgumentException("shard is " + shard + "; expected 0 to " + (slots.length - 1));
+    }
+    return slots[shard];
+  }
+}

@@ -1,0 +1,327 @@
+package io.github.electionpolicy.josdk;
+
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.github.electionpolicy.fabric8.LeadershipTerm;
+import io.github.electionpolicy.fabric8.ShardService;
+import io.github.electionpolicy.fabric8.ShardedRunner;
+import io.github.electionpolicy.fabric8.Shards;
+import io.javaoperatorsdk.operator.Operator;
+import io.javaoperatorsdk.operator.RegisteredController;
+import io.javaoperatorsdk.operator.api.config.ConfigurationServiceOverrider;
+import io.javaoperatorsdk.operator.processing.Controller;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A Java Operator SDK {@link Operator} that runs on every replica of a sharded controller for the whole process and
+ * reconciles only the resources of the shards this replica owns, each under its shard's term: the warm sharded mode.
+ * Its informers hold every resource on every replica, so a shard that moves here is reconciled at once from the cache,
+ * with no cache sync and no new change. It is the {@link ShardService} of a {@link ShardedRunner}.
+ *
+ * <pre>{@code
+ * KubernetesClient client = new KubernetesClientBuilder().build();
+ * ShardedOperator widgets = ShardedOperator.builder()
+ *     .client(client)
+ *     .shards(16)
+ *     .reconcilers((operator, shards) -> operator.register(new WidgetReconciler(shards)))
+ *     .start();                                  // the informers list and sync on every replica, before any shard
+ * ShardedRunner runner = ShardedRunner.builder()
+ *     .client(client)
+ *     .decide(ElectionPolicy.defaults(), Environment.system(), Substrate.usingKubernetesApi("kubernetes"))
+ *     .settings(LeaseSettings.builder().leaseName("widget-operator").build())
+ *     .shards(16)
+ *     .service(widgets)                          // start(shard, term) / stop(shard) as shards move
+ *     .start();
+ * Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+ *   runner.close();                              // hands the shards over, each once its reconciliations ended
+ *   widgets.close();                             // then stops the operator
+ * }));
+ * }</pre>
+ *
+ * <p><b>Which reconciliations run.</b> Every event of every resource reaches the operator on every replica, as JOSDK
+ * delivers it; before each reconciliation, the operator asks which shard the resource is in (by {@code metadata.uid},
+ * {@link Shards#shardOf(HasMetadata)}, the runner's split) and runs the reconciler (and its managed dependents, or the
+ * cleaner) only if this replica owns that shard under a valid term. Otherwise the reconciliation answers as one with
+ * nothing to do ({@code UpdateControl.noUpdate()}, {@code DeleteControl.noFinalizerRemoval()}). The check is made in
+ * JOSDK's {@code Metrics}, which wraps each reconciliation (a {@code withMetrics} of yours is wrapped, and still called
+ * for every reconciliation).
+ *
+ * <p><b>A shard that moves here</b> ({@link #start(int, LeadershipTerm)}): every resource of the shard in each
+ * controller's cache gets an event at once, from an event source of the operator's own, and is reconciled under the
+ * new term. <b>A shard that moves away</b> ({@link #stop(int)}): no reconciliation of the shard begins from then on,
+ * and {@code stop} returns only once those that began before have ended (JOSDK's own writes after the reconciler
+ * included), so none of this replica's work on the shard still runs when the next owner starts.
+ *
+ * <p><b>Writes.</b> The operator's client is yours, shared by every shard; a reconciler writes through {@link
+ * #clientFor(HasMetadata)}, the resource's shard's {@link io.github.electionpolicy.fabric8.WriteGate}, which refuses
+ * every write once that shard's term ended, and stores {@link #termFor(HasMetadata)}'s {@code leaseTransitions()} with
+ * its data as a fencing token. What JOSDK itself writes after a reconciler returned (an {@code UpdateControl}'s patch, a
+ * finalizer) goes through the operator's client, after the reconciler checked the term.
+ *
+ * <p>Unlike {@link OperatorService}'s operator-per-term mode, nothing is reset when a shard moves: JOSDK's caches and
+ * its per-resource state (retry timers) live as long as the process. Thread-safe.
+ */
+public final class ShardedOperator implements ShardService, AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ShardedOperator.class);
+
+  private final ShardOwnership ownership;
+  private final OperatorTerm operator;
+  private final List<ShardMoves<?>> moves = new ArrayList<>();
+  private final Object closing = new Object();
+  private volatile boolean closed;
+
+  private ShardedOperator(Builder builder) {
+    this.ownership = new ShardOwnership(Shards.of(builder.shards), builder.client);
+    ShardGate gate = new ShardGate(
+        JosdkConfiguration.userConfiguration(builder.configuration, builder.client).getMetrics(), ownership);
+    Consumer<ConfigurationServiceOverrider> configuration = builder.configuration.andThen(o -> o.withMetrics(gate));
+    this.operator = new OperatorTerm(configuration, builder.client, () -> !closed);
+  }
+
+  /**
+   * Starts a builder.
+   *
+   * @return a new builder
+   */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * The shards of the controller's work: the split the runner owns shards of.
+   *
+   * @return the shards
+   */
+  public Shards shards() {
+    return ownership.shards();
+  }
+
+  /**
+   * The running operator, for JOSDK's own health information ({@code getRuntimeInfo()}); starting and stopping it is
+   * this class's job.
+   *
+   * @return the operator
+   */
+  public Operator operator() {
+    return operator.operator();
+  }
+
+  /**
+   * Whether {@code resource} is this replica's to reconcile now, and under which term: its shard's term while this
+   * replica owns the shard and the term is valid.
+   *
+   * @param resource a resource with a uid, as the operator's informers have it
+   * @return the term of the resource's shard, if owned here now
+   * @throws IllegalArgumentException if the resource has no uid
+   */
+  public Optional<LeadershipTerm> termFor(HasMetadata resource) {
+    return ownership.termOf(resource);
+  }
+
+  /**
+   * The client to write {@code resource}'s changes with: the write gate of its shard's term, which refuses every write
+   * once that term ended. Reads pass as through the operator's client.
+   *
+   * @param resource a resource with a uid
+   * @return the gated client of the resource's shard, while the shard is owned here
+   * @throws IllegalArgumentException if the resource has no uid
+   */
+  public Optional<KubernetesClient> clientFor(HasMetadata resource) {
+    return ownership.clientFor(resource);
+  }
+
+  /**
+   * The runner gave this replica {@code shard}: from now on its resources are reconciled here under {@code term}, and
+   * each of them in every controller's cache gets an event at once.
+   *
+   * @param shard the shard
+   * @param term the term of the shard's Lease
+   * @throws IllegalStateException if the operator was closed, or the shard is already owned here
+   */
+  @Override
+  public void start(int shard, LeadershipTerm term) {
+    Objects.requireNonNull(term, "term");
+    if (closed) {
+      throw new IllegalStateException("start(" + shard + ", " + term + ") after close(): the operator has stopped");
+    }
+    ownership.own(shard, term);
+    int fired = 0;
+    for (ShardMoves<?> source : moves) {
+      fired += source.moved(shard);
+    }
+    LOG.debug("Shard {} is this replica's under {}: {} cached resource(s) to reconcile", shard, term, fired);
+  }
+
+  /**
+   * The shard moves away: no reconciliation of its resources begins here from now on, and this returns once those
+   * that began before have ended, however long that takes (the runner bounds its wait by the stop timeout). Not cut
+   * short by an interrupt, which is kept for the caller.
+   *
+   * @param shard the shard
+   */
+  @Override
+  public void stop(int shard) {
+    ownership.release(shard);
+  }
+
+  /**
+   * Stops the operator, and returns once none of its reconciliations runs any more. Close the {@link ShardedRunner}
+   * first, so that its shards are handed over while their work can still stop cleanly. Idempotent.
+   */
+  @Override
+  public void close() {
+    synchronized (closing) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      operator.stop();
+    }
+    LOG.info("Stopped the sharded operator; none of its reconciliations runs any more");
+  }
+
+  private void begin(ShardedRegistration registration) {
+    Operator running = operator.operator();
+    try {
+      JosdkConfiguration.requireNoOwnLeaderElection(running.getConfigurationService());
+      registration.register(running, this);
+      if (running.getRegisteredControllersNumber() == 0) {
+        throw new IllegalStateException("the registration registered no reconciler: call operator.register(...) in "
+            + "the ShardedRegistration given to ShardedOperator.builder().reconcilers(...)");
+      }
+      OperatorService.requireOperatorsOwnConfiguration(running);
+      operator.start();
+      for (RegisteredController<?> registered : running.getRegisteredControllers()) {
+        moves.add(addMoves((Controller<?>) registered));
+      }
+    } catch (Throwable failure) {
+      closed = true;
+      try {
+        operator.stop();
+      } catch (Throwable second) {
+        failure.addSuppressed(second);
+      }
+      if (failure instanceof RuntimeException runtime) {
+        throw runtime;
+      }
+      if (failure instanceof Error error) {
+        throw error;
+      }
+      throw new IllegalStateException("the registration of the sharded operator's reconcilers failed: " + failure,
+          failure);
+    }
+  }
+
+  private <P extends HasMetadata> ShardMoves<P> addMoves(Controller<P> controller) {
+    ShardMoves<P> source = new ShardMoves<>(ownership.shards(),
+        controller.getEventSourceManager().getControllerEventSource());
+    controller.getEventSourceManager().dynamicallyRegisterEventSource(source);
+    return source;
+  }
+
+  @Override
+  public String toString() {
+    return "ShardedOperator{" + ownership.shards() + (closed ? ", closed" : "") + "}";
+  }
+
+  /**
+   * Builds and starts a {@link ShardedOperator}. Setters reject {@code null} at once; {@link #start()} checks that the
+   * required settings are there.
+   *
+   * <p>Not thread-safe: build on one thread.
+   */
+  public static final class Builder {
+    private KubernetesClient client;
+    private int shards;
+    private Consumer<ConfigurationServiceOverrider> configuration = overrider -> { };
+    private ShardedRegistration registration;
+
+    private Builder() {}
+
+    /**
+     * Sets the client the operator reaches the API server with. Required. It stays yours: close it when the process
+     * ends. It may be the runner's.
+     *
+     * @param client the client
+     * @return this builder
+     */
+    public Builder client(KubernetesClient client) {
+      this.client = Objects.requireNonNull(client, "client");
+      return this;
+    }
+
+    /**
+     * Sets the number of shards: the same as the runner's {@code shards(n)}. Required.
+     *
+     * @param count from 1 to {@link Shards#MAX_COUNT}
+     * @return this builder
+     */
+    public Builder shards(int count) {
+      this.shards = count;
+      return this;
+    }
+
+    /**
+     * Sets JOSDK's configuration overrides, as with {@code new Operator(overrider -> ...)}. Optional. The client is
+     * always the {@linkplain #client(KubernetesClient) builder's}, {@code withLeaderElectionConfiguration} is refused,
+     * and a {@code withMetrics} is wrapped by the ownership gate.
+     *
+     * @param configuration the overrides; called a few times while the operator is built, so it should only configure
+     * @return this builder
+     */
+    public Builder configuration(Consumer<ConfigurationServiceOverrider> configuration) {
+      this.configuration = Objects.requireNonNull(configuration, "configuration");
+      return this;
+    }
+
+    /**
+     * Sets what registers the reconcilers with the operator. Required.
+     *
+     * @param registration called once, before the operator starts
+     * @return this builder
+     */
+    public Builder reconcilers(ShardedRegistration registration) {
+      this.registration = Objects.requireNonNull(registration, "registration");
+      return this;
+    }
+
+    /**
+     * Builds the operator, registers the reconcilers and starts it: returns once JOSDK's {@code Operator.start()}
+     * returned, that is once every informer's cache synced (JOSDK's {@code cacheSyncTimeout}). No shard is owned yet:
+     * give the operator to {@link ShardedRunner.Builder#service(ShardService)}.
+     *
+     * @return the running operator
+     * @throws IllegalStateException if a required setting is missing, the registration failed or registered nothing,
+     *     or the operator did not start; what was started has stopped
+     * @throws IllegalArgumentException if the shard count is not valid
+     * @throws io.github.electionpolicy.InvalidElectionSettingException if the configuration turns on JOSDK's own
+     *     leader election
+     */
+    public ShardedOperator start() {
+      if (client == null) {
+        throw new IllegalStateException("no client: call client(kubernetesClient), the client the operator reaches "
+            + "the API server with");
+      }
+      if (registration == null) {
+        throw new IllegalStateException("no reconcilers: call reconcilers((operator, shards) -> "
+            + "operator.register(new YourReconciler(shards)))");
+      }
+      if (shards == 0) {
+        throw new IllegalStateException("no shard count: call shards(n) with the count given to the runner's "
+            + "ShardedRunner.builder().shards(n)");
+      }
+      Shards.of(shards); // checks the count, with its message
+      JosdkConfiguration.check(configuration, client);
+      ShardedOperator built = new ShardedOperator(this);
+      built.begin(registration);
+      return built;
+    }
+  }
+}

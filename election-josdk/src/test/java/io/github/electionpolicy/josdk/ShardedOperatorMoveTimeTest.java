@@ -1,0 +1,74 @@
+package io.github.electionpolicy.josdk;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.electionpolicy.fabric8.Shards;
+import io.github.electionpolicy.testkit.fabric8.LeaseApiExtension;
+import io.github.electionpolicy.testsupport.Await;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Measures the warm sharded mode's hand-over: the time from the old owner's release ({@code close()} of its runner
+ * begins) to the new owner's first reconciliation of a moved widget, and to its reconciliation of every moved widget,
+ * with every widget in both replicas' caches. Prints one {@code MEASURED} line. The widget count is {@code
+ * -Delection.josdk.measure.widgets=N}: 300 by default, so that the module's suite stays short (creating widgets
+ * through the mock server is slow); docs/sharding.md gives the numbers of runs with 2,000.
+ */
+class ShardedOperatorMoveTimeTest {
+
+  private static final int WIDGETS = Integer.getInteger("election.josdk.measure.widgets", 300);
+
+  @RegisterExtension
+  final LeaseApiExtension api = LeaseApiExtension.create();
+
+  @Test
+  void aClosedReplicasWidgetsAreReconciledByTheOtherFromItsWarmCache() {
+    try (ShardedReplicas cluster = new ShardedReplicas(api)) {
+      long creating = System.nanoTime();
+      Map<String, String> uids = cluster.createWidgets(WIDGETS);
+      long created = System.nanoTime();
+      ShardedReplicas.Replica a = cluster.start("pod-a");
+      ShardedReplicas.Replica b = cluster.start("pod-b");
+      Await.until("every widget reconciled once both replicas share the shards",
+          () -> cluster.firstReconciled.size() == WIDGETS
+              && a.runner().ownedShards().size() == 8 && b.runner().ownedShards().size() == 8,
+          Duration.ofMinutes(5), () -> cluster.firstReconciled.size() + " reconciled");
+      Shards shards = a.operator().shards();
+      Set<Integer> moving = new TreeSet<>(b.runner().ownedShards().keySet());
+      Set<String> moved = uids.entrySet().stream().filter(e -> moving.contains(shards.shardOf(e.getValue())))
+          .map(Map.Entry::getKey).collect(Collectors.toCollection(TreeSet::new));
+      moved.forEach(name -> cluster.firstReconciled.get(name).remove("pod-a"));
+
+      long release = System.nanoTime();
+      b.runner().close();
+      long closed = System.nanoTime();
+      Await.until("pod-a reconciled every moved widget", () -> moved.stream()
+          .allMatch(n -> cluster.reconciledBy(n, "pod-a")), Duration.ofMinutes(2),
+          () -> moved.stream().filter(n -> !cluster.reconciledBy(n, "pod-a")).count() + " left");
+      long first = moved.stream().mapToLong(n -> cluster.firstReconciled.get(n).get("pod-a")).min().orElseThrow();
+      long last = moved.stream().mapToLong(n -> cluster.firstReconciled.get(n).get("pod-a")).max().orElseThrow();
+      // From the new owner's start(shard) to its reconciliation of each of the shard's widgets: the JOSDK part.
+      long[] fromStart = moved.stream().mapToLong(n -> cluster.firstReconciled.get(n).get("pod-a")
+          - cluster.shardStarted.get(shards.shardOf(uids.get(n))).get("pod-a")).sorted().toArray();
+      b.operator().close();
+
+      System.out.printf("MEASURED josdk-warm widgets=%d moved=%d shards_moved=%d create_s=%.1f close_ms=%d "
+              + "first_moved_reconcile_ms=%d all_moved_reconciled_ms=%d start_to_reconcile_ms_min=%d "
+              + "median=%d max=%d%n", WIDGETS, moved.size(), moving.size(),
+          (created - creating) / 1e9, millis(closed - release), millis(first - release), millis(last - release),
+          millis(fromStart[0]), millis(fromStart[fromStart.length / 2]), millis(fromStart[fromStart.length - 1]));
+      assertThat(cluster.violations).isEmpty();
+    }
+  }
+
+  private static long millis(long nanos) {
+    return TimeUnit.NANOSECONDS.toMillis(nanos);
+  }
+}

@@ -1,0 +1,200 @@
+package io.github.electionpolicy.josdk;
+
+import io.fabric8.kubernetes.client.ConfigBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.utils.Utils;
+import io.github.electionpolicy.ElectionPolicy;
+import io.github.electionpolicy.Environment;
+import io.github.electionpolicy.fabric8.LeadershipTerm;
+import io.github.electionpolicy.fabric8.LeaseSettings;
+import io.github.electionpolicy.fabric8.LossPolicy;
+import io.github.electionpolicy.fabric8.ShardService;
+import io.github.electionpolicy.fabric8.ShardedRunner;
+import io.github.electionpolicy.josdk.sample.Widget;
+import io.github.electionpolicy.testkit.fabric8.LeaseApiExtension;
+import io.javaoperatorsdk.operator.api.reconciler.Constants;
+import io.javaoperatorsdk.operator.api.reconciler.Context;
+import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
+import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
+import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
+import io.javaoperatorsdk.operator.api.config.informer.Informer;
+import java.lang.reflect.Field;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.UnaryOperator;
+
+/**
+ * Replicas of a sharded widget operator ({@link ShardedOperator} under a {@link ShardedRunner}, as a controller's
+ * {@code main} starts them), each with its own client of the embedded API server, and the shared ledger of every
+ * reconciliation: who reconciles what now, when each widget was first reconciled by each replica, and every
+ * violation of "a widget is reconciled only by its shard's owner, under that shard's valid term, by one replica at a
+ * time".
+ */
+final class ShardedReplicas implements AutoCloseable {
+
+  static final int SHARDS = 16;
+
+  final LeaseApiExtension api;
+  final Map<String, String> inProgress = new ConcurrentHashMap<>();
+  /** widget name -> replica -> System.nanoTime() of that replica's first reconciliation of it (since the last reset). */
+  final Map<String, Map<String, Long>> firstReconciled = new ConcurrentHashMap<>();
+  final List<String> violations = new CopyOnWriteArrayList<>();
+  final Map<String, Replica> replicas = new ConcurrentHashMap<>();
+  /** shard -> replica -> System.nanoTime() when the replica's runner last started the shard's work. */
+  final Map<Integer, Map<String, Long>> shardStarted = new ConcurrentHashMap<>();
+  private final List<KubernetesClient> clients = new CopyOnWriteArrayList<>();
+  /** The exit statuses a lost shard asked for (the loss policy EXIT, recorded instead of ending the test's JVM). */
+  final List<Integer> exits = new CopyOnWriteArrayList<>();
+  /** Called in each reconciliation, after the ledger recorded it; a test may hold a reconciliation here. */
+  volatile Hook hook = (identity, widget) -> { };
+
+  /** What a test does inside a reconciliation. */
+  interface Hook {
+    void reconciling(String identity, String widget) throws InterruptedException;
+  }
+
+  ShardedReplicas(LeaseApiExtension api) {
+    this.api = api;
+  }
+
+  /** One replica: its sharded operator and the runner that owns its shards. */
+  record Replica(String identity, ShardedOperator operator, ShardedRunner runner) {
+    void close() {
+      runner.close();
+      operator.close();
+    }
+  }
+
+  /**
+   * Creates {@code count} widgets whose uids spread over the shards, and returns each one's uid, as the server gave it,
+   * by name.
+   *
+   * <p>fabric8 7.6.1's mock server ignores the uid a create sends: it sets {@code Utils.generateId()}, a JVM-wide
+   * counter ({@code 00000000-0000-0000-0000-00000000002a}), and FNV-1a's top bits hardly depend on a key's last
+   * characters, so its uids fall in one or two shards. The embedded server runs in this JVM, so each create first sets
+   * that counter to a random value (through reflection: it is private), which makes the uid's last 16 hex digits
+   * random; {@code theMockKeepsTheUidsItIsGiven...} checks the spread.
+   */
+  Map<String, String> createWidgets(int count) {
+    Map<String, String> uids = new TreeMap<>();
+    for (int i = 0; i < count; i++) {
+      Widget widget = Widget.named(api.namespace(), "w-" + i, "blue");
+      widget.getMetadata().setUid(UUID.randomUUID().toString());  // what a real API server would ignore too
+      MOCK_UIDS.set(RANDOM.nextLong());
+      Widget created = api.client().resources(Widget.class).inNamespace(api.namespace()).resource(widget).create();
+      uids.put(created.getMetadata().getName(), created.getMetadata().getUid());
+    }
+    return uids;
+  }
+
+  private static final Random RANDOM = new Random();
+  private static final AtomicLong MOCK_UIDS = mockUidCounter();
+
+  private static AtomicLong mockUidCounter() {
+    try {
+      Field field = Utils.class.getDeclaredField("leastSigBits");
+      field.setAccessible(true);
+      return (AtomicLong) field.get(null);
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalStateException("fabric8's Utils.generateId() is no longer the counter this fixture sets", e);
+    }
+  }
+
+  Replica start(String identity) {
+    return start(identity, UnaryOperator.identity());
+  }
+
+  Replica start(String identity, UnaryOperator<LeaseSettings.Builder> settings) {
+    // HTTP/1.1 only: with a list of thousands of widgets, the JDK client's HTTP/2 upgrade against the mock server
+    // fails ("Frame type(109) ... exceeds MAX_FRAME_SIZE"), which a real API server (HTTP/2 over TLS) never shows.
+    KubernetesClient client = api.replica(identity).client();
+    KubernetesClient operatorClient = new KubernetesClientBuilder().withConfig(new ConfigBuilder(
+        client.getConfiguration()).withHttp2Disable(true).build()).build();
+    clients.add(operatorClient);
+    ShardedOperator operator = ShardedOperator.builder()
+        .client(operatorClient)
+        .shards(SHARDS)
+        .reconcilers((josdk, shards) -> josdk.register(new LedgerReconciler(identity, shards)))
+        .start();
+    ShardedRunner runner = ShardedRunner.builder()
+        .client(client)
+        .decide(ElectionPolicy.defaults(), Environment.of(Map.of()), OperatorReplicas.SUBSTRATE)
+        .settings(settings.apply(OperatorReplicas.settings(identity).namespace(api.namespace())
+            .lossPolicy(LossPolicy.exit(exits::add))).build())
+        .shards(SHARDS)
+        .service(new ShardService() {
+          @Override
+          public void start(int shard, LeadershipTerm term) {
+            shardStarted.computeIfAbsent(shard, s -> new ConcurrentHashMap<>()).put(identity, System.nanoTime());
+            operator.start(shard, term);
+          }
+
+          @Override
+          public void stop(int shard) {
+            operator.stop(shard);
+          }
+        })
+        .start();
+    Replica replica = new Replica(identity, operator, runner);
+    replicas.put(identity, replica);
+    return replica;
+  }
+
+  /** The widgets {@code identity} has reconciled since the last reset. */
+  boolean reconciledBy(String widget, String identity) {
+    Map<String, Long> by = firstReconciled.get(widget);
+    return by != null && by.containsKey(identity);
+  }
+
+  @Override
+  public void close() {
+    replicas.values().forEach(Replica::close);
+    clients.forEach(KubernetesClient::close);
+  }
+
+  /** Records each reconciliation in the ledger; a reconciliation waits a little, as one that calls an API does. */
+  @ControllerConfiguration(informer = @Informer(namespaces = Constants.WATCH_CURRENT_NAMESPACE))
+  final class LedgerReconciler implements Reconciler<Widget> {
+    private final String identity;
+    private final ShardedOperator shards;
+
+    LedgerReconciler(String identity, ShardedOperator shards) {
+      this.identity = identity;
+      this.shards = shards;
+    }
+
+    @Override
+    public UpdateControl<Widget> reconcile(Widget widget, Context<Widget> context) throws InterruptedException {
+      long now = System.nanoTime();
+      String name = widget.getMetadata().getName();
+      String other = inProgress.putIfAbsent(name, identity);
+      if (other != null) {
+        violations.add(name + " reconciled by " + identity + " while " + other + " reconciles it");
+      }
+      try {
+        LeadershipTerm term = shards.termFor(widget).orElse(null);
+        if (term == null || !term.holderIdentity().equals(identity)) {
+          violations.add(name + " (shard " + shards.shards().shardOf(widget) + ") reconciled by " + identity
+              + " under " + term);
+        }
+        if (shards.clientFor(widget).isEmpty()) {
+          violations.add(name + " reconciled by " + identity + " with no client of its shard's term");
+        }
+        firstReconciled.computeIfAbsent(name, n -> new ConcurrentHashMap<>()).putIfAbsent(identity, now);
+        hook.reconciling(identity, name);
+        // Holds the widget for a moment, as a reconciliation that calls an API does, so that an overlap would show.
+        Thread.sleep(1);
+      } finally {
+        inProgress.remove(name, identity);
+      }
+      return UpdateControl.noUpdate();
+    }
+  }
+}
