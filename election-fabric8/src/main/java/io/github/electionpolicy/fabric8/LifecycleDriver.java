@@ -226,14 +226,15 @@ final class LifecycleDriver {
    */
   void sighted(LeaseRecord record, long arrivedNanos) {
     if (elector != null) {
-      elector.sighted(record, arrivedNanos);
+      // As a task of this runner's: what the elector signals on it is taken in at the task's end.
+      onLoop(() -> elector.sighted(record, arrivedNanos));
     }
   }
 
   /** On the loop: a leader sends its next renewal at once (it carries a sharded member's leaving mark). */
   void renewSoon() {
     if (elector != null) {
-      elector.renewSoon();
+      onLoop(elector::renewSoon); // a task of this runner's, as sighted's
     }
   }
 
