@@ -246,8 +246,8 @@ final class ShardDriver {
         // Now, not with the next renewal a retry period on; and the shards are handed over once that renewal was
         // answered (at most two retry periods on): until the others see the mark they plan this replica's shards
         // for it, and each it released would stay free until they did.
+        mark.set(parts.settleNanos(), this::guarded); // first: the renewal that carries the mark is sent after it
         membership.driver().renewSoon();
-        mark.set(parts.settleNanos(), this::guarded);
       }
     } else if (command instanceof Leave) {
       leaveAsked = true;
