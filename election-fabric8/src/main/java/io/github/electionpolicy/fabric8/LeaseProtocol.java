@@ -99,7 +99,9 @@ final class LeaseProtocol {
    * content keeps that time, so a holder that stopped renewing is judged expired a lease duration after this process
    * first saw that content, as if this follower had read it then; any other content starts the wait from the read
    * that shows it. As safe as the protocol's own reads: the time is when this process received the content, never
-   * earlier than the server stored it.
+   * earlier than the server stored it. A record seen free (no holder, with a resourceVersion) is taken by the first
+   * step without a read: the write has that resourceVersion as its precondition, so it succeeds only if nobody wrote
+   * the Lease since, and a conflict leads to a read at once.
    *
    * @throws IllegalStateException once the protocol has started
    */
@@ -109,6 +111,7 @@ final class LeaseProtocol {
       throw new IllegalStateException("seen(...) is for before start");
     }
     s.observe(record, seenNanos);
+    s.seenFree = record.holder() == null && record.resourceVersion() != null;
   }
 
   /**

@@ -64,6 +64,8 @@ final class LeaseProtocolState {
   long lastReadDoneNanos;
   String lastReadVersion;
   boolean readOnce;
+  // LeaseProtocol.seen showed the Lease free: the first step takes it without a read of its own.
+  boolean seenFree;
   // A leader was asked to renew at its next wake, not a retry period after its last attempt (a sharded member's
   // leaving mark goes out with a renewal).
   boolean renewSoon;

@@ -94,6 +94,48 @@ class LeaseProtocolStepEdgesTest {
     }
 
     @Test
+    void aLeaseSeenFreeIsTakenByTheFirstStepWithTheSeenVersionAsItsPrecondition() {
+      protocol.seen(FREE, 0);
+
+      LeaseStep step = protocol.start(at(5));
+
+      assertThat(step.action()).isInstanceOf(LeaseStep.Update.class);
+      LeaseRecord taken = writtenRecord(step);
+      assertThat(taken.holder()).isEqualTo("me");
+      assertThat(taken.resourceVersion()).as("the precondition").isEqualTo(FREE.resourceVersion());
+      assertThat(taken.leaseTransitions()).isEqualTo(FREE.leaseTransitions() + 1);
+      assertThat(protocol.answer(at(6), written(step, "11")).signals())
+          .anyMatch(LeaseStep.Elected.class::isInstance);
+    }
+
+    @Test
+    void aConflictOnTheTakeOfASeenFreeLeaseReadsAtOnce() {
+      protocol.seen(FREE, 0);
+      protocol.start(at(5));
+
+      LeaseStep step = protocol.answer(at(6), failed(FailureKind.CONFLICT));
+
+      assertThat(step.action()).isEqualTo(new LeaseStep.Read(6 * MS + TIMEOUT));
+      LeaseRecord heldSince = held("other", 15, 7, "12");
+      assertThat(protocol.answer(at(7), found(heldSince)).action()).as("then follows what the read shows")
+          .isInstanceOf(LeaseStep.Await.class);
+    }
+
+    @Test
+    void aLeaseSeenFreeWithoutAVersionIsReadFirst() {
+      protocol.seen(FREE.withResourceVersion(null), 0);
+
+      assertThat(protocol.start(at(5)).action()).isEqualTo(new LeaseStep.Read(5 * MS + TIMEOUT));
+    }
+
+    @Test
+    void aLeaseSeenHeldIsReadFirst() {
+      protocol.seen(crashed, 0);
+
+      assertThat(protocol.start(at(5)).action()).isEqualTo(new LeaseStep.Read(5 * MS + TIMEOUT));
+    }
+
+    @Test
     void aSightIsForBeforeStartOnly() {
       protocol.start(at(0));
       assertThatThrownBy(() -> protocol.seen(crashed, 0)).isInstanceOf(IllegalStateException.class)
