@@ -18,6 +18,7 @@ import io.github.electionpolicy.fabric8.LossPolicy;
 import io.github.electionpolicy.fabric8.ShardService;
 import io.github.electionpolicy.fabric8.ShardedRunner;
 import io.github.electionpolicy.fabric8.Shards;
+import io.github.electionpolicy.testkit.fabric8.ApiServerTarget;
 import io.github.electionpolicy.testkit.fabric8.LeaseApi;
 import io.github.electionpolicy.testkit.fabric8.LeaseWrite;
 import java.time.Duration;
@@ -40,7 +41,8 @@ import java.util.concurrent.Future;
  * along and its shard's {@code start} reconciles from the cache (docs/sharding.md's recipe), with 16 shards (8 move)
  * and with 1 (a leader's hand-over). <b>Cold</b>, with 1 shard: the shard's {@code start} starts an informer, waits
  * for its list, then reconciles (what an operator per term does: docs/josdk.md). Arguments {@code key=value}: {@code
- * objects} (10000), {@code rounds} (3).
+ * objects} (10000), {@code rounds} (3), {@code kubeconfig} (none: the embedded mock API server in CRUD mode, in this
+ * JVM; else a real one, whose own work then runs outside the measured JVM).
  */
 public final class FirstReconcileBenchmark {
 
@@ -70,27 +72,35 @@ public final class FirstReconcileBenchmark {
   public static void run(String[] args, java.io.PrintStream out) throws Exception {
     int objects = 10_000;
     int rounds = 3;
+    java.util.Optional<java.nio.file.Path> kubeconfig = java.util.Optional.empty();
     for (String arg : args) {
       if (arg.startsWith("objects=")) {
         objects = Integer.parseInt(arg.substring(8));
       } else if (arg.startsWith("rounds=")) {
         rounds = Integer.parseInt(arg.substring(7));
+      } else if (arg.startsWith("kubeconfig=")) {
+        kubeconfig = java.util.Optional.of(java.nio.file.Path.of(arg.substring(11)));
       } else {
-        throw new IllegalArgumentException("unknown argument " + arg + "; accepted: objects=, rounds=");
+        throw new IllegalArgumentException("unknown argument " + arg + "; accepted: objects=, rounds=, kubeconfig=");
       }
     }
-    try (LeaseApi api = LeaseApi.builder().namespace("first-reconcile").start()) {
-      KubernetesClient admin = client(api);
+    java.util.Optional<java.nio.file.Path> real = kubeconfig;
+    try (LeaseApi api = LeaseApi.builder().namespace("first-reconcile")
+        .target(real.map(ApiServerTarget::kubeconfig).orElseGet(ApiServerTarget::embedded)).start()) {
+      Config base = real.map(path -> Config.fromKubeconfig(path.toFile()))
+          .orElseGet(() -> new ConfigBuilder(Config.empty()).withMasterUrl(api.url()).build());
+      KubernetesClient admin = client(api, base);
       long created = System.nanoTime();
       create(admin, objects);
-      out.printf("FirstReconcileBenchmark: %d ConfigMaps created in %d ms on the embedded mock API server%n",
-          objects, (System.nanoTime() - created) / 1_000_000);
+      out.printf("FirstReconcileBenchmark: %d ConfigMaps created in %d ms on %s%n", objects,
+          (System.nanoTime() - created) / 1_000_000, real.map(p -> "the real API server of " + p)
+              .orElse("the embedded mock API server"));
       out.println("| mode | round | moved shards | median ms | max ms |");
       out.println("|---|---|---|---|---|");
       for (String mode : List.of("warm/16", "warm/1", "cold/1")) {
         Shards shards = Shards.of(mode.endsWith("/16") ? 16 : 1);
         for (int round = 0; round < rounds; round++) {
-          List<Long> gaps = round(api, mode.startsWith("warm"), shards, "fr-" + mode.replace('/', '-') + "-" + round);
+          List<Long> gaps = round(api, base, mode.startsWith("warm"), shards, "fr-" + mode.replace('/', '-') + "-" + round);
           Collections.sort(gaps);
           out.printf("| %s shards | %d | %d | %d | %d |%n", mode, round + 1, gaps.size(),
               gaps.get(gaps.size() / 2) / 1_000_000, gaps.get(gaps.size() - 1) / 1_000_000);
@@ -100,14 +110,15 @@ public final class FirstReconcileBenchmark {
     }
   }
 
-  private static List<Long> round(LeaseApi api, boolean warm, Shards shards, String leaseName) throws Exception {
+  private static List<Long> round(LeaseApi api, Config base, boolean warm, Shards shards, String leaseName)
+      throws Exception {
     Map<Integer, Long> firstReconcile = new ConcurrentHashMap<>();
     LeaseSettings.Builder settings = LeaseSettings.builder().leaseName(leaseName).namespace(api.namespace())
         .leaseDuration(Duration.ofSeconds(4)).renewDeadline(Duration.ofSeconds(3))
         .retryPeriod(Duration.ofMillis(500)).stopTimeout(Duration.ofSeconds(10))
         .lossPolicy(LossPolicy.recontend()).leadershipEvents(false);
-    KubernetesClient clientA = client(api);
-    KubernetesClient clientB = client(api);
+    KubernetesClient clientA = client(api, base);
+    KubernetesClient clientB = client(api, base);
     Controller a = new Controller(clientA, warm, shards, (shard, at) -> firstReconcile.putIfAbsent(shard, at));
     Controller b = new Controller(clientB, warm, shards, (shard, at) -> { });
     int count = shards.count();
@@ -180,10 +191,9 @@ public final class FirstReconcileBenchmark {
     pool.shutdown();
   }
 
-  private static KubernetesClient client(LeaseApi api) {
+  private static KubernetesClient client(LeaseApi api, Config base) {
     return new KubernetesClientBuilder().withHttpClientFactory(new JdkHttpClientFactory())
-        .withConfig(new ConfigBuilder(Config.empty()).withMasterUrl(api.url()).withNamespace(api.namespace())
-            .build()).build();
+        .withConfig(new ConfigBuilder(base).withNamespace(api.namespace()).build()).build();
   }
 
   /** Where a controller reports its first reconcile of an object of a shard, at a System.nanoTime() instant. */
