@@ -183,7 +183,8 @@ class SimulationSharding {
       return "SHARDING schedules=" + schedules + " replica_steps=" + steps + " shard_overlaps=" + overlaps
           + " token_regressions=" + tokens + " stale_terms=" + stale + " early_leaves=" + early
           + " fairness_violations=" + fairness + " ownership_gaps=" + gaps + " stops=" + handOvers
-          + " membership_deletes=" + membershipDeletes + "/" + cleanCloses + " deletes_of_newer=" + newerDeleted
+          + " membership_deletes=" + membershipDeletes + " closes_that_deleted=" + cleanCloses
+          + " deletes_of_newer=" + newerDeleted
           + " released_memberships_left=" + membershipLeasesLeft
           + " max_graceful_gap_ms=" + maxGracefulGapNanos / 1_000_000 + " max_other_gap_ms="
           + maxCrashGapNanos / 1_000_000 + " broken_variants_caught=" + caught + "/" + variants + " (unobserved here: "
