@@ -326,8 +326,8 @@ final class LeaseElector {
       if (failed.kind() == LeaseStep.FailureKind.CONFLICT || failed.kind() == LeaseStep.FailureKind.NOT_FOUND) {
         deleteLog.debug("Lease {} not deleted after its release ({}): written since, or gone", lease, failed.failure());
       } else {
-        deleteLog.warn("Lease {} was released but could not be deleted ({}); it stays, released, until deleted by hand. "
-            + "Deleting it needs the \"delete\" verb on coordination.k8s.io leases", lease, failed.failure());
+        deleteLog.warn("Lease {} was released but could not be deleted ({}); it stays, released, until deleted by "
+            + "hand. Deleting it needs the \"delete\" verb on coordination.k8s.io leases", lease, failed.failure());
       }
     } else {
       deleteLog.debug("Lease {} deleted after its release", lease);
