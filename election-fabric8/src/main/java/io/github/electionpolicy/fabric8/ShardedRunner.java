@@ -239,7 +239,8 @@ public final class ShardedRunner implements AutoCloseable {
    * replica takes it at once; a shard whose work did not stop in time is left to expire), and releases the membership
    * Lease last, then deletes it, conditional on the released record (a Lease written since stays; a failed delete is
    * logged and leaves it released; see docs/sharding.md). Idempotent. Returns once stopped; from a shard's own
-   * callback it returns at once, and the shards stop once that callback returned. An interrupt does not cut it short: it waits on, and sets the flag again.
+   * callback it returns at once, and the shards stop once that callback returned. An interrupt does not cut it
+   * short: it waits on, and sets the flag again.
    */
   @Override
   public void close() {
