@@ -153,6 +153,15 @@ class ShardedRunnerIT {
         + Duration.ofNanos(moved - closing).toMillis() + " ms after close() began (one lease duration: "
         + MockApi.LEASE_DURATION.toMillis() + " ms)");
     assertThat(Duration.ofNanos(moved - closing)).isLessThan(MockApi.LEASE_DURATION);
+
+    // close() returned after the membership Lease's release and its delete (conditional on the released record):
+    // the closed replica's is gone from the server, the survivors' and every shard's Lease stay.
+    List<String> left = api.client().leases().inNamespace(api.namespace()).withLabel(ShardLeases.LABEL,
+        LEASES.labelValue()).list().getItems().stream().map(lease -> lease.getMetadata().getName()).sorted().toList();
+    assertThat(left).as("the Leases on the server after c closed")
+        .doesNotContain(LEASES.memberLease("c"))
+        .contains(LEASES.memberLease("a"), LEASES.memberLease("b"))
+        .containsAll(IntStream.range(0, SHARDS).mapToObj(LEASES::shardLease).toList());
   }
 
   @Test

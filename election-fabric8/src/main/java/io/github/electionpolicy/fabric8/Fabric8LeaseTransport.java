@@ -193,6 +193,26 @@ final class Fabric8LeaseTransport implements LeaseTransport {
     return lease;
   }
 
+  /**
+   * Deletes the Lease with preconditions on the released record's resourceVersion and, when the Lease last seen is
+   * that very record, its uid (see {@link LeaseHttp#deleteLease}). A record without a resourceVersion is never
+   * sent: the delete would be unconditional.
+   */
+  @Override
+  public Call delete(LeaseRecord released, Answered done) {
+    if (released.resourceVersion() == null) {
+      LeaseCallFailed refused = new LeaseCallFailed("delete Lease refused: the record has no resourceVersion", null,
+          0);
+      done.answered(LeaseHttp.failed(refused), refused);
+      return () -> { };
+    }
+    Map<String, Object> seen = lastSeen;
+    String uid = seen != null && released.resourceVersion().equals(LeaseRecords.resourceVersion(seen))
+        ? LeaseRecords.uid(seen) : null;
+    return http.send("delete Lease", () -> http.deleteLease(released.resourceVersion(), uid),
+        (code, body) -> new LeaseStep.Answer.Missing(), done);
+  }
+
   /** Watches the Lease: see {@link LeaseWatch#open}. */
   @Override
   public Call watch(WatchEvents events) {

@@ -20,7 +20,7 @@ import java.util.Optional;
 final class LeaseElector {
 
   private enum Mode {
-    NEW, BUSY, REQUEST, HELD, AWAIT, LOSS, FINISHED
+    NEW, BUSY, REQUEST, HELD, AWAIT, LOSS, DELETING, FINISHED
   }
 
   private final LeaseTransport transport;
@@ -37,6 +37,11 @@ final class LeaseElector {
   // Null when the settings turn leadership Events off.
   private final LeadershipEvents leadershipEvents;
   private final FollowerWatch followerWatch;
+  // A sharded runner's membership Lease: deleted after a clean close's release (see deleteReleased).
+  private final boolean deleteAfterRelease;
+  private final String lease;
+  // The delete's lines, written off the loop as every line of the runner's.
+  private final RunnerLog deleteLog;
   private Mode mode = Mode.NEW;
   private long awaitUntil;
   private RunnerLoop.Timer timer;
@@ -62,8 +67,11 @@ final class LeaseElector {
   private LeadershipTerm relinquishTerm;
 
   LeaseElector(LeaseTransport transport, String lease, String identity, LeaseSettings settings, ElectorSignals events,
-      Ticker ticker, Clock clock, LeaseProtocol.Flaw flaw, RunnerFlaw runnerFlaw, RunnerLog.Lane logLane) {
+      Ticker ticker, Clock clock, LeaseProtocol.Flaw flaw, RunnerFlaw runnerFlaw, RunnerLog.Lane logLane,
+      boolean deleteAfterRelease) {
     this.transport = transport;
+    this.deleteAfterRelease = deleteAfterRelease;
+    this.lease = lease;
     this.identity = identity;
     this.events = events;
     this.ticker = ticker;
@@ -72,6 +80,7 @@ final class LeaseElector {
         settings.retryPeriod().toNanos(), settings.requestTimeout().toNanos(), ticker.read() ^ identity.hashCode(),
         flaw);
     this.log = new LeaseLog(new RunnerLog(LeaseElector.class, logLane), lease, identity, settings);
+    this.deleteLog = new RunnerLog(LeaseElector.class, logLane);
     this.requestTimeoutNanos = settings.requestTimeout().toNanos();
     this.retryPeriodNanos = settings.retryPeriod().toNanos();
     this.followerWatch = new FollowerWatch(transport, events, ticker, clock, protocol, runnerFlaw, settings,
@@ -273,9 +282,58 @@ final class LeaseElector {
       mode = Mode.LOSS;
       events.lost(lostTerm);
     } else {
+      Optional<LeaseRecord> released = deleteAfterRelease ? protocol.cleanlyReleased() : Optional.empty();
+      if (released.isPresent()) {
+        deleteReleased(released.get());
+        return;
+      }
       end();
       events.finished();
     }
+  }
+
+  /**
+   * A membership Lease released by a clean close is deleted before the elector reports finished, so that a
+   * replica's Lease does not outlive it (every restart has a new identity): conditional on the released record, so
+   * that a Lease anyone wrote since stays, and bounded by one request timeout, as the release was. A 409 (written
+   * since) or a 404 (gone) is an answer, logged at DEBUG; any other failure is logged once at WARN. Either way the
+   * close goes on.
+   */
+  private void deleteReleased(LeaseRecord released) {
+    mode = Mode.DELETING;
+    int number = ++requestNumber;
+    requestWhat = "delete Lease";
+    LeaseTransport.Answered done = (answer, failure) -> events.onLoop(() -> deleted(number, answer, failure));
+    request = transport.delete(released, done);
+    if (mode != Mode.DELETING || number != requestNumber) {
+      return; // answered at once, on this very call
+    }
+    timer = events.onLoopAfter(requestTimeoutNanos, () -> deleted(number, LeaseHttp.failed(new LeaseCallFailed(
+        "delete Lease got no answer within " + Durations.approx(Duration.ofNanos(requestTimeoutNanos)), null, 0)),
+        null));
+  }
+
+  private void deleted(int number, Answer answer, Throwable failure) {
+    if (mode != Mode.DELETING || number != requestNumber) {
+      return; // timed out already, or the elector ended
+    }
+    cancelTimer();
+    if (request != null) {
+      request.cancel();
+      request = null;
+    }
+    if (answer instanceof Answer.Failed failed) {
+      if (failed.kind() == LeaseStep.FailureKind.CONFLICT || failed.kind() == LeaseStep.FailureKind.NOT_FOUND) {
+        deleteLog.debug("Lease {} not deleted after its release ({}): written since, or gone", lease, failed.failure());
+      } else {
+        deleteLog.warn("Lease {} was released but could not be deleted ({}); it stays, released, until deleted by "
+            + "hand. Deleting it needs the \"delete\" verb on coordination.k8s.io leases", lease, failed.failure());
+      }
+    } else {
+      deleteLog.debug("Lease {} deleted after its release", lease);
+    }
+    end();
+    events.finished();
   }
 
   private void end() {

@@ -95,6 +95,23 @@ final class LeaseHttp {
     return http.newHttpRequestBuilder().uri(leaseUrl).put(JSON, serialization.asJson(lease));
   }
 
+  /**
+   * A DELETE of the Lease with {@code DeleteOptions} preconditions: the server deletes it only if its
+   * resourceVersion (and uid, when given) are still these, else answers 409.
+   */
+  HttpRequest.Builder deleteLease(String resourceVersion, String uid) {
+    java.util.Map<String, Object> preconditions = new java.util.LinkedHashMap<>();
+    preconditions.put("resourceVersion", resourceVersion);
+    if (uid != null) {
+      preconditions.put("uid", uid);
+    }
+    java.util.Map<String, Object> options = new java.util.LinkedHashMap<>();
+    options.put("apiVersion", "v1");
+    options.put("kind", "DeleteOptions");
+    options.put("preconditions", preconditions);
+    return http.newHttpRequestBuilder().uri(leaseUrl).delete(JSON, serialization.asJson(options));
+  }
+
   /** What turns a successful answer (or, for a read, a 404) into the protocol's answer. */
   @FunctionalInterface
   interface Reading {

@@ -333,6 +333,16 @@ final class LeaseProtocol {
     return s.role;
   }
 
+  /**
+   * The record the release of a clean close wrote (a finish while this replica led, sent before its renew
+   * deadline, and accepted by the server), once the protocol finished with it; empty after any other end (a loss,
+   * a lapse, a failed start, a release that failed or was never sent). A delete conditional on it removes the Lease
+   * only if nobody wrote it since.
+   */
+  Optional<LeaseRecord> cleanlyReleased() {
+    return s.role == Role.FINISHED ? Optional.ofNullable(s.cleanlyReleased) : Optional.empty();
+  }
+
   /** The monotonic time at which the last successful Lease call was sent, if any. */
   Optional<Long> lastSuccessNanos() {
     return s.succeededOnce ? Optional.of(s.lastSuccessNanos) : Optional.empty();

@@ -41,6 +41,9 @@ final class LeaseProtocolReleasing {
       s.succeeded(s.pendingSentNanos);
       s.observe(written.record(), now.nanos());
       s.fact(FactKind.RELEASED, "");
+      if (s.cleanRelease && !s.relinquishing && s.role == Role.LEADING) {
+        s.cleanlyReleased = written.record();
+      }
       return afterRelease(s);
     }
     Answer.Failed failed = (Answer.Failed) answer;

@@ -41,6 +41,7 @@ final class LeaseProtocolRenewing {
     }
     if (s.finish == Finish.RELEASE) {
       if (t - deadline < 0) {
+        s.cleanRelease = true;
         return LeaseProtocolReleasing.release(s, now);
       }
       if (s.flaw != Flaw.NO_RELEASE_AFTER_DEADLINE) {

@@ -93,6 +93,11 @@ final class LeaseProtocolState {
   boolean relinquishing;
   boolean relinquishRelease;
   boolean lostByRelinquish;
+  // The release under way is a clean close's: a finish while leading, sent before the renew deadline (not after a
+  // loss, a lapse or a failed start). Only such a release may be followed by a delete (see cleanlyReleased).
+  boolean cleanRelease;
+  // The record a clean close's release wrote, as the server stored it; null until then.
+  LeaseRecord cleanlyReleased;
   // The last loss left the Lease as this replica last wrote it: a renewal landed after the renew deadline, or
   // the term lapsed on its own clock. A close after such a loss may release it (see finishAfterLoss).
   boolean lossLeftOwnWrite;

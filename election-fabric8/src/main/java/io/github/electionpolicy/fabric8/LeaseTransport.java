@@ -49,6 +49,15 @@ interface LeaseTransport extends AutoCloseable {
   /** Replaces the Lease, conditional on the record's resourceVersion: {@link LeaseStep.Answer.Written} or a failure. */
   Call update(LeaseRecord record, Answered done);
 
+  /**
+   * Deletes the Lease, conditional on {@code released}'s resourceVersion (and the uid of the Lease last seen with
+   * it, if known), so that a Lease anyone wrote since, or a new one of the same name, is left in place: {@link
+   * LeaseStep.Answer.Missing} once deleted, else a failure ({@link LeaseStep.FailureKind#CONFLICT} when the
+   * precondition did not hold, {@link LeaseStep.FailureKind#NOT_FOUND} when it was gone already). Only a sharded
+   * runner's membership Lease is deleted, after its clean release ({@link LeaseProtocol#cleanlyReleased}).
+   */
+  Call delete(LeaseRecord released, Answered done);
+
   /** Watches the Lease. */
   Call watch(WatchEvents events);
 

@@ -35,7 +35,7 @@ final class LifecycleDriver {
   record Parts(String identity, String lease, LeaseSettings settings, Optional<LeadershipTerm> unelectedTerm,
       List<LeaderService> services, List<ElectionListener> listeners, RunnerLoop loop, Executor userCode,
       Optional<LeaseTransport> transport, boolean preflight, Ticker ticker, Clock clock, String threadTag,
-      LeaseProtocol.Flaw flaw, RunnerFlaw runnerFlaw) {}
+      LeaseProtocol.Flaw flaw, RunnerFlaw runnerFlaw, boolean deleteAfterRelease) {}
 
   private final String identity;
   private final String lease;
@@ -88,7 +88,7 @@ final class LifecycleDriver {
     this.lifecycle = new RunnerLifecycle(new RunnerLifecycleConfig(contends, parts.preflight(), policy.kind(), lease,
         Durations.format(stopTimeout), parts.runnerFlaw()));
     this.elector = contends ? new LeaseElector(transport.get(), lease, identity, settings, new ElectorEvents(this),
-        parts.ticker(), parts.clock(), parts.flaw(), parts.runnerFlaw(), logLane) : null;
+        parts.ticker(), parts.clock(), parts.flaw(), parts.runnerFlaw(), logLane, parts.deleteAfterRelease()) : null;
     this.callbacks = new RunnerCallbacks(this, parts.userCode(), parts.threadTag(), parts.listeners(),
         new ServiceSequence(parts.services(), parts.runnerFlaw(), log), logLane, stopTimeout, lease,
         input -> onLoop(() -> feed(input)), parts.runnerFlaw(), this::onLoopAfter);

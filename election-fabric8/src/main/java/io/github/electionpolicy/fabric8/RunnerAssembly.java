@@ -125,7 +125,7 @@ final class RunnerAssembly {
     String lease = namespace == null ? identity : namespace + "/" + settings.leaseName();
     LifecycleDriver driver = new LifecycleDriver(new LifecycleDriver.Parts(identity, lease, settings,
         Optional.ofNullable(unelectedTerm), services, listeners, loop, userCode, leaseCalls, rbacPreflight, ticker,
-        clock, threadTag, flaw, runnerFlaw));
+        clock, threadTag, flaw, runnerFlaw, false));
     HealthRule.Inputs healthInputs = new HealthRule.Inputs(contends, readiness,
         settings == null ? 0 : settings.healthBudget().toNanos(), startNanos);
     return new Parts(decision, identity, resolved == null ? null : resolved.source(), settings, ticker,

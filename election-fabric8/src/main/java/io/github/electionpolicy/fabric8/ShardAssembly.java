@@ -150,7 +150,7 @@ final class ShardAssembly {
       LifecycleDriver driver = new LifecycleDriver(new LifecycleDriver.Parts(identity, namespace + "/" + leaseName,
           leaseSettings, Optional.empty(), List.of(work), List.of(), loop, userCode, Optional.of(opened.transport()),
           membership && rbacPreflight, ticker, clock, leaseName + ":" + identity, LeaseProtocol.Flaw.NONE,
-          RunnerFlaw.NONE));
+          RunnerFlaw.NONE, membership));
       return new ShardDriver.LeaseRunner(driver, annotations -> opened.writeMetadata().accept(labels, annotations));
     };
   }

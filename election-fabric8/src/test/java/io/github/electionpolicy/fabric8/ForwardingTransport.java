@@ -28,6 +28,11 @@ class ForwardingTransport implements LeaseTransport {
   }
 
   @Override
+  public Call delete(LeaseRecord released, Answered done) {
+    return delegate.delete(released, done);
+  }
+
+  @Override
   public Call watch(WatchEvents events) {
     return delegate.watch(events);
   }

@@ -57,6 +57,11 @@ final class InMemoryLeaseTransport implements LeaseTransport {
   }
 
   @Override
+  public Call delete(LeaseRecord released, Answered done) {
+    throw new UnsupportedOperationException("an election's Lease is never deleted");
+  }
+
+  @Override
   public Call update(LeaseRecord record, Answered done) {
     return call(done, s -> s.update(record));
   }

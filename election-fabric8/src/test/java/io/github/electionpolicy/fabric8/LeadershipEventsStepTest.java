@@ -287,6 +287,11 @@ class LeadershipEventsStepTest {
     }
 
     @Override
+    public Call delete(LeaseRecord released, Answered done) {
+      throw new UnsupportedOperationException("an election's Lease is never deleted");
+    }
+
+    @Override
     public Call update(LeaseRecord record, Answered done) {
       throw new UnsupportedOperationException();
     }

@@ -104,7 +104,17 @@ final class ShardSim {
     this.random = new SplittableRandom(config.seed());
     this.faults = new SplittableRandom(config.seed() ^ 0x9E3779B97F4A7C15L);
     this.network = new SimNetwork(random, config.maxLatencyMillis() * 1_000_000L, SLOTS);
-    this.server = new ShardSimServer(this::changed);
+    this.server = new ShardSimServer(new ShardSimServer.Changes() {
+      @Override
+      public void changed(ShardSimServer.Stored stored) {
+        ShardSim.this.changed(stored);
+      }
+
+      @Override
+      public void deleted(ShardSimServer.Stored removed, long version) {
+        ShardSim.this.deleted(removed, version);
+      }
+    });
     this.checks = new ShardSimChecks(this);
     for (int i = 0; i < SLOTS; i++) {
       replicas.add(new ShardSimReplica(this, i));
@@ -239,6 +249,9 @@ final class ShardSim {
     for (ShardSimReplica r : replicas) {
       if (r.alive && !r.paused && r.runner != null && r.runner.isStopped()) {
         boolean closed = r.closing;
+        if (closed) {
+          checks.closedReplicaStopped(r);
+        }
         long restart = r.restartAfterClose;
         boolean fresh = r.newIdentityAfterClose;
         r.die();
@@ -425,6 +438,45 @@ final class ShardSim {
     }
   }
 
+  /** A deletion goes to the Lease's watches (a null record, as fabric8 reports a DELETED event) and to the views. */
+  private void deleted(ShardSimServer.Stored removed, long version) {
+    trace(() -> "server " + removed.name() + " deleted rv" + version);
+    List<LeaseWatch> of = leaseWatches.get(removed.name());
+    if (of != null) {
+      for (LeaseWatch watch : new ArrayList<>(of)) {
+        if (network.watchCut(watch.replica.slot)) {
+          breakWatch(watch);
+        } else if (!network.dropEvent()) {
+          watch.last = Math.max(watch.last, now + network.down(watch.replica.slot) + network.eventDelay());
+          at(watch.last, watch.replica, watch.process, () -> {
+            if (watch.open) {
+              watch.events.changed(null);
+            }
+          });
+        }
+      }
+    }
+    for (ViewConnection view : views) {
+      if (view.broken) {
+        continue;
+      }
+      if (network.watchCut(view.replica.slot)) {
+        view.broken = true;
+        continue;
+      }
+      view.last = Math.max(view.last, now + network.down(view.replica.slot) + network.eventDelay());
+      at(view.last, view.replica, view.process, () -> deliverDeleted(view, removed.name(), version));
+    }
+  }
+
+  private void deliverDeleted(ViewConnection view, String name, long version) {
+    Long cached = view.cache.get(name);
+    if (view.open && cached != null && cached < version) {
+      view.cache.put(name, version); // a tombstone: an older event of the Lease, if one still comes, is dropped
+      view.sink.deleted(name, view.replica.ticker().read());
+    }
+  }
+
   private void deliver(ViewConnection view, ShardSimServer.Stored stored) {
     if (view.open && view.cache.getOrDefault(stored.name(), -1L) < stored.version()) {
       view.cache.put(stored.name(), stored.version());
@@ -449,7 +501,14 @@ final class ShardSim {
       for (ShardSimServer.Stored stored : new ArrayList<>(server.all().values())) {
         deliver(view, stored);
       }
+      // A re-list no longer shows a Lease deleted meanwhile: fabric8's informer reports it deleted.
+      server.tombstones().forEach((name, version) -> deliverDeleted(view, name, version));
     });
+  }
+
+  /** The simulated API server, for the checks that read what it stores. */
+  ShardSimServer server() {
+    return server;
   }
 
   SimNetwork network() {

@@ -54,6 +54,12 @@ final class ShardSimChecks {
   int tokenRegressions;
   int staleTerms;
   int earlyLeaves;
+  // Membership deletes the server applied; deletes that removed a newer record or a shard Lease (violations);
+  // closed replicas that sent their delete; closed replicas whose released membership Lease stayed, no delete sent.
+  int membershipDeletes;
+  int newerDeleted;
+  int cleanCloses;
+  int membershipLeasesLeft;
   int fairnessViolations;
   int ownershipGaps;
   long maxGracefulGapNanos;
@@ -249,6 +255,32 @@ final class ShardSimChecks {
           return;
         }
       }
+    }
+  }
+
+  /** A delete the server applied: it must have removed exactly the record the replica released, nothing newer. */
+  void membershipDeleted(ShardSimReplica replica, ShardSimServer.Stored removed, LeaseRecord released) {
+    membershipDeletes++;
+    if (removed.record().holder() != null || !removed.record().resourceVersion().equals(released.resourceVersion())) {
+      newerDeleted++;
+      violation(replica + " deleted " + removed.name() + " at rv " + removed.record().resourceVersion() + " (holder "
+          + removed.record().holder() + ") after releasing rv " + released.resourceVersion());
+    }
+  }
+
+  /** Shard Leases are shared and reused: never deleted. */
+  void shardLeaseDeleteSent(ShardSimReplica replica, String lease) {
+    newerDeleted++;
+    violation(replica + " sent a delete of the shard Lease " + lease);
+  }
+
+  /** A closed replica stopped: its membership Lease must be gone, unless its release was not a clean close's. */
+  void closedReplicaStopped(ShardSimReplica replica) {
+    if (replica.membershipDeleteSent()) {
+      cleanCloses++;
+    }
+    if (replica.membershipLeftAsReleased()) {
+      membershipLeasesLeft++;
     }
   }
 

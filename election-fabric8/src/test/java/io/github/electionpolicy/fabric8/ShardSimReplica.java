@@ -89,6 +89,9 @@ final class ShardSimReplica {
       String lease = leaseSettings.leaseName();
       Transport transport = new Transport(p, lease, ShardSim.LEASE.equals(lease) ? false
           : new ShardLeases(ShardSim.LEASE, c.shards()).parse(lease) instanceof ShardLeases.Kind.Member);
+      if (transport.membership) {
+        membershipTransport = transport;
+      }
       return new ShardAssembly.Opened(transport, (labels, annotations) -> transport.annotate(annotations));
     };
     runner = ShardedRunner.builder()
@@ -108,6 +111,9 @@ final class ShardSimReplica {
         .driverFlaw(c.driverFlaw())
         .start();
   }
+
+  // The membership Lease's transport of the current process.
+  private Transport membershipTransport;
 
   /** The process is gone (a crash, or its end after it stopped): nothing of it runs any more. */
   void die() {
@@ -129,6 +135,24 @@ final class ShardSimReplica {
       die();
       sim.restartLater(this, sim.config().leaseNanos(), false);
     }
+  }
+
+  /**
+   * After this process stopped: whether its membership Lease is still on the server exactly as its own release
+   * wrote it, with no delete sent (a release after a loss is not followed by one; a clean close's always is).
+   */
+  boolean membershipLeftAsReleased() {
+    Transport t = membershipTransport;
+    if (t == null || t.releasedVersion == null || t.deleteSent) {
+      return false;
+    }
+    ShardSimServer.Stored stored = sim.server().stored(t.lease);
+    return stored != null && t.releasedVersion.equals(stored.record().resourceVersion());
+  }
+
+  /** Whether this process's membership runner sent a delete of its Lease. */
+  boolean membershipDeleteSent() {
+    return membershipTransport != null && membershipTransport.deleteSent;
   }
 
   void close() {
@@ -283,6 +307,9 @@ final class ShardSimReplica {
     private final int p;
     private final String lease;
     private final boolean membership;
+    // The resourceVersion of this runner's last release as the server stored it, and whether it sent a delete.
+    private String releasedVersion;
+    private boolean deleteSent;
     private Map<String, String> annotations = Map.of();
     private boolean closed;
     private final List<ShardSim.LeaseWatch> watches = new ArrayList<>();
@@ -315,10 +342,27 @@ final class ShardSimReplica {
     }
 
     private Answer write(Answer answer, LeaseRecord record) {
-      if (membership && answer instanceof Answer.Written && record.holder() == null) {
+      if (membership && answer instanceof Answer.Written written && record.holder() == null) {
         sim.checks().membershipReleased(ShardSimReplica.this, p);
+        releasedVersion = written.record().resourceVersion();
       }
       return answer;
+    }
+
+    @Override
+    public Call delete(LeaseRecord released, Answered done) {
+      if (!membership) {
+        sim.checks().shardLeaseDeleteSent(ShardSimReplica.this, lease);
+      }
+      deleteSent = true;
+      return send(server -> {
+        ShardSimServer.Stored before = server.stored(lease);
+        Answer answer = server.delete(lease, released);
+        if (answer instanceof Answer.Missing) {
+          sim.checks().membershipDeleted(ShardSimReplica.this, before, released);
+        }
+        return answer;
+      }, done);
     }
 
     private Call send(java.util.function.Function<ShardSimServer, Answer> call, Answered done) {

@@ -32,11 +32,16 @@ final class ShardSimServer {
   /** Where every change goes. */
   interface Changes {
     void changed(Stored stored);
+
+    /** {@code removed} was deleted, at the server's revision {@code version}. */
+    void deleted(Stored removed, long version);
   }
 
   private final Changes onChange;
   private final TreeMap<String, Stored> leases = new TreeMap<>();
   private long version;
+  // The deleted Leases' names and the revision of their delete: what a re-list tells a view that missed the event.
+  private final TreeMap<String, Long> tombstones = new TreeMap<>();
 
   ShardSimServer(Changes onChange) {
     this.onChange = onChange;
@@ -72,6 +77,32 @@ final class ShardSimServer {
       return new Answer.Failed(FailureKind.CONFLICT, "409 Conflict: stale resourceVersion");
     }
     return store(name, record, new HashMap<>(stored.annotations()), annotations);
+  }
+
+  /**
+   * Deletes the Lease if it is still {@code released} (its resourceVersion the precondition, as DeleteOptions'):
+   * {@link Answer.Missing} once deleted, a 409 if anyone wrote it since, a 404 if it is gone.
+   */
+  Answer delete(String name, LeaseRecord released) {
+    Stored stored = leases.get(name);
+    if (stored == null) {
+      return new Answer.Failed(FailureKind.NOT_FOUND, "404 NotFound");
+    }
+    if (!stored.record().resourceVersion().equals(released.resourceVersion())) {
+      return new Answer.Failed(FailureKind.CONFLICT, "409 Conflict: precondition failed: resourceVersion");
+    }
+    leases.remove(name);
+    version++;
+    tombstones.put(name, version);
+    onChange.deleted(stored, version);
+    return new Answer.Missing();
+  }
+
+  /** The deleted Leases not created again since, with the revision of their delete. */
+  Map<String, Long> tombstones() {
+    Map<String, Long> gone = new TreeMap<>(tombstones);
+    gone.keySet().removeAll(leases.keySet());
+    return gone;
   }
 
   private Answer store(String name, LeaseRecord record, Map<String, String> merged, Map<String, String> written) {

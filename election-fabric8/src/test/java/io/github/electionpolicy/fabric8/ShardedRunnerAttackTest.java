@@ -393,8 +393,6 @@ class ShardedRunnerAttackTest {
    * replica's informer lists and keeps all of them for good (ShardLeaseView walks them on every event).
    */
   @Test
-  @org.junit.jupiter.api.Disabled("open (issue 17): a leaving member releases its membership Lease but does not delete "
-      + "it yet; the fix is a delete with the released resourceVersion as precondition, after the release")
   void aClosedReplicaLeavesNoMembershipLeaseBehind() {
     for (int i = 0; i < 3; i++) {
       String identity = "pod-" + i;

@@ -1031,6 +1031,11 @@ final class SimReplica {
     }
 
     @Override
+    public Call delete(LeaseRecord released, Answered done) {
+      throw new UnsupportedOperationException("an election's Lease is never deleted");
+    }
+
+    @Override
     public Call update(LeaseRecord record, Answered done) {
       if (identity.equals(record.holder()) && !liveWatches.isEmpty() && !closed && process == p) {
         // A take-over (a follower's update) keeps its watch; a renewal (the next one) must not.

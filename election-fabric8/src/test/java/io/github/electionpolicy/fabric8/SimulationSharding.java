@@ -78,6 +78,8 @@ class SimulationSharding {
     }
     assertThat(failures).as("runs of the real sharded runner with a violation (replay: ShardSim.run(config(seed)))")
         .isEmpty();
+    assertThat(TOTALS.membershipDeletes).as("closed replicas' membership Leases deleted after their release")
+        .isPositive();
   }
 
   /**
@@ -94,6 +96,7 @@ class SimulationSharding {
         ShardSimFaults.Kind.RESTART, sim.replicas().get(1), 0, 500_000_000L, 0, 0)));
     assertThat(result.checks().violations).isEmpty();
     assertThat(result.checks().handOvers).as("the restart handed its shards over").isPositive();
+    assertThat(result.checks().membershipDeletes).as("the closed process's membership Lease deleted").isEqualTo(1);
   }
 
   /** Each broken variant, run over the seeds from a fixed one, must be caught within its budget. */
@@ -148,6 +151,10 @@ class SimulationSharding {
     long fairness;
     long gaps;
     long handOvers;
+    long membershipDeletes;
+    long newerDeleted;
+    long cleanCloses;
+    long membershipLeasesLeft;
     long maxGracefulGapNanos;
     long maxCrashGapNanos;
     int caught;
@@ -164,6 +171,10 @@ class SimulationSharding {
       fairness += c.fairnessViolations;
       gaps += c.ownershipGaps;
       handOvers += c.handOvers;
+      membershipDeletes += c.membershipDeletes;
+      newerDeleted += c.newerDeleted;
+      cleanCloses += c.cleanCloses;
+      membershipLeasesLeft += c.membershipLeasesLeft;
       maxGracefulGapNanos = Math.max(maxGracefulGapNanos, c.maxGracefulGapNanos);
       maxCrashGapNanos = Math.max(maxCrashGapNanos, c.maxCrashGapNanos);
     }
@@ -172,6 +183,9 @@ class SimulationSharding {
       return "SHARDING schedules=" + schedules + " replica_steps=" + steps + " shard_overlaps=" + overlaps
           + " token_regressions=" + tokens + " stale_terms=" + stale + " early_leaves=" + early
           + " fairness_violations=" + fairness + " ownership_gaps=" + gaps + " stops=" + handOvers
+          + " membership_deletes=" + membershipDeletes + " closes_that_deleted=" + cleanCloses
+          + " deletes_of_newer=" + newerDeleted
+          + " released_memberships_left=" + membershipLeasesLeft
           + " max_graceful_gap_ms=" + maxGracefulGapNanos / 1_000_000 + " max_other_gap_ms="
           + maxCrashGapNanos / 1_000_000 + " broken_variants_caught=" + caught + "/" + variants + " (unobserved here: "
           + UNOBSERVABLE.size() + ")";

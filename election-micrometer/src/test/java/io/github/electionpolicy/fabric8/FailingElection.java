@@ -38,6 +38,11 @@ public final class FailingElection {
       }
 
       @Override
+      public Call delete(LeaseRecord released, Answered done) {
+        throw new UnsupportedOperationException("an election's Lease is never deleted");
+      }
+
+      @Override
       public Call update(LeaseRecord record, Answered done) {
         if (failNow.getAsBoolean()) {
           throw new OutOfMemoryError("simulated: the election loop ran out of memory while it renewed");
