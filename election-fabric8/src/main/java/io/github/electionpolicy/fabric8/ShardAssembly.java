@@ -77,9 +77,13 @@ final class ShardAssembly {
     check();
     Shards shards = Shards.of(shardCount);
     if (!decision.contends()) {
+      // The listeners hear of every shard once all started, of none once all stopped, then of the stop, as a
+      // contending replica's do: ShardListener promises its calls whatever the decision.
+      UnelectedListeners heard = new UnelectedListeners(new ShardListeners(listeners, userCode, "unelected",
+          this));
       ElectionRunner.Builder unelected = ElectionRunner.builder().decision(decision)
-          .service(new AllShards(shards.count(), service)).readiness(readiness).ticker(ticker).clock(clock)
-          .loop(loop).userCode(userCode);
+          .service(new AllShards(shards.count(), service, heard::owned)).listener(heard).readiness(readiness)
+          .ticker(ticker).clock(clock).loop(loop).userCode(userCode);
       if (settings != null) {
         unelected.settings(settings);
       }
@@ -155,15 +159,46 @@ final class ShardAssembly {
     };
   }
 
+  /**
+   * Running unelected: hands what {@link AllShards} runs and the runner's stop to the {@link ShardListeners}. Called
+   * from the runner's services lane (the shards) and its listener lane (the stop), one after the other, never at
+   * once (the stop is published after the services stopped), and synchronized all the same.
+   */
+  static final class UnelectedListeners implements ElectionListener {
+    private final ShardListeners listeners;
+    private java.util.SortedMap<Integer, LeadershipTerm> owned = java.util.Collections.emptySortedMap();
+
+    UnelectedListeners(ShardListeners listeners) {
+      this.listeners = listeners;
+    }
+
+    synchronized void owned(java.util.SortedMap<Integer, LeadershipTerm> now) {
+      owned = now;
+      listeners.published(now, false, Optional.empty());
+    }
+
+    @Override
+    public synchronized void stateChanged(ElectionState previous, ElectionState current) {
+      if (current instanceof ElectionState.Stopped stopped) {
+        owned = java.util.Collections.emptySortedMap();
+        listeners.published(owned, true, stopped.failure());
+      }
+    }
+  }
+
   /** Running unelected: one service that runs every shard's work, started in order and stopped in reverse. */
   static final class AllShards implements LeaderService {
     private final int count;
     private final ShardService service;
+    private final java.util.function.Consumer<java.util.SortedMap<Integer, LeadershipTerm>> owned;
     private final List<Integer> started = new ArrayList<>();
 
-    AllShards(int count, ShardService service) {
+    /** @param owned hears the shards whose work runs: every shard once all started, none once they stopped */
+    AllShards(int count, ShardService service,
+        java.util.function.Consumer<java.util.SortedMap<Integer, LeadershipTerm>> owned) {
       this.count = count;
       this.service = service;
+      this.owned = owned;
     }
 
     @Override
@@ -182,6 +217,11 @@ final class ShardAssembly {
         }
         started.add(shard);
       }
+      java.util.TreeMap<Integer, LeadershipTerm> all = new java.util.TreeMap<>();
+      for (int shard = 0; shard < count; shard++) {
+        all.put(shard, term);
+      }
+      owned.accept(java.util.Collections.unmodifiableSortedMap(all));
     }
 
     @Override
@@ -199,6 +239,7 @@ final class ShardAssembly {
         }
       }
       started.clear();
+      owned.accept(java.util.Collections.emptySortedMap());
       if (first instanceof Exception exception) {
         throw exception;
       } else if (first != null) {
