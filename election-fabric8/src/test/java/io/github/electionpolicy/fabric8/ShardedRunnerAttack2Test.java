@@ -3,17 +3,118 @@ package io.github.electionpolicy.fabric8;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.electionpolicy.testsupport.Await;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.Optional;
 import java.util.SortedMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Findings of a second adversarial review of the sharded runner (h-attack11). Each test shows a promise of the
  * sharded runner's Javadoc or docs/sharding.md that the runner broke before the fix that came with the test.
  */
 class ShardedRunnerAttack2Test {
+
+  @RegisterExtension
+  final MockApi api = new MockApi();
+
+  private final List<ShardedRunner> runners = new ArrayList<>();
+  private final Map<Integer, String> running = new ConcurrentHashMap<>();
+  private final List<String> overlaps = new CopyOnWriteArrayList<>();
+
+  @AfterEach
+  void closeAll() {
+    runners.forEach(ShardedRunner::close);
+  }
+
+  private void started(int shard, String identity) {
+    String before = running.putIfAbsent(shard, identity);
+    if (before != null) {
+      overlaps.add("shard " + shard + " started in " + identity + " while running in " + before);
+    }
+  }
+
+  /**
+   * Sound: a shard's start() that closes its own replica (re-entrantly, from the runner's callback thread) returns at
+   * once, and the replica stops, with every shard's work stopped and nothing owned.
+   */
+  @Test
+  void aCloseFromAShardsStartReturnsAndTheReplicaStops() throws InterruptedException {
+    AtomicReference<ShardedRunner> self = new AtomicReference<>();
+    CountDownLatch built = new CountDownLatch(1);
+    CountDownLatch closeReturned = new CountDownLatch(1);
+    ShardedRunner a = ShardedRunner.builder()
+        .client(api.client())
+        .decision(MockApi.CONTEND)
+        .settings(MockApi.fastSettings("pod-a").build())
+        .shards(2)
+        .service(ShardService.of((shard, term) -> {
+          started(shard, "pod-a");
+          try {
+            if (built.await(10, TimeUnit.SECONDS)) {
+              self.get().close();
+              closeReturned.countDown();
+            }
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        }, shard -> running.remove(shard, "pod-a")))
+        .start();
+    self.set(a);
+    built.countDown();
+    runners.add(a);
+    assertThat(closeReturned.await(10, TimeUnit.SECONDS)).as("close() from start() returned").isTrue();
+    assertThat(a.awaitStopped(Duration.ofSeconds(10))).as("stopped").isTrue();
+    assertThat(a.ownedShards()).isEmpty();
+    assertThat(running).as("shards whose work still runs").isEmpty();
+    assertThat(a.failure()).isEmpty();
+  }
+
+  /**
+   * Sound: an Error thrown by a shard's start() gives that shard up as a loss would (its stop() is not called), the
+   * replica takes it again, and no shard's work ever runs twice.
+   */
+  @Test
+  void anErrorFromAShardsStartGivesTheShardUpAndItIsTakenAgain() {
+    AtomicInteger throwsLeft = new AtomicInteger(1);
+    AtomicInteger stopsWithoutStart = new AtomicInteger();
+    ShardedRunner a = ShardedRunner.builder()
+        .client(api.client())
+        .decision(MockApi.CONTEND)
+        .settings(MockApi.fastSettings("pod-a").build())
+        .shards(2)
+        .service(ShardService.of((shard, term) -> {
+          if (shard == 0 && throwsLeft.getAndDecrement() > 0) {
+            throw new AssertionError("shard 0's start failed");
+          }
+          started(shard, "pod-a");
+        }, shard -> {
+          if (running.remove(shard) == null) {
+            stopsWithoutStart.incrementAndGet();
+          }
+        }))
+        .start();
+    runners.add(a);
+    Await.until("both shards owned after shard 0's failed start", () -> a.ownedShards().size() == 2
+        && running.size() == 2, Duration.ofSeconds(15), () -> a + " running " + running);
+    assertThat(throwsLeft.get()).isNegative();
+    assertThat(a.failure()).isEmpty();
+    assertThat(a.health().live()).isTrue();
+    a.close();
+    assertThat(running).isEmpty();
+    assertThat(stopsWithoutStart.get()).as("stop() calls for a shard whose start threw").isZero();
+    assertThat(overlaps).isEmpty();
+  }
 
   /**
    * ShardListener promises a call after each change of the owned shards "with the set as ownedShards() then showed
