@@ -44,6 +44,68 @@ class ShardedRunnerAttack2Test {
     }
   }
 
+  private ShardedRunner replica(String identity, int shards) {
+    ShardedRunner runner = ShardedRunner.builder()
+        .client(api.client())
+        .decision(MockApi.CONTEND)
+        .settings(MockApi.fastSettings(identity).build())
+        .shards(shards)
+        .service(ShardService.of((shard, term) -> started(shard, identity), shard -> running.remove(shard, identity)))
+        .start();
+    runners.add(runner);
+    return runner;
+  }
+
+  private boolean twoEach(ShardedRunner b, ShardedRunner c) {
+    return b.ownedShards().size() == 2 && c.ownedShards().size() == 2 && running.size() == 4;
+  }
+
+  /**
+   * Sound: someone else deletes a member's membership Lease, deletes the Lease of a shard the other member owns and
+   * writes a foreign holder into another of its shards: the members give up what they lost, take the Leases again
+   * once they may, and end with two shards each, no shard's work ever running in both.
+   */
+  @Test
+  void membershipAndShardLeasesDeletedOrOverwrittenBySomeoneElseAreTakenBackWithoutOverlap() {
+    ShardedRunner b = replica("pod-b", 4);
+    ShardedRunner c = replica("pod-c", 4);
+    Await.until("two shards each", () -> twoEach(b, c), Duration.ofSeconds(15), () -> b + " " + c);
+    List<Integer> cs = new ArrayList<>(c.ownedShards().keySet());
+
+    api.client().leases().inNamespace(MockApi.NAMESPACE).withName(MockApi.LEASE + "-member-pod-b").delete();
+    api.client().leases().inNamespace(MockApi.NAMESPACE).withName(MockApi.LEASE + "-shard-" + cs.get(0)).delete();
+    api.fixture.overwriteHolder(MockApi.LEASE + "-shard-" + cs.get(1), "thief");
+
+    Await.until("a shard given up", () -> !twoEach(b, c), Duration.ofSeconds(10), () -> b + " " + c);
+    Await.until("two shards each again", () -> twoEach(b, c), Duration.ofSeconds(30),
+        () -> b + " " + c + " running " + running);
+    assertThat(api.fixture.lease(MockApi.LEASE + "-member-pod-b").orElseThrow().getSpec().getHolderIdentity())
+        .isEqualTo("pod-b");
+    assertThat(overlaps).isEmpty();
+    assertThat(b.failure()).isEmpty();
+    assertThat(c.failure()).isEmpty();
+    assertThat(b.health().live() && c.health().live()).isTrue();
+  }
+
+  /**
+   * Sound: with the API server gone, a member's close() still returns within a few lease durations (the leaving
+   * mark's renewal is never answered, so the hold ends at its bound; each release fails at its deadline).
+   */
+  @Test
+  void closeWithTheApiServerGoneIsBounded() throws InterruptedException {
+    ShardedRunner a = replica("pod-a", 2);
+    Await.until("both shards owned", () -> a.ownedShards().size() == 2 && running.size() == 2, a::toString);
+    api.fixture.stopServer();
+    long began = System.nanoTime();
+    Thread closer = new Thread(a::close, "closer");
+    closer.start();
+    closer.join(MockApi.LEASE_DURATION.multipliedBy(5).toMillis());
+    Duration took = Duration.ofNanos(System.nanoTime() - began);
+    assertThat(closer.isAlive()).as("close() still running after " + took + ": " + a).isFalse();
+    assertThat(a.isStopped()).isTrue();
+    assertThat(running).as("shards whose work still runs").isEmpty();
+  }
+
   /**
    * Sound: a shard's start() that closes its own replica (re-entrantly, from the runner's callback thread) returns at
    * once, and the replica stops, with every shard's work stopped and nothing owned.
