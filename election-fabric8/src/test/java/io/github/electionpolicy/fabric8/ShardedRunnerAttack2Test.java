@@ -107,6 +107,51 @@ class ShardedRunnerAttack2Test {
   }
 
   /**
+   * Sound: a ShardListener that closes its replica from ownedShardsChanged (re-entrantly, on the listener thread)
+   * gets its close() back once the replica stopped, and then hears the stop once.
+   */
+  @Test
+  void aListenerThatClosesItsReplicaHearsTheStop() throws InterruptedException {
+    AtomicReference<ShardedRunner> self = new AtomicReference<>();
+    CountDownLatch built = new CountDownLatch(1);
+    CountDownLatch closed = new CountDownLatch(1);
+    List<Optional<Throwable>> stops = new CopyOnWriteArrayList<>();
+    ShardedRunner a = ShardedRunner.builder()
+        .client(api.client())
+        .decision(MockApi.CONTEND)
+        .settings(MockApi.fastSettings("pod-a").build())
+        .shards(2)
+        .service(ShardService.of((shard, term) -> started(shard, "pod-a"), shard -> running.remove(shard, "pod-a")))
+        .listener(new ShardListener() {
+          @Override
+          public void ownedShardsChanged(SortedMap<Integer, LeadershipTerm> owned) {
+            try {
+              if (owned.size() == 2 && built.await(10, TimeUnit.SECONDS)) {
+                self.get().close();
+                closed.countDown();
+              }
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          }
+
+          @Override
+          public void stopped(Optional<Throwable> failure) {
+            stops.add(failure);
+          }
+        })
+        .start();
+    self.set(a);
+    built.countDown();
+    runners.add(a);
+    assertThat(closed.await(15, TimeUnit.SECONDS)).as("close() from the listener returned: " + a).isTrue();
+    assertThat(a.isStopped()).isTrue();
+    Await.until("the stop heard", () -> !stops.isEmpty(), stops::toString);
+    assertThat(stops).containsExactly(Optional.empty());
+    assertThat(running).isEmpty();
+  }
+
+  /**
    * Sound: a shard's start() that closes its own replica (re-entrantly, from the runner's callback thread) returns at
    * once, and the replica stops, with every shard's work stopped and nothing owned.
    */
