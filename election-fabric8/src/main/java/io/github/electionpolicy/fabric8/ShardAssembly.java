@@ -211,7 +211,9 @@ final class ShardAssembly {
           try {
             stop();
           } catch (Throwable again) {
-            e.addSuppressed(again);
+            if (again != e) {
+              e.addSuppressed(again); // the same instance would throw "Self-suppression not permitted"
+            }
           }
           throw e;
         }
@@ -233,8 +235,8 @@ final class ShardAssembly {
         } catch (Throwable e) {
           if (first == null) {
             first = e;
-          } else {
-            first.addSuppressed(e);
+          } else if (e != first) {
+            first.addSuppressed(e); // a stop that throws one instance for every shard: not suppressed by itself
           }
         }
       }
@@ -242,9 +244,16 @@ final class ShardAssembly {
       owned.accept(java.util.Collections.emptySortedMap());
       if (first instanceof Exception exception) {
         throw exception;
+      } else if (first instanceof Error error) {
+        throw error;
       } else if (first != null) {
-        throw (Error) first;
+        throw AllShards.<RuntimeException>rethrow(first); // a raw Throwable (a sneaky throw), as it was thrown
       }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T extends Throwable> T rethrow(Throwable e) throws T {
+      throw (T) e;
     }
 
     @Override

@@ -152,6 +152,33 @@ class ShardedRunnerAttack2Test {
   }
 
   /**
+   * Running unelected, AllShards.stop lost what the shards' stops threw. A stop that throws one instance for every
+   * shard (a cached exception, one shared cause) had it suppressed by itself: {@code addSuppressed} threw
+   * "Self-suppression not permitted". And a first failure that was no Exception nor Error (a raw Throwable, from a sneaky throw as
+   * Lombok's or Kotlin's code may do) was cast to Error: a ClassCastException. Either way the runner logged and
+   * reported the library's exception instead of the user's.
+   */
+  @Test
+  void runningUnelectedAStopThatThrowsARawThrowableIsReportedAsThrown() throws Exception {
+    Throwable raw = new Throwable("a raw throwable from stop()");
+    ShardAssembly.AllShards all = new ShardAssembly.AllShards(2, ShardService.of((shard, term) -> { },
+        shard -> ShardedRunnerAttack2Test.<RuntimeException>sneaky(raw)), owned -> { });
+    all.start(LeadershipTerm.unelected("x", java.time.Instant.EPOCH, Ticker.system()));
+    Throwable thrown = null;
+    try {
+      all.stop();
+    } catch (Throwable e) {
+      thrown = e;
+    }
+    assertThat(thrown).isSameAs(raw);
+  }
+
+  @SuppressWarnings("unchecked")
+  private static <T extends Throwable> void sneaky(Throwable e) throws T {
+    throw (T) e;
+  }
+
+  /**
    * Sound: a shard's start() that closes its own replica (re-entrantly, from the runner's callback thread) returns at
    * once, and the replica stops, with every shard's work stopped and nothing owned.
    */
