@@ -77,9 +77,13 @@ final class ShardAssembly {
     check();
     Shards shards = Shards.of(shardCount);
     if (!decision.contends()) {
+      // The listeners hear of every shard once all started, of none once all stopped, then of the stop, as a
+      // contending replica's do: ShardListener promises its calls whatever the decision.
+      UnelectedListeners heard = new UnelectedListeners(new ShardListeners(listeners, userCode, "unelected",
+          this));
       ElectionRunner.Builder unelected = ElectionRunner.builder().decision(decision)
-          .service(new AllShards(shards.count(), service)).readiness(readiness).ticker(ticker).clock(clock)
-          .loop(loop).userCode(userCode);
+          .service(new AllShards(shards.count(), service, heard::owned)).listener(heard).readiness(readiness)
+          .ticker(ticker).clock(clock).loop(loop).userCode(userCode);
       if (settings != null) {
         unelected.settings(settings);
       }
@@ -155,15 +159,46 @@ final class ShardAssembly {
     };
   }
 
+  /**
+   * Running unelected: hands what {@link AllShards} runs and the runner's stop to the {@link ShardListeners}. Called
+   * from the runner's services lane (the shards) and its listener lane (the stop), one after the other, never at
+   * once (the stop is published after the services stopped), and synchronized all the same.
+   */
+  static final class UnelectedListeners implements ElectionListener {
+    private final ShardListeners listeners;
+    private java.util.SortedMap<Integer, LeadershipTerm> owned = java.util.Collections.emptySortedMap();
+
+    UnelectedListeners(ShardListeners listeners) {
+      this.listeners = listeners;
+    }
+
+    synchronized void owned(java.util.SortedMap<Integer, LeadershipTerm> now) {
+      owned = now;
+      listeners.published(now, false, Optional.empty());
+    }
+
+    @Override
+    public synchronized void stateChanged(ElectionState previous, ElectionState current) {
+      if (current instanceof ElectionState.Stopped stopped) {
+        owned = java.util.Collections.emptySortedMap();
+        listeners.published(owned, true, stopped.failure());
+      }
+    }
+  }
+
   /** Running unelected: one service that runs every shard's work, started in order and stopped in reverse. */
   static final class AllShards implements LeaderService {
     private final int count;
     private final ShardService service;
+    private final java.util.function.Consumer<java.util.SortedMap<Integer, LeadershipTerm>> owned;
     private final List<Integer> started = new ArrayList<>();
 
-    AllShards(int count, ShardService service) {
+    /** @param owned hears the shards whose work runs: every shard once all started, none once they stopped */
+    AllShards(int count, ShardService service,
+        java.util.function.Consumer<java.util.SortedMap<Integer, LeadershipTerm>> owned) {
       this.count = count;
       this.service = service;
+      this.owned = owned;
     }
 
     @Override
@@ -176,12 +211,19 @@ final class ShardAssembly {
           try {
             stop();
           } catch (Throwable again) {
-            e.addSuppressed(again);
+            if (again != e) {
+              e.addSuppressed(again); // the same instance would throw "Self-suppression not permitted"
+            }
           }
           throw e;
         }
         started.add(shard);
       }
+      java.util.TreeMap<Integer, LeadershipTerm> all = new java.util.TreeMap<>();
+      for (int shard = 0; shard < count; shard++) {
+        all.put(shard, term);
+      }
+      owned.accept(java.util.Collections.unmodifiableSortedMap(all));
     }
 
     @Override
@@ -193,17 +235,25 @@ final class ShardAssembly {
         } catch (Throwable e) {
           if (first == null) {
             first = e;
-          } else {
-            first.addSuppressed(e);
+          } else if (e != first) {
+            first.addSuppressed(e); // a stop that throws one instance for every shard: not suppressed by itself
           }
         }
       }
       started.clear();
+      owned.accept(java.util.Collections.emptySortedMap());
       if (first instanceof Exception exception) {
         throw exception;
+      } else if (first instanceof Error error) {
+        throw error;
       } else if (first != null) {
-        throw (Error) first;
+        throw AllShards.<RuntimeException>rethrow(first); // a raw Throwable (a sneaky throw), as it was thrown
       }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T extends Throwable> T rethrow(Throwable e) throws T {
+      throw (T) e;
     }
 
     @Override

@@ -29,7 +29,10 @@ final class ShardListeners {
     this.lane = new CallbackLane(userCode, "election-listeners[shards:" + identity + "]", owner);
   }
 
-  /** On the loop: the snapshot just published; {@code failure} once stopped. */
+  /**
+   * One call at a time (the loop; running unelected, {@link ShardAssembly.UnelectedListeners}): the snapshot just
+   * published; {@code failure} once stopped.
+   */
   void published(SortedMap<Integer, LeadershipTerm> owned, boolean stopped, Optional<Throwable> failure) {
     if (listeners.isEmpty()) {
       return;
