@@ -96,7 +96,10 @@ class SimulationSharding {
         ShardSimFaults.Kind.RESTART, sim.replicas().get(1), 0, 500_000_000L, 0, 0)));
     assertThat(result.checks().violations).isEmpty();
     assertThat(result.checks().handOvers).as("the restart handed its shards over").isPositive();
-    assertThat(result.checks().membershipDeletes).as("the closed process's membership Lease deleted").isEqualTo(1);
+    // At least the closed process's delete; how many deletes a schedule sends depends on the timings (two, since a
+    // runner takes a Lease its view shows released without reading it first). A delete of a newer record, and a
+    // released membership Lease left on the server, are violations: checked above.
+    assertThat(result.checks().membershipDeletes).as("the closed process's membership Lease deleted").isPositive();
   }
 
   /** Each broken variant, run over the seeds from a fixed one, must be caught within its budget. */
