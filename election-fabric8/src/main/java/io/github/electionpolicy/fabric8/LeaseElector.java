@@ -37,11 +37,9 @@ final class LeaseElector {
   // Null when the settings turn leadership Events off.
   private final LeadershipEvents leadershipEvents;
   private final FollowerWatch followerWatch;
-  // A sharded runner's membership Lease: deleted after a clean close's release (see deleteReleased).
+  // A sharded runner's membership Lease: deleted after a clean close's release.
   private final boolean deleteAfterRelease;
-  private final String lease;
-  // The delete's lines, written off the loop as every line of the runner's.
-  private final RunnerLog deleteLog;
+  private final ReleasedLeaseDelete releasedDelete;
   private Mode mode = Mode.NEW;
   private long awaitUntil;
   private RunnerLoop.Timer timer;
@@ -71,7 +69,6 @@ final class LeaseElector {
       boolean deleteAfterRelease) {
     this.transport = transport;
     this.deleteAfterRelease = deleteAfterRelease;
-    this.lease = lease;
     this.identity = identity;
     this.events = events;
     this.ticker = ticker;
@@ -80,7 +77,8 @@ final class LeaseElector {
         settings.retryPeriod().toNanos(), settings.requestTimeout().toNanos(), ticker.read() ^ identity.hashCode(),
         flaw);
     this.log = new LeaseLog(new RunnerLog(LeaseElector.class, logLane), lease, identity, settings);
-    this.deleteLog = new RunnerLog(LeaseElector.class, logLane);
+    this.releasedDelete = new ReleasedLeaseDelete(transport, events, lease, settings.requestTimeout().toNanos(),
+        logLane);
     this.requestTimeoutNanos = settings.requestTimeout().toNanos();
     this.retryPeriodNanos = settings.retryPeriod().toNanos();
     this.followerWatch = new FollowerWatch(transport, events, ticker, clock, protocol, runnerFlaw, settings,
@@ -284,7 +282,12 @@ final class LeaseElector {
     } else {
       Optional<LeaseRecord> released = deleteAfterRelease ? protocol.cleanlyReleased() : Optional.empty();
       if (released.isPresent()) {
-        deleteReleased(released.get());
+        // Deleted before the elector reports finished (see ReleasedLeaseDelete).
+        mode = Mode.DELETING;
+        releasedDelete.start(released.get(), () -> {
+          end();
+          events.finished();
+        });
         return;
       }
       end();
@@ -292,52 +295,9 @@ final class LeaseElector {
     }
   }
 
-  /**
-   * A membership Lease released by a clean close is deleted before the elector reports finished, so that a
-   * replica's Lease does not outlive it (every restart has a new identity): conditional on the released record, so
-   * that a Lease anyone wrote since stays, and bounded by one request timeout, as the release was. A 409 (written
-   * since) or a 404 (gone) is an answer, logged at DEBUG; any other failure is logged once at WARN. Either way the
-   * close goes on.
-   */
-  private void deleteReleased(LeaseRecord released) {
-    mode = Mode.DELETING;
-    int number = ++requestNumber;
-    requestWhat = "delete Lease";
-    LeaseTransport.Answered done = (answer, failure) -> events.onLoop(() -> deleted(number, answer, failure));
-    request = transport.delete(released, done);
-    if (mode != Mode.DELETING || number != requestNumber) {
-      return; // answered at once, on this very call
-    }
-    timer = events.onLoopAfter(requestTimeoutNanos, () -> deleted(number, LeaseHttp.failed(new LeaseCallFailed(
-        "delete Lease got no answer within " + Durations.approx(Duration.ofNanos(requestTimeoutNanos)), null, 0)),
-        null));
-  }
-
-  private void deleted(int number, Answer answer, Throwable failure) {
-    if (mode != Mode.DELETING || number != requestNumber) {
-      return; // timed out already, or the elector ended
-    }
-    cancelTimer();
-    if (request != null) {
-      request.cancel();
-      request = null;
-    }
-    if (answer instanceof Answer.Failed failed) {
-      if (failed.kind() == LeaseStep.FailureKind.CONFLICT || failed.kind() == LeaseStep.FailureKind.NOT_FOUND) {
-        deleteLog.debug("Lease {} not deleted after its release ({}): written since, or gone", lease, failed.failure());
-      } else {
-        deleteLog.warn("Lease {} was released but could not be deleted ({}); it stays, released, until deleted by "
-            + "hand. Deleting it needs the \"delete\" verb on coordination.k8s.io leases", lease, failed.failure());
-      }
-    } else {
-      deleteLog.debug("Lease {} deleted after its release", lease);
-    }
-    end();
-    events.finished();
-  }
-
   private void end() {
     mode = Mode.FINISHED;
+    releasedDelete.cancel();
     heldWrite = null;
     cancelTimer();
     if (request != null) {
