@@ -223,11 +223,13 @@ class LeaderElectionTest {
 
   @Test
   void runUnelectedStartsReconcilersAtOnceWithoutAnyRequest() throws Exception {
+    TimerCountingLoop loop = new TimerCountingLoop();
     try (ElectionRunner runner = ElectionRunner.builder()
         .client(api.client())
         .decision(MockApi.RUN_UNELECTED)
         .settings(MockApi.fastSettings("solo").build())
         .service(log.service("solo"))
+        .loop(loop)
         .start()) {
       assertThat(log.running()).containsExactly("solo");
       assertThat(runner.state()).isEqualTo(new ElectionState.NotContending("solo"));
@@ -236,10 +238,16 @@ class LeaderElectionTest {
         assertThat(term.isElected()).isFalse();
         assertThat(term.isValid()).isTrue();
       });
-      // Must wait: the check is that nothing is sent for a lease duration, and nothing marks that time.
-      Thread.sleep(MockApi.LEASE_DURATION.toMillis());
+      // Every Lease call, watch and access review of a runner is sent from a task of its loop, with a timer for its
+      // deadline: once the tasks handed to the loop ran and no timer is pending, nothing is sent later either (no
+      // need to wait and see).
+      loop.drain();
+      assertThat(loop.pending).as("timers of the unelected runner pending on its loop").isEmpty();
+      assertThat(api.server.getRequestCount()).isZero();
     }
     assertThat(log.running()).isEmpty();
+    loop.drain();
+    assertThat(loop.pending).as("timers pending on the loop after the close").isEmpty();
     assertThat(api.server.getRequestCount()).isZero();
   }
 

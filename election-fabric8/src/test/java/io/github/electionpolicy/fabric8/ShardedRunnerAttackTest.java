@@ -47,20 +47,18 @@ class ShardedRunnerAttackTest {
   @Test
   void closeWhileLapsedEndsTheMembershipRunner() throws InterruptedException {
     AtomicReference<ShardedRunner> self = new AtomicReference<>();
+    TimerCountingLoop loop = new TimerCountingLoop();
     ShardedRunner a = ShardedRunner.builder()
         .client(api.client())
         .decision(MockApi.CONTEND)
         .settings(MockApi.fastSettings("pod-a").build())
         .shards(1)
+        .loop(loop)
         .service(ShardService.of((shard, term) -> { }, shard -> {
-          // The membership Lease was lost, so this shard's work stops: the replica is closed meanwhile.
+          // The membership Lease was lost, so this shard's work stops: the replica is closed meanwhile, and the
+          // loop takes the close in while this shard's work is still stopping.
           self.get().close();
-          try {
-            // Lets the loop take the close in while this shard's work is still stopping (within the stop timeout).
-            Thread.sleep(500);
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          }
+          drain(loop);
         }))
         .start();
     self.set(a);
@@ -73,11 +71,20 @@ class ShardedRunnerAttackTest {
     long stopped = System.nanoTime();
     assertThat(a.failure()).isEmpty();
 
-    // Waits three lease durations (the thief's Lease expires after one): a membership runner still alive would
-    // take its Lease again and renew it every retry period.
-    Thread.sleep(MockApi.LEASE_DURATION.multipliedBy(3).toMillis());
+    // A membership runner still alive would wait for the thief's Lease to expire, take it again and renew it
+    // every retry period: it always has a timer pending. None pending: nothing of pod-a's can write any more.
+    assertThat(loop.awaitNoTimers(MockApi.LEASE_DURATION.multipliedBy(3)))
+        .as("every timer of the stopped replica ran or was cancelled; pending: %s", loop.pending.size()).isTrue();
     assertThat(writesBy(memberLease("pod-a"), "pod-a", stopped).size())
         .as("writes of pod-a's membership Lease after the replica stopped").isZero();
+  }
+
+  private static void drain(TimerCountingLoop loop) {
+    try {
+      loop.drain();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   /**
@@ -120,6 +127,8 @@ class ShardedRunnerAttackTest {
         .renewDeadline(Duration.ofSeconds(5)).retryPeriod(Duration.ofSeconds(3)).stopTimeout(Duration.ofSeconds(4));
     java.util.Map<Integer, String> running = new java.util.concurrent.ConcurrentHashMap<>();
     java.util.concurrent.atomic.AtomicInteger slow = new java.util.concurrent.atomic.AtomicInteger(-1);
+    java.util.concurrent.CountDownLatch fastMoved = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.atomic.AtomicBoolean slowStopped = new java.util.concurrent.atomic.AtomicBoolean();
     java.util.function.Function<String, ShardedRunner> replica = identity -> {
       ShardedRunner runner = ShardedRunner.builder()
           .client(api.client())
@@ -129,10 +138,12 @@ class ShardedRunnerAttackTest {
           .service(ShardService.of((shard, term) -> running.put(shard, identity), shard -> {
             if (shard == slow.get() && identity.equals("pod-c")) {
               try {
-                Thread.sleep(2500); // the slow shard's work takes its time to stop (within the stop timeout)
+                // The slow shard's work takes its time to stop (within the stop timeout): until the fast one moved.
+                fastMoved.await(3, java.util.concurrent.TimeUnit.SECONDS);
               } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
               }
+              slowStopped.set(true);
             }
             running.remove(shard, identity);
           }))
@@ -153,15 +164,15 @@ class ShardedRunnerAttackTest {
     long before = System.nanoTime();
     Await.until("a renewal of pod-c's membership Lease", () -> !writesBy(memberLease("pod-c"), "pod-c", before)
         .isEmpty());
-    long closed = System.nanoTime();
     Thread closer = new Thread(c::close, "closer");
     closer.start();
     Await.until("the fast shard " + fast + " owned by pod-b", () -> b.ownedShards().containsKey(fast),
         Duration.ofSeconds(10), () -> b + " " + c);
-    Duration moved = Duration.ofNanos(System.nanoTime() - closed);
+    // Released at once, taken at once: while the slow shard's stop still held the membership Lease.
+    boolean beforeTheSlowStop = !slowStopped.get();
+    fastMoved.countDown();
     closer.join();
-    // Released at once, taken at once: well before the slow shard's 2.5 s stop let the membership Lease go.
-    assertThat(moved).as("time until pod-b owned pod-c's fast shard").isLessThan(Duration.ofMillis(1500));
+    assertThat(beforeTheSlowStop).as("pod-b owned pod-c's fast shard before pod-c's slow shard stopped").isTrue();
   }
 
   /**
@@ -279,43 +290,6 @@ class ShardedRunnerAttackTest {
     }
   }
 
-  /** The shared loop, keeping the timers scheduled through it that neither ran nor were cancelled. */
-  private static final class TimerCountingLoop implements RunnerLoop {
-    private final RunnerLoop shared = RunnerLoop.shared();
-    final java.util.Set<Object> pending = java.util.concurrent.ConcurrentHashMap.newKeySet();
-
-    @Override
-    public void execute(Runnable task) {
-      shared.execute(task);
-    }
-
-    @Override
-    public Timer schedule(long delayNanos, Runnable task) {
-      Object key = new Object();
-      pending.add(key);
-      Timer timer = shared.schedule(delayNanos, () -> {
-        pending.remove(key);
-        task.run();
-      });
-      return () -> {
-        pending.remove(key);
-        timer.cancel();
-      };
-    }
-
-    @Override
-    public boolean inLoop() {
-      return shared.inLoop();
-    }
-
-    /** Waits until the tasks queued before this call ran. */
-    void drain() throws InterruptedException {
-      java.util.concurrent.CountDownLatch ran = new java.util.concurrent.CountDownLatch(1);
-      shared.execute(ran::countDown);
-      assertThat(ran.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
-    }
-  }
-
   /**
    * An informer event that arrives after the replica stopped (one already queued on the loop when finish() closed
    * the informer: every renewal of another member's Lease is one) still runs observeView, which arms a new expiry
@@ -422,21 +396,19 @@ class ShardedRunnerAttackTest {
   void aReplicaClosedWhileLapsedLeavesNoGhostMember() throws InterruptedException {
     AtomicReference<ShardedRunner> self = new AtomicReference<>();
     java.util.concurrent.atomic.AtomicBoolean lapsing = new java.util.concurrent.atomic.AtomicBoolean();
+    TimerCountingLoop loop = new TimerCountingLoop();
     ShardedRunner a = ShardedRunner.builder()
         .client(api.client())
         .decision(MockApi.CONTEND)
         .settings(MockApi.fastSettings("pod-a").build())
         .shards(2)
+        .loop(loop)
         .service(ShardService.of((shard, term) -> { }, shard -> {
           if (!lapsing.get()) {
             return; // the hand-over of its surplus shard to pod-b
           }
           self.get().close();
-          try {
-            Thread.sleep(500); // lets the loop take the close in while this shard's work still stops
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          }
+          drain(loop); // the loop takes the close in while this shard's work still stops
         }))
         .start();
     self.set(a);
@@ -455,16 +427,17 @@ class ShardedRunnerAttackTest {
     lapsing.set(true);
     api.fixture.overwriteHolder(memberLease("pod-a"), "thief");
     assertThat(a.awaitStopped(Duration.ofSeconds(20))).isTrue();
-    // The thief's Lease expires after one lease duration; pod-b then is the only replica that runs, and must own
-    // both shards and keep them. Waits three lease durations first: pod-b may own both for a moment, between the
-    // thief's expiry and the ghost's return (after which pod-b hands one over to it, once settled).
-    Thread.sleep(MockApi.LEASE_DURATION.multipliedBy(3).toMillis());
+    // A ghost is pod-a's membership runner left alive: it would wait for the thief's Lease to expire and renew
+    // pod-a's membership for ever, a timer always pending. None pending: no ghost can come back.
+    assertThat(loop.awaitNoTimers(MockApi.LEASE_DURATION.multipliedBy(3)))
+        .as("every timer of the stopped replica ran or was cancelled; pending: %s", loop.pending.size()).isTrue();
+    // The thief's Lease expires after one lease duration; pod-b then is the only replica that runs: it owns both.
     java.util.function.Supplier<String> state = () -> b + ", pod-a's membership Lease held by " + api.fixture
         .lease(memberLease("pod-a")).orElseThrow().getSpec().getHolderIdentity();
-    Await.until("pod-b owns both shards", () -> b.ownedShards().size() == 2, MockApi.LEASE_DURATION.multipliedBy(3),
+    Await.until("pod-b owns both shards", () -> b.ownedShards().size() == 2, MockApi.LEASE_DURATION.multipliedBy(4),
         state);
-    Thread.sleep(MockApi.LEASE_DURATION.toMillis()); // and keeps them: more than the settle time
-    assertThat(b.ownedShards()).as(state.get()).hasSize(2);
+    assertThat(api.fixture.lease(memberLease("pod-a")).orElseThrow().getSpec().getHolderIdentity())
+        .as("pod-a's membership Lease holder").isNotEqualTo("pod-a");
   }
 
   /**
@@ -473,22 +446,36 @@ class ShardedRunnerAttackTest {
    * stops without a Leave once the shard stopped; the driver's membership runner recontends and is never closed.
    */
   @Test
-  void membershipLostWhileLeavingEndsTheMembershipRunner() throws InterruptedException {
+  void membershipLostWhileLeavingEndsTheMembershipRunner() throws Exception {
     java.util.concurrent.CountDownLatch stopping = new java.util.concurrent.CountDownLatch(1);
-    ShardedRunner a = ShardedRunner.builder()
-        .client(api.client())
-        .decision(MockApi.CONTEND)
-        .settings(MockApi.fastSettings("pod-a").build())
-        .shards(1)
-        .service(ShardService.of((shard, term) -> { }, shard -> {
-          stopping.countDown();
-          try {
-            Thread.sleep(1000); // a slow stop, within the stop timeout: several membership renewals meanwhile
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          }
-        }))
-        .start();
+    java.util.concurrent.atomic.AtomicBoolean lostWhileStopping = new java.util.concurrent.atomic.AtomicBoolean();
+    TimerCountingLoop loop = new TimerCountingLoop();
+    String lostLine = "Lost Lease " + MockApi.NAMESPACE + "/" + memberLease("pod-a");
+    try (io.github.electionpolicy.testsupport.LogCapture capture =
+        new io.github.electionpolicy.testsupport.LogCapture()) {
+      ShardedRunner a = ShardedRunner.builder()
+          .client(api.client())
+          .decision(MockApi.CONTEND)
+          .settings(MockApi.fastSettings("pod-a").build())
+          .shards(1)
+          .loop(loop)
+          .service(ShardService.of((shard, term) -> { }, shard -> {
+            stopping.countDown();
+            // A slow stop, within the stop timeout: it lasts until the membership Lease's loss was heard.
+            try {
+              lostWhileStopping.set(Await.holds(() -> capture.text().contains(lostLine), Duration.ofSeconds(5)));
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          }))
+          .start();
+      membershipLostWhileLeaving(a, stopping, loop);
+      assertThat(lostWhileStopping).as("the membership Lease was lost while the shard's work stopped").isTrue();
+    }
+  }
+
+  private void membershipLostWhileLeaving(ShardedRunner a, java.util.concurrent.CountDownLatch stopping,
+      TimerCountingLoop loop) throws InterruptedException {
     runners.add(a);
     Await.until("shard 0 owned", () -> a.ownedShards().containsKey(0), a::toString);
     Thread closer = new Thread(a::close, "closer");
@@ -498,8 +485,9 @@ class ShardedRunnerAttackTest {
     closer.join();
     long stopped = System.nanoTime();
 
-    // Three lease durations: the thief's Lease expires after one, and a membership runner still alive takes it.
-    Thread.sleep(MockApi.LEASE_DURATION.multipliedBy(3).toMillis());
+    // A membership runner still alive waits for the thief's Lease to expire and takes it: a timer always pending.
+    assertThat(loop.awaitNoTimers(MockApi.LEASE_DURATION.multipliedBy(3)))
+        .as("every timer of the stopped replica ran or was cancelled; pending: %s", loop.pending.size()).isTrue();
     assertThat(writesBy(memberLease("pod-a"), "pod-a", stopped).size())
         .as("writes of pod-a's membership Lease after close() returned").isZero();
   }

@@ -189,7 +189,8 @@ final class ShardedReplicas implements AutoCloseable {
         }
         firstReconciled.computeIfAbsent(name, n -> new ConcurrentHashMap<>()).putIfAbsent(identity, now);
         hook.reconciling(identity, name);
-        // Holds the widget for a moment, as a reconciliation that calls an API does, so that an overlap would show.
+        // Must wait: holds the widget for a moment, as a reconciliation that calls an API does, so that an overlap
+        // would show; the time is the reconciliation's own cost.
         Thread.sleep(1);
       } finally {
         inProgress.remove(name, identity);
