@@ -1,6 +1,8 @@
 package io.github.electionpolicy.examples;
 
+import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.github.electionpolicy.ElectionDecision;
 import io.github.electionpolicy.fabric8.ElectionRunner;
 import io.github.electionpolicy.fabric8.ElectionState;
@@ -90,11 +92,28 @@ final class DemoReplica implements AutoCloseable {
 
   @Override
   public void close() {
+    closeAndCheckRelease();
+  }
+
+  /**
+   * Closes the replica as {@link #close()} does and says whether the Lease was left free for the next leader: false
+   * when this replica is still the holder after its close (its release got no answer in time, as on an overloaded
+   * API server), so the others must wait for the Lease to expire, as after a crash. True also when the Lease could
+   * not be read, or when it was never this replica's.
+   */
+  boolean closeAndCheckRelease() {
     if (closed) {
-      return;
+      return true;
     }
     closed = true;
     runner.close();
-    client.close();
+    try {
+      Lease lease = client.leases().inNamespace(namespace()).withName(FailoverScenario.LEASE_NAME).get();
+      return lease == null || lease.getSpec() == null || !name.equals(lease.getSpec().getHolderIdentity());
+    } catch (KubernetesClientException | IllegalStateException e) {
+      return true; // killed (its client closed), or the read failed: the take-over it times says the rest
+    } finally {
+      client.close();
+    }
   }
 }

@@ -169,13 +169,14 @@ final class FailoverScenario {
 
     out.println("-- graceful: closing " + first.replica() + "; it stops its reconciler, then releases the Lease");
     long closeNanos = System.nanoTime();
-    replica(first).close();
+    boolean released = replica(first).closeAndCheckRelease();
     Duration gracefulBound = options.renewDeadline().plus(options.leaseDuration()).plus(SLACK);
     LeadershipTimeline.Elected second = timeline.awaitElection(Optional.of(first.replica()), closeNanos,
         gracefulBound).orElseThrow(() -> new DemoFailedException("no replica took over within "
             + millis(gracefulBound) + " after " + first.replica() + " closed"));
     String graceful = millisBetween(closeNanos, second.nanos());
-    out.println(Demo.line(second.replica(), "TOOK OVER " + graceful + " after the leader closed (graceful)"));
+    out.println(Demo.line(second.replica(), "TOOK OVER " + graceful + " after the leader closed (graceful" + (released
+        ? ")" : ", but its release got no answer in time, as from an overloaded API server: the Lease had to expire)")));
     Thread.sleep(PAUSE.toMillis());
     if (replicas.size() < 3) {
       out.println("-- two replicas: nobody left to take over a crash; run with --replicas 3 to see one");
