@@ -28,8 +28,17 @@ class MembershipLeaseDeleteTest {
   @RegisterExtension
   final MockApi api = new MockApi().answeringAccessReviews();
 
+  /**
+   * The transport's settings: single calls, never an election, so each request may take 10 s (half the renew
+   * deadline). The 750 ms of the fast settings failed the first create of a cold JVM at load 18 on 2 cores.
+   */
+  private static LeaseSettings settings() {
+    return MockApi.fastSettings("pod-a").leaseDuration(java.time.Duration.ofSeconds(30))
+        .renewDeadline(java.time.Duration.ofSeconds(20)).retryPeriod(java.time.Duration.ofSeconds(2)).build();
+  }
+
   private Fabric8LeaseTransport transport() {
-    return new Fabric8LeaseTransport(api.client(), MockApi.NAMESPACE, MockApi.fastSettings("pod-a").build(),
+    return new Fabric8LeaseTransport(api.client(), MockApi.NAMESPACE, settings(),
         SharedPools.io(), SharedPools.handOver(), new SharedPools.InFlight(64, "Lease requests"),
         new SharedPools.InFlight(16, "leadership Event writes"));
   }
@@ -139,7 +148,7 @@ class MembershipLeaseDeleteTest {
     VersionsWentBack versions = new VersionsWentBack();
     try (MockApi restored = new MockApi(versions);
         Fabric8LeaseTransport transport = new Fabric8LeaseTransport(restored.client(), MockApi.NAMESPACE,
-            MockApi.fastSettings("pod-a").build(), SharedPools.io(), SharedPools.handOver(),
+            settings(), SharedPools.io(), SharedPools.handOver(),
             new SharedPools.InFlight(64, "Lease requests"), new SharedPools.InFlight(16, "leadership Event writes"))) {
       restored.answeringAccessReviews();
       LeaseRecord released = takeAndRelease(transport);
