@@ -21,7 +21,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The start-up check of {@link ElectionRunner}: a {@link LeaseAccess} review before contending, so a
+ * The start-up check of {@link ElectionRunner} (and of a {@link ShardedRunner}'s membership runner, which asks what
+ * the whole replica uses: {@link LeaseNeeds}): a {@link LeaseAccess} review before contending, so a
  * missing Role fails at start with the fix instead of as a stream of 403s. It runs on a Lease I/O thread, beside
  * the elector's first read (whose writes wait for this verdict), so {@code start()} never waits for the API
  * server; the runner acts on a denial. It first asks one {@code SelfSubjectRulesReview} of the namespace: when
@@ -29,8 +30,8 @@ import org.slf4j.LoggerFactory;
  * one request. Otherwise (a denial, an incomplete list, a failed review) the verdict is the
  * {@code SelfSubjectAccessReview}s', one per required verb, as the server answers each: independent, so they are
  * sent at once on the same I/O pool (see {@link LeaseAccess#review(String, String, LeaseAccess.Reviewer,
- * java.util.concurrent.Executor, boolean)}): one round trip more. {@code watch} only decides
- * a warning, so it is asked once the verdict is given and the elector's first attempt is over, off the start
+ * java.util.concurrent.Executor, boolean)}): one round trip more. {@code watch} (a sharded runner's {@code delete})
+ * only decides a warning, so it is asked once the verdict is given and the elector's first attempt is over, off the start
  * path, and warned of when it answers (not at all when the rules showed it allowed). With leadership Events on,
  * the access reviews' path asks one more, never waited for, whether Events may be created; a denial is a warning
  * ({@link EventAccess}), never a reason not to contend. The rules' path asks none: rules that do not show it

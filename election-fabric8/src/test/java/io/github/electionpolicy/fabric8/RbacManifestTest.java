@@ -219,6 +219,21 @@ class RbacManifestTest {
         .satisfies(subject -> assertThat(subject.getName()).isEqualTo(manifest.get(0).getMetadata().getName()));
   }
 
+  /** docs/sharding.md shows the ERROR of a sharded replica denied list as the runner writes it. */
+  @Test
+  void theShardingPageShowsTheShardedDenialAsWritten() throws Exception {
+    LeaseAccessDeniedException denied = new LeaseAccessDeniedException("orders", "orders-controller-member-pod-a",
+        List.of("list"), LeaseNeeds.sharded("orders-controller"));
+    String firstLine = denied.getMessage().lines().findFirst().orElseThrow();
+    String page = Files.readString(
+        Path.of(System.getProperty("basedir", ".")).resolve("../docs/sharding.md").normalize());
+    assertThat(page).contains("ERROR ElectionRunner - Not contending for Lease orders/orders-controller-member-pod-a: "
+        + firstLine + "\n");
+    assertThat(denied.getMessage()).contains(
+        Files.readString(SHARDED_MANIFEST).lines().dropWhile(line -> !line.equals("kind: Role")).skip(5).limit(3)
+            .map(line -> line + "\n").collect(Collectors.joining()));
+  }
+
   /**
    * The sharded runner's preflight, left to its access reviews (the rules review gets no answer that lists rules),
    * asks exactly the manifest's verbs on leases, delete included; {@code create} on events it leaves to the shards'
