@@ -67,6 +67,8 @@ final class Fabric8LeaseTransport implements LeaseTransport {
   private final java.util.concurrent.atomic.AtomicReference<Runnable> afterFirstAttempt =
       new java.util.concurrent.atomic.AtomicReference<>();
   private volatile long preflightDeadlineNanos = TimeUnit.MILLISECONDS.toNanos(PREFLIGHT_DEADLINE_MILLIS);
+  // What the preflight asks for: an election's verbs, unless a sharded runner's assembly said otherwise.
+  private volatile LeaseNeeds needs = LeaseNeeds.election();
 
   Fabric8LeaseTransport(KubernetesClient userClient, String namespace, LeaseSettings settings, ExecutorService io) {
     this(userClient, namespace, settings, io, SharedPools.handOver(), SharedPools.leaseRequests(),
@@ -127,6 +129,14 @@ final class Fabric8LeaseTransport implements LeaseTransport {
   private Map<String, Object> leaseToWrite(LeaseRecord record) {
     WriteMetadata metadata = writeMetadata;
     return LeaseRecords.lease(record, lastSeen, namespace, name, metadata.labels(), metadata.annotations());
+  }
+
+  /**
+   * Makes the preflight ask what {@code needs} lists instead of an election's verbs: a sharded runner's Leases
+   * ({@link LeaseNeeds#sharded}); set before the runner starts.
+   */
+  void needs(LeaseNeeds needs) {
+    this.needs = java.util.Objects.requireNonNull(needs, "needs");
   }
 
   /** The derived client the Lease calls use. */
@@ -369,7 +379,8 @@ final class Fabric8LeaseTransport implements LeaseTransport {
       Consumer<Throwable> failed) {
     Optional<LeaseAccessDeniedException> denied;
     try {
-      denied = RbacPreflight.check(reviewClient, rulesClient, namespace, settings, () -> over.get() || closed.get(),
+      denied = RbacPreflight.check(reviewClient, rulesClient, namespace, settings, needs,
+          () -> over.get() || closed.get(),
           closed::get, this::review, eventAccess, afterFirstAttempt::set);
     } catch (RuntimeException | Error e) {
       if (finish(call, over)) {

@@ -200,15 +200,27 @@ public record LeaseAccess(
    */
   static LeaseAccess review(String namespace, String leaseName, Reviewer reviewer, Executor executor,
       boolean askWatch) {
+    LeaseNeeds election = LeaseNeeds.election();
+    return review(namespace, leaseName, election.required(), askWatch ? election.advised().get(0) : null, reviewer,
+        executor);
+  }
+
+  /**
+   * As {@link #review(String, String, Reviewer, Executor, boolean)}, of the questions {@code required} (a runner's
+   * {@link LeaseNeeds#required()}: their denied verbs are {@link #deniedVerbs()}) and, if not {@code null}, of
+   * {@code advised}, whose denial is {@link #watchDenied()}.
+   */
+  static LeaseAccess review(String namespace, String leaseName, List<LeaseNeeds.Ask> required,
+      LeaseNeeds.Ask advised, Reviewer reviewer, Executor executor) {
     Objects.requireNonNull(namespace, "namespace");
     Objects.requireNonNull(leaseName, "leaseName");
-    List<String> verbs = new ArrayList<>(REQUIRED_VERBS);
-    if (askWatch) {
-      verbs.add(ADVISED_VERBS.get(0));
+    List<LeaseNeeds.Ask> asks = new ArrayList<>(required);
+    if (advised != null) {
+      asks.add(advised);
     }
     List<FutureTask<Optional<Boolean>>> questions = new ArrayList<>();
-    for (String verb : verbs) {
-      SelfSubjectAccessReview question = question(namespace, leaseName, verb);
+    for (LeaseNeeds.Ask ask : asks) {
+      SelfSubjectAccessReview question = question(namespace, ask, leaseName);
       questions.add(new FutureTask<>(() -> reviewer.allowed(question)));
     }
     if (executor != null) {
@@ -223,8 +235,8 @@ public record LeaseAccess(
     }
     try {
       List<String> denied = new ArrayList<>();
-      for (int i = 0; i < REQUIRED_VERBS.size(); i++) {
-        String verb = REQUIRED_VERBS.get(i);
+      for (int i = 0; i < required.size(); i++) {
+        String verb = required.get(i).verb();
         Optional<Boolean> allowed;
         try {
           allowed = answer(questions.get(i));
@@ -246,8 +258,8 @@ public record LeaseAccess(
       }
       boolean watchDenied = false;
       try {
-        if (askWatch) {
-          watchDenied = answer(questions.get(REQUIRED_VERBS.size())).map(allowed -> !allowed).orElse(false);
+        if (advised != null) {
+          watchDenied = answer(questions.get(required.size())).map(allowed -> !allowed).orElse(false);
         }
       } catch (Exception e) {
         if (e instanceof InterruptedException) {
@@ -300,14 +312,19 @@ public record LeaseAccess(
 
   /** The review of one verb on the Lease (by name, except {@code create}). */
   static SelfSubjectAccessReview question(String namespace, String leaseName, String verb) {
+    return question(namespace, new LeaseNeeds.Ask(verb, !UNNAMEABLE_VERB.equals(verb)), leaseName);
+  }
+
+  /** The review of one question: its verb on the Lease by name, or on every Lease of the namespace. */
+  static SelfSubjectAccessReview question(String namespace, LeaseNeeds.Ask ask, String leaseName) {
     return new SelfSubjectAccessReviewBuilder()
         .withNewSpec()
         .withNewResourceAttributes()
         .withGroup("coordination.k8s.io")
         .withResource("leases")
-        .withVerb(verb)
+        .withVerb(ask.verb())
         .withNamespace(namespace)
-        .withName(UNNAMEABLE_VERB.equals(verb) ? null : leaseName)
+        .withName(ask.name(leaseName))
         .endResourceAttributes()
         .endSpec()
         .build();

@@ -38,17 +38,22 @@ public class LeaseAccessDeniedException extends IllegalStateException {
    * @param missingVerbs the verbs the SelfSubjectAccessReview denied
    */
   public LeaseAccessDeniedException(String namespace, String leaseName, List<String> missingVerbs) {
-    super(message(namespace, leaseName, missingVerbs));
+    this(namespace, leaseName, missingVerbs, LeaseNeeds.election());
+  }
+
+  /** The denial of a runner with {@code needs}: its message names what that runner needs, and its Role. */
+  LeaseAccessDeniedException(String namespace, String leaseName, List<String> missingVerbs, LeaseNeeds needs) {
+    super(message(namespace, leaseName, missingVerbs, needs));
     this.namespace = namespace;
     this.leaseName = leaseName;
     this.missingVerbs = List.copyOf(missingVerbs);
   }
 
-  private static String message(String namespace, String leaseName, List<String> missing) {
+  private static String message(String namespace, String leaseName, List<String> missing, LeaseNeeds needs) {
     return "leader election may not " + String.join(", ", missing) + " leases (coordination.k8s.io) in "
-        + "namespace \"" + namespace + "\": it needs " + String.join(", ", LeaseAccess.REQUIRED_VERBS)
-        + " (and " + String.join(", ", LeaseAccess.ADVISED_VERBS) + ", to take over a released Lease at once); "
-        + "fix: bind the pod's service account to a Role with these rules, e.g.\n" + LeaseAccess.roleYaml(namespace, leaseName);
+        + "namespace \"" + namespace + "\": " + (needs.sharded() ? "a sharded runner" : "it") + " needs "
+        + needs.needed() + "; fix: bind the pod's service account to a Role with these rules, e.g.\n"
+        + needs.roleYaml(namespace, leaseName);
   }
 
   /**

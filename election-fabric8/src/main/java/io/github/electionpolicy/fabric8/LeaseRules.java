@@ -119,12 +119,22 @@ final class LeaseRules {
 
   /** Whether every verb leader election needs on the Lease ({@link LeaseAccess#REQUIRED_VERBS}) is allowed. */
   boolean grantRequired(String leaseName) {
-    for (String verb : LeaseAccess.REQUIRED_VERBS) {
-      if (!allowsOnLease(verb, leaseName)) {
+    return grant(LeaseNeeds.election().required(), leaseName);
+  }
+
+  /** Whether every one of {@code asks} (a runner's {@link LeaseNeeds}) is allowed, for the Lease {@code leaseName}. */
+  boolean grant(java.util.List<LeaseNeeds.Ask> asks, String leaseName) {
+    for (LeaseNeeds.Ask ask : asks) {
+      if (!allows(ask, leaseName)) {
         return false;
       }
     }
     return true;
+  }
+
+  /** Whether one question is allowed: its verb on the Lease by name, or on every Lease of the namespace. */
+  boolean allows(LeaseNeeds.Ask ask, String leaseName) {
+    return allows(LEASE_GROUP, LEASES, ask.verb(), ask.name(leaseName));
   }
 
   /** Whether {@code verb} on the Lease is allowed (by name, except {@code create}, which has none). */

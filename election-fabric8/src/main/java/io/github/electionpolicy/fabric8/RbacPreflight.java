@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.http.HttpClient;
 import io.fabric8.kubernetes.client.http.HttpRequest;
 import io.fabric8.kubernetes.client.http.HttpResponse;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
@@ -20,7 +21,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The start-up check of {@link ElectionRunner}: a {@link LeaseAccess} review before contending, so a
+ * The start-up check of {@link ElectionRunner} (and of a {@link ShardedRunner}'s membership runner, which asks what
+ * the whole replica uses: {@link LeaseNeeds}): a {@link LeaseAccess} review before contending, so a
  * missing Role fails at start with the fix instead of as a stream of 403s. It runs on a Lease I/O thread, beside
  * the elector's first read (whose writes wait for this verdict), so {@code start()} never waits for the API
  * server; the runner acts on a denial. It first asks one {@code SelfSubjectRulesReview} of the namespace: when
@@ -28,8 +30,8 @@ import org.slf4j.LoggerFactory;
  * one request. Otherwise (a denial, an incomplete list, a failed review) the verdict is the
  * {@code SelfSubjectAccessReview}s', one per required verb, as the server answers each: independent, so they are
  * sent at once on the same I/O pool (see {@link LeaseAccess#review(String, String, LeaseAccess.Reviewer,
- * java.util.concurrent.Executor, boolean)}): one round trip more. {@code watch} only decides
- * a warning, so it is asked once the verdict is given and the elector's first attempt is over, off the start
+ * java.util.concurrent.Executor, boolean)}): one round trip more. {@code watch} (a sharded runner's {@code delete})
+ * only decides a warning, so it is asked once the verdict is given and the elector's first attempt is over, off the start
  * path, and warned of when it answers (not at all when the rules showed it allowed). With leadership Events on,
  * the access reviews' path asks one more, never waited for, whether Events may be created; a denial is a warning
  * ({@link EventAccess}), never a reason not to contend. The rules' path asks none: rules that do not show it
@@ -78,10 +80,21 @@ final class RbacPreflight {
   static Optional<LeaseAccessDeniedException> check(KubernetesClient userClient, KubernetesClient rulesClient,
       String namespace, LeaseSettings settings, BooleanSupplier closing, BooleanSupplier closed, Executor io,
       EventAccess events, java.util.function.Consumer<Runnable> later) {
+    return check(userClient, rulesClient, namespace, settings, LeaseNeeds.election(), closing, closed, io, events,
+        later);
+  }
+
+  /**
+   * As above, for a runner with {@code needs}: an {@link ElectionRunner}'s ({@link LeaseNeeds#election()}), or a
+   * {@link ShardedRunner}'s, whose membership runner asks its own list of verbs ({@link LeaseNeeds#sharded}).
+   */
+  static Optional<LeaseAccessDeniedException> check(KubernetesClient userClient, KubernetesClient rulesClient,
+      String namespace, LeaseSettings settings, LeaseNeeds needs, BooleanSupplier closing, BooleanSupplier closed,
+      Executor io, EventAccess events, java.util.function.Consumer<Runnable> later) {
     String leaseName = settings.leaseName();
     LeaseAccess.Reviewer reviewer = reviewer(userClient, closing);
     Optional<LeaseRules> rules = rules(rulesClient, namespace, closing);
-    if (rules.isPresent() && rules.get().grantRequired(leaseName)) {
+    if (rules.isPresent() && rules.get().grant(needs.required(), leaseName)) {
       // The usual case, in one round trip: the listed rules allow every required verb. Watch, if they do not
       // show it allowed, is asked once the first attempt is over, and never waited for.
       if (closing.getAsBoolean()) {
@@ -89,9 +102,12 @@ final class RbacPreflight {
       }
       // Events the rules do not show allowed are not asked about here: the first Event write tells (a 403 is one
       // WARN with the rule to add, as a denied review is), and a review sent now would only race that write.
-      if (!rules.get().allowsOnLease(LeaseAccess.ADVISED_VERBS.get(0), leaseName)) {
-        LeaseAccess.Reviewer watchReviewer = reviewer(userClient, closed);
-        later.accept(() -> askWatch(watchReviewer, namespace, settings, closed, io));
+      List<LeaseNeeds.Ask> unshown = needs.advised().stream()
+          .filter(ask -> !rules.get().allows(ask, leaseName)).toList();
+      if (!unshown.isEmpty()) {
+        LeaseAccess.Reviewer adviceReviewer = reviewer(userClient, closed);
+        later.accept(() -> unshown.forEach(ask -> askAdvised(adviceReviewer, namespace, settings, needs, ask, closed,
+            io)));
       }
       return Optional.empty();
     }
@@ -116,12 +132,13 @@ final class RbacPreflight {
       }
     }
     try {
-      LeaseAccess access = LeaseAccess.review(namespace, leaseName, reviewer, io, false);
-      Optional<LeaseAccessDeniedException> denied = check(namespace, settings, closing, access, events,
+      LeaseAccess access = LeaseAccess.review(namespace, leaseName, needs.required(), null, reviewer, io);
+      Optional<LeaseAccessDeniedException> denied = check(namespace, settings, needs, closing, access, events,
           eventsReview);
-      if (access.verdict() == LeaseAccess.Verdict.GRANTED && !closing.getAsBoolean()) {
-        LeaseAccess.Reviewer watchReviewer = reviewer(userClient, closed);
-        later.accept(() -> askWatch(watchReviewer, namespace, settings, closed, io));
+      if (access.verdict() == LeaseAccess.Verdict.GRANTED && !closing.getAsBoolean() && !needs.advised().isEmpty()) {
+        LeaseAccess.Reviewer adviceReviewer = reviewer(userClient, closed);
+        later.accept(() -> needs.advised().forEach(ask -> askAdvised(adviceReviewer, namespace, settings, needs, ask,
+            closed, io)));
       }
       return denied;
     } finally {
@@ -202,13 +219,14 @@ final class RbacPreflight {
   }
 
   /**
-   * Asks whether {@code watch} is allowed, on {@code io}, never waited for: the verdict is given already, and a
-   * denial only warns (followers then poll). Reported when it answers, unless the runner closed; a review that
-   * failed, gave no verdict or found no free I/O thread is no denial.
+   * Asks whether an advised verb is allowed ({@code watch} for an election, {@code delete} of its membership Lease
+   * for a sharded runner), on {@code io}, never waited for: the verdict is given already, and a denial only warns
+   * (followers then poll; a closed replica's membership Lease stays behind). Reported when it answers, unless the
+   * runner closed; a review that failed, gave no verdict or found no free I/O thread is no denial.
    */
-  private static void askWatch(LeaseAccess.Reviewer reviewer, String namespace, LeaseSettings settings,
-      BooleanSupplier closed, Executor io) {
-    var question = LeaseAccess.question(namespace, settings.leaseName(), LeaseAccess.ADVISED_VERBS.get(0));
+  private static void askAdvised(LeaseAccess.Reviewer reviewer, String namespace, LeaseSettings settings,
+      LeaseNeeds needs, LeaseNeeds.Ask ask, BooleanSupplier closed, Executor io) {
+    var question = LeaseAccess.question(namespace, ask, settings.leaseName());
     try {
       io.execute(() -> {
         boolean denied;
@@ -218,24 +236,32 @@ final class RbacPreflight {
           if (e instanceof InterruptedException) {
             Thread.currentThread().interrupt();
           }
-          LOG.debug("Could not check RBAC for watch: {}", e.toString());
+          LOG.debug("Could not check RBAC for {}: {}", ask.verb(), e.toString());
           return;
         }
-        if (denied && !closed.getAsBoolean()) {
+        if (!denied || closed.getAsBoolean()) {
+          return;
+        }
+        if ("delete".equals(ask.verb())) {
+          LOG.warn("Leader election may not delete leases in namespace \"{}\": when this replica closes, its "
+              + "membership Lease {} stays behind, released, instead of being deleted (one such Lease for each pod "
+              + "name that ever ran, each listed and watched by every replica); the replica runs as before. To fix, "
+              + "grant the Role this rule:\n{}", namespace, settings.leaseName(), LeaseNeeds.shardedLeaseRuleYaml());
+        } else {
           LOG.warn("Leader election may not watch leases in namespace \"{}\": followers will notice a released "
               + "Lease only at their next poll, so a graceful hand-over takes up to one retry period ({}) instead "
               + "of milliseconds, and each follower reads the Lease every retry period instead of once per lease "
               + "duration ({}). To fix, grant the Role:\n{}", namespace, Durations.format(settings.retryPeriod()),
-              Durations.format(settings.leaseDuration()), LeaseAccess.roleYaml(namespace, settings.leaseName()));
+              Durations.format(settings.leaseDuration()), needs.roleYaml(namespace, settings.leaseName()));
         }
       });
     } catch (RejectedExecutionException e) {
-      LOG.debug("Could not check RBAC for watch: {}", e.toString());
+      LOG.debug("Could not check RBAC for {}: {}", ask.verb(), e.toString());
     }
   }
 
   private static Optional<LeaseAccessDeniedException> check(String namespace, LeaseSettings settings,
-      BooleanSupplier closing, LeaseAccess access, EventAccess events, EventsReview eventsReview) {
+      LeaseNeeds needs, BooleanSupplier closing, LeaseAccess access, EventAccess events, EventsReview eventsReview) {
     String leaseName = settings.leaseName();
     if (closing.getAsBoolean()) {
       // The runner is not going to contend: there is nothing to warn of.
@@ -243,7 +269,7 @@ final class RbacPreflight {
     }
     switch (access.verdict()) {
       case DENIED -> {
-        return Optional.of(new LeaseAccessDeniedException(namespace, leaseName, access.deniedVerbs()));
+        return Optional.of(new LeaseAccessDeniedException(namespace, leaseName, access.deniedVerbs(), needs));
       }
       case UNKNOWN -> LOG.warn("Could not check RBAC for leases: {}; contending anyway",
           access.unknownReason().orElseThrow());

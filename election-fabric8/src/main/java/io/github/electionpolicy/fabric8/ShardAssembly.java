@@ -107,6 +107,8 @@ final class ShardAssembly {
         : leaseSettings -> {
           Fabric8LeaseTransport transport = new Fabric8LeaseTransport(client, namespace, leaseSettings,
               SharedPools.io());
+          // Only the membership Lease's runner runs the preflight; it asks for what the whole replica uses.
+          transport.needs(LeaseNeeds.sharded(settings.leaseName()));
           return new Opened(transport, transport::writeMetadata);
         });
     ShardDriver.ViewSource view = source != null ? source

@@ -394,8 +394,10 @@ public final class ShardedRunner implements AutoCloseable {
     }
 
     /**
-     * Turns the RBAC preflight on (the default) or off: it checks the membership Lease's verbs before the replica
-     * joins; a denial stops the replica ({@link ShardedRunner#failure()}).
+     * Turns the RBAC preflight on (the default) or off: before the replica joins it checks what the replica uses on
+     * leases ({@code get}, {@code create}, {@code update} on its membership Lease; {@code list} and {@code watch} on
+     * every Lease of the namespace; {@code delete} of its membership Lease, whose denial only warns); a denial stops
+     * the replica ({@link ShardedRunner#failure()} holds the {@link LeaseAccessDeniedException}).
      *
      * @param enabled whether to check with SelfSubjectAccessReviews before joining
      * @return this builder

@@ -28,7 +28,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * {@code docs/deploy/rbac.yaml} grants exactly what the adapter uses and what its preflight checks: no verb more,
  * none less (on leases, and {@code create} on events for the leadership Events), and every verb that RBAC can
- * scope to a name is scoped to the Lease.
+ * scope to a name is scoped to the Lease. {@code docs/sharding-rbac.yaml} does the same for a {@link ShardedRunner},
+ * whose one rule on leases cannot name them.
  */
 class RbacManifestTest {
 
@@ -170,6 +171,133 @@ class RbacManifestTest {
       }
     }
     assertThat(used).as("verbs sent on leases and events").isEqualTo(verbs(role().getRules()));
+  }
+
+  // ---- docs/sharding-rbac.yaml: the sharded runner's Role ---------------------------------------------------
+
+  private static final Path SHARDED_MANIFEST =
+      Path.of(System.getProperty("basedir", ".")).resolve("../docs/sharding-rbac.yaml").normalize();
+
+  private Role shardedRole() throws Exception {
+    try (InputStream in = Files.newInputStream(SHARDED_MANIFEST)) {
+      return api.client().load(in).items().stream().filter(Role.class::isInstance).map(Role.class::cast)
+          .findFirst().orElseThrow();
+    }
+  }
+
+  private static final ShardService NO_WORK = new ShardService() {
+    @Override
+    public void start(int shard, LeadershipTerm term) {}
+
+    @Override
+    public void stop(int shard) {}
+  };
+
+  private ShardedRunner sharded(String identity) {
+    return ShardedRunner.builder().client(api.client()).decision(MockApi.CONTEND)
+        .settings(MockApi.fastSettings(identity).build()).shards(4).service(NO_WORK).start();
+  }
+
+  @Test
+  void theShardedManifestHoldsTheRoleTheShardedDenialShowsAndABindingToIt() throws Exception {
+    Role shown;
+    try (InputStream in = new java.io.ByteArrayInputStream(
+        LeaseNeeds.shardedRoleYaml(MockApi.NAMESPACE, MockApi.LEASE).getBytes(StandardCharsets.UTF_8))) {
+      shown = Serialization.unmarshal(in, Role.class);
+    }
+    assertThat(shardedRole().getRules()).isEqualTo(shown.getRules());
+    assertThat(shardedRole().getRules()).allSatisfy(rule -> assertThat(rule.getResourceNames())
+        .as("the membership Leases are named after the pods: no rule can name them").isNullOrEmpty());
+    List<HasMetadata> manifest;
+    try (InputStream in = Files.newInputStream(SHARDED_MANIFEST)) {
+      manifest = api.client().load(in).items();
+    }
+    assertThat(manifest).extracting(HasMetadata::getKind).containsExactly("ServiceAccount", "Role", "RoleBinding");
+    RoleBinding binding = (RoleBinding) manifest.get(2);
+    assertThat(binding.getRoleRef().getName()).isEqualTo(shardedRole().getMetadata().getName());
+    assertThat(binding.getSubjects()).singleElement()
+        .satisfies(subject -> assertThat(subject.getName()).isEqualTo(manifest.get(0).getMetadata().getName()));
+  }
+
+  /** docs/sharding.md shows the ERROR of a sharded replica denied list as the runner writes it. */
+  @Test
+  void theShardingPageShowsTheShardedDenialAsWritten() throws Exception {
+    LeaseAccessDeniedException denied = new LeaseAccessDeniedException("orders", "orders-controller-member-pod-a",
+        List.of("list"), LeaseNeeds.sharded("orders-controller"));
+    String firstLine = denied.getMessage().lines().findFirst().orElseThrow();
+    String page = Files.readString(
+        Path.of(System.getProperty("basedir", ".")).resolve("../docs/sharding.md").normalize());
+    assertThat(page).contains("ERROR ElectionRunner - Not contending for Lease orders/orders-controller-member-pod-a: "
+        + firstLine + "\n");
+    assertThat(denied.getMessage()).contains(
+        Files.readString(SHARDED_MANIFEST).lines().dropWhile(line -> !line.equals("kind: Role")).skip(5).limit(3)
+            .map(line -> line + "\n").collect(Collectors.joining()));
+  }
+
+  /**
+   * The sharded runner's preflight, left to its access reviews (the rules review gets no answer that lists rules),
+   * asks exactly the manifest's verbs on leases, delete included; {@code create} on events it leaves to the shards'
+   * first Event write, as an election's rules path does.
+   */
+  @Test
+  void theShardedManifestGrantsOnLeasesExactlyTheVerbsTheShardedPreflightChecks() throws Exception {
+    Set<String> reviewed = ConcurrentHashMap.newKeySet();
+    api.server.expect().post().withPath("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews")
+        .andReply(201, request -> {
+          SelfSubjectAccessReview review =
+              Serialization.unmarshal(request.getUtf8Body(), SelfSubjectAccessReview.class);
+          reviewed.add(review.getSpec().getResourceAttributes().getResource() + ":"
+              + review.getSpec().getResourceAttributes().getVerb());
+          review.setStatus(new SubjectAccessReviewStatus(true, false, null, null));
+          return review;
+        }).always();
+
+    ShardedRunner a = sharded("a");
+    try {
+      io.github.electionpolicy.testsupport.Await.until("a owns every shard", () -> a.ownedShards().size() == 4);
+      io.github.electionpolicy.testsupport.Await.until("delete asked", () -> reviewed.contains("leases:delete"));
+    } finally {
+      a.close();
+    }
+
+    Set<String> onLeases = verbs(shardedRole().getRules()).stream().filter(verb -> verb.startsWith("leases:"))
+        .collect(Collectors.toCollection(TreeSet::new));
+    assertThat(new TreeSet<>(reviewed)).isEqualTo(onLeases);
+  }
+
+  /**
+   * Two replicas over a whole run: each joins, lists and watches the Leases, takes, renews and hands over shards
+   * (recording Events), and closes cleanly, deleting its membership Lease. What they send on leases and events is
+   * exactly what the manifest grants.
+   */
+  @Test
+  void theShardedManifestGrantsExactlyTheVerbsTwoReplicasSendOverAWholeRun() throws Exception {
+    ShardedRunner a = sharded("a");
+    ShardedRunner b = null;
+    try {
+      io.github.electionpolicy.testsupport.Await.until("a owns every shard", () -> a.ownedShards().size() == 4);
+      b = sharded("b");
+      ShardedRunner second = b;
+      io.github.electionpolicy.testsupport.Await.until("the shards split", () -> a.ownedShards().size() == 2
+          && second.ownedShards().size() == 2, () -> a.ownedShards() + " " + second.ownedShards());
+    } finally {
+      if (b != null) {
+        b.close();
+      }
+      a.close();
+    }
+    assertThat(api.fixture.lease(MockApi.LEASE + "-member-a")).as("deleted on a's clean close").isEmpty();
+
+    Set<String> used = new TreeSet<>();
+    RecordedRequest request;
+    while ((request = api.server.takeRequest(100, TimeUnit.MILLISECONDS)) != null) {
+      if (request.getPath().contains("/leases")) {
+        used.add("leases:" + verb(request));
+      } else if (request.getPath().contains("/events")) {
+        used.add("events:" + verb(request));
+      }
+    }
+    assertThat(used).as("verbs sent on leases and events").isEqualTo(verbs(shardedRole().getRules()));
   }
 
   /** The RBAC verb of a request, as the API server's request-info resolver names it. */

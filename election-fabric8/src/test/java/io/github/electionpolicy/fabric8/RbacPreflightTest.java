@@ -2,6 +2,7 @@ package io.github.electionpolicy.fabric8;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.electionpolicy.testsupport.Await;
 import io.github.electionpolicy.testsupport.LogCapture;
 import java.time.Duration;
 import java.util.List;
@@ -240,6 +241,147 @@ class RbacPreflightTest {
       assertThat(Replica.awaitTrue(() -> runner.state().kind() == ElectionState.Kind.LEADING,
           Duration.ofSeconds(5))).isTrue();
     }
+  }
+
+  // ---- the sharded runner: its membership runner's preflight asks what the whole replica uses ----------
+
+  private static final String MEMBER_LEASE = MockApi.LEASE + "-member-a";
+
+  /** The access reviews the server was asked, as {@code verb} or {@code verb:name}, in the order it was asked. */
+  private static MockApi recordingAccessReviews(List<String> asked) {
+    return new MockApi(delegate -> new io.fabric8.mockwebserver.http.Dispatcher() {
+      @Override
+      public io.fabric8.mockwebserver.http.MockResponse dispatch(
+          io.fabric8.mockwebserver.http.RecordedRequest request) {
+        String path = request.getPath() == null ? "" : request.getPath();
+        if (path.endsWith("selfsubjectaccessreviews")) {
+          // Read without consuming it (getUtf8Body() would leave the fixture an empty body).
+          String body = new String(request.getBody().getBytes(), java.nio.charset.StandardCharsets.UTF_8);
+          var attributes = io.fabric8.kubernetes.client.utils.Serialization.unmarshal(body,
+              io.fabric8.kubernetes.api.model.authorization.v1.SelfSubjectAccessReview.class)
+              .getSpec().getResourceAttributes();
+          if ("leases".equals(attributes.getResource())) {
+            asked.add(attributes.getVerb() + (attributes.getName() == null ? "" : ":" + attributes.getName()));
+          }
+        }
+        return delegate.dispatch(request);
+      }
+    });
+  }
+
+  private static ShardedRunner sharded(KubernetesClientSource client, ShardService service) {
+    return ShardedRunner.builder().client(client.get()).decision(MockApi.CONTEND)
+        .settings(MockApi.fastSettings("a").build()).shards(4).service(service).start();
+  }
+
+  /** Where the sharded runner's client comes from (a server of the test's own, or the extension's). */
+  @FunctionalInterface
+  private interface KubernetesClientSource {
+    io.fabric8.kubernetes.client.KubernetesClient get();
+  }
+
+  private static final ShardService NO_WORK = new ShardService() {
+    @Override
+    public void start(int shard, LeadershipTerm term) {}
+
+    @Override
+    public void stop(int shard) {}
+  };
+
+  /**
+   * Without {@code list} on leases the replica's one list and watch of the shards' and members' Leases never lists
+   * them, so it would never own a shard: the preflight stops it before it joins, naming the verb, the namespace and
+   * the Role that grants what a sharded runner uses (the access reviews decide: the rules do not show list allowed).
+   */
+  @Test
+  void aShardedRunnerWithoutListOnLeasesStopsBeforeItJoinsNamingTheVerbAndTheRole() throws Exception {
+    List<String> asked = new CopyOnWriteArrayList<>();
+    try (MockApi counted = recordingAccessReviews(asked); LogCapture logs = new LogCapture()) {
+      counted.denying(Set.of("list"));
+      ShardedRunner runner = sharded(counted::client, NO_WORK);
+      try {
+        assertThat(runner.awaitStopped(Duration.ofSeconds(10))).isTrue();
+        assertThat(runner.failure()).hasValueSatisfying(failure -> assertThat(failure)
+            .isInstanceOfSatisfying(LeaseAccessDeniedException.class, denied -> {
+              assertThat(denied.missingVerbs()).containsExactly("list");
+              assertThat(denied.namespace()).isEqualTo(MockApi.NAMESPACE);
+              assertThat(denied.leaseName()).isEqualTo(MEMBER_LEASE);
+              assertThat(denied).hasMessageContaining("may not list leases (coordination.k8s.io) in namespace \""
+                      + MockApi.NAMESPACE + "\"")
+                  .hasMessageContaining("a sharded runner needs get, create, update, list, watch on every Lease")
+                  .hasMessageContaining(LeaseNeeds.shardedRoleYaml(MockApi.NAMESPACE, MockApi.LEASE))
+                  .hasMessageContaining("verbs: [\"get\", \"list\", \"watch\", \"create\", \"update\", "
+                      + "\"delete\"]");
+            }));
+        assertThat(runner.ownedShards()).isEmpty();
+      } finally {
+        runner.close();
+      }
+      assertThat(logs.text()).contains("ERROR")
+          .contains("Not contending for Lease " + MockApi.NAMESPACE + "/" + MEMBER_LEASE
+              + ": leader election may not list leases");
+      assertThat(counted.fixture.lease(MEMBER_LEASE)).as("no membership Lease written").isEmpty();
+    }
+    // By name on the membership Lease, list and watch on every Lease (no name); create has none.
+    assertThat(asked).containsExactlyInAnyOrder("get:" + MEMBER_LEASE, "create", "update:" + MEMBER_LEASE, "list",
+        "watch");
+  }
+
+  @Test
+  void aShardedRunnerWithoutWatchOnEveryLeaseStopsToo() throws Exception {
+    api.denying(Set.of("watch"));
+    ShardedRunner runner = sharded(api::client, NO_WORK);
+    try {
+      assertThat(runner.awaitStopped(Duration.ofSeconds(10))).isTrue();
+      assertThat(runner.failure()).hasValueSatisfying(failure -> assertThat(failure)
+          .isInstanceOfSatisfying(LeaseAccessDeniedException.class,
+              denied -> assertThat(denied.missingVerbs()).containsExactly("watch")));
+    } finally {
+      runner.close();
+    }
+  }
+
+  /**
+   * Without {@code delete} the replica runs as before (a clean close then leaves its membership Lease behind,
+   * released): the preflight warns, once the verdict is given, naming the verb, the namespace, the Lease and the rule
+   * to add. The rules review showed every required verb allowed, so delete is asked on its own afterwards.
+   */
+  @Test
+  void aShardedRunnerWithoutDeleteOwnsItsShardsAndWarnsNamingTheVerbAndTheRule() throws Exception {
+    List<String> asked = new CopyOnWriteArrayList<>();
+    try (MockApi counted = recordingAccessReviews(asked); LogCapture logs = new LogCapture()) {
+      counted.denying(Set.of("delete"));
+      ShardedRunner runner = sharded(counted::client, NO_WORK);
+      try {
+        Await.until("the replica owns every shard", () -> runner.ownedShards().size() == 4,
+            () -> runner.ownedShards() + " " + runner.failure());
+        Await.until("the delete warning", () -> logs.text().contains("may not delete leases"));
+        assertThat(runner.failure()).isEmpty();
+        assertThat(logs.text()).contains("WARN")
+            .contains("may not delete leases in namespace \"" + MockApi.NAMESPACE + "\"")
+            .contains("its membership Lease " + MEMBER_LEASE + " stays behind, released")
+            .contains(LeaseNeeds.shardedLeaseRuleYaml());
+      } finally {
+        runner.close();
+      }
+    }
+    assertThat(asked).as("the rules showed the required verbs allowed: only delete is asked")
+        .containsExactly("delete:" + MEMBER_LEASE);
+  }
+
+  @Test
+  void aShardedRunnerWhoseRulesAllowEveryVerbAsksNoAccessReview() throws Exception {
+    List<String> asked = new CopyOnWriteArrayList<>();
+    try (MockApi counted = recordingAccessReviews(asked)) {
+      ShardedRunner runner = sharded(counted::client, NO_WORK);
+      try {
+        Await.until("the replica owns every shard", () -> runner.ownedShards().size() == 4);
+        assertThat(runner.failure()).isEmpty();
+      } finally {
+        runner.close();
+      }
+    }
+    assertThat(asked).isEmpty();
   }
 
   // ---- finding 7 of the review of the start-up, settings and health changes --------------------------
