@@ -13,8 +13,9 @@ import java.util.Objects;
  *   <li>{@link #election()}, an {@link ElectionRunner}: {@code get}, {@code create}, {@code update} on its Lease
  *       ({@code create} without a name: the object does not exist yet), {@code watch} on it as advice. It deletes
  *       and lists nothing.
- *   <li>{@link #sharded(String)}, a {@link ShardedRunner} (its membership runner runs the preflight): the same on its
- *       membership Lease, and {@code list} and {@code watch} on every Lease of the namespace (its one list and watch
+ *   <li>{@link #sharded(String)}, a {@link ShardedRunner} (its membership runner runs the preflight): {@code get},
+ *       {@code create} and {@code update} on every Lease of the namespace (it writes its shards' Leases as well as
+ *       its membership Lease), and {@code list} and {@code watch} on every Lease of the namespace (its one list and watch
  *       by label, {@link ShardLeaseSource}; without them it never sees a member or a shard's holder, so never owns a
  *       shard), both required; {@code delete} on its membership Lease as advice (a clean close deletes it; without it
  *       the released Lease stays behind). The Role grants these namespace-wide: the membership Leases' names are the
@@ -66,7 +67,9 @@ final class LeaseNeeds {
   static LeaseNeeds sharded(String baseLeaseName) {
     Objects.requireNonNull(baseLeaseName, "baseLeaseName");
     return new LeaseNeeds(baseLeaseName,
-        List.of(new Ask("get", true), new Ask(UNNAMEABLE, false), new Ask("update", true), new Ask("list", false),
+        // get and update on every Lease, not by the membership Lease's name: the replica writes its shards' Leases
+        // too, so a Role that names only the membership Lease must fail here, not with 403s on the shards later.
+        List.of(new Ask("get", false), new Ask(UNNAMEABLE, false), new Ask("update", false), new Ask("list", false),
             new Ask("watch", false)),
         List.of(new Ask("delete", true)));
   }
