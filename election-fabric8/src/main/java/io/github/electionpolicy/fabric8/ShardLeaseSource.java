@@ -77,12 +77,32 @@ final class ShardLeaseSource implements AutoCloseable {
     return informer.hasSynced();
   }
 
-  /** A Lease as the view takes it: its name, its record, and whether it is marked as leaving. */
+  /** A Lease as the view takes it: its name, its record, whether it is marked as leaving, and whether it is bare. */
   static ShardLeaseView.Listed listed(Lease lease) {
     ObjectMeta metadata = lease.getMetadata();
     boolean leaving = metadata.getAnnotations() != null
         && "true".equals(metadata.getAnnotations().get(ShardLeases.LEAVING));
-    return new ShardLeaseView.Listed(metadata.getName(), LeaseRecords.record(lease), leaving);
+    return new ShardLeaseView.Listed(metadata.getName(), LeaseRecords.record(lease), leaving, bare(metadata));
+  }
+
+  /**
+   * Whether a write built from the Lease's record alone keeps all of its metadata: a PUT replaces the object, so a
+   * shard runner takes a Lease seen released without reading it first only when it carries no annotation, owner
+   * reference, finalizer or label but {@link ShardLeases#LABEL} (the fields the server sets, its uid and times, the
+   * server keeps).
+   */
+  private static boolean bare(ObjectMeta metadata) {
+    return isEmpty(metadata.getAnnotations()) && isEmpty(metadata.getOwnerReferences())
+        && isEmpty(metadata.getFinalizers())
+        && (metadata.getLabels() == null || ShardLeases.LABEL_ONLY.containsAll(metadata.getLabels().keySet()));
+  }
+
+  private static boolean isEmpty(java.util.Map<?, ?> map) {
+    return map == null || map.isEmpty();
+  }
+
+  private static boolean isEmpty(java.util.Collection<?> collection) {
+    return collection == null || collection.isEmpty();
   }
 
   @Override
