@@ -365,4 +365,39 @@ class ShardedRunnerAttack3Test {
         && running.size() == 4, Duration.ofSeconds(30), () -> a + " " + b + ", pod-a " + a.health());
     assertThat(overlaps).isEmpty();
   }
+
+  /**
+   * Sound: the renewal of the leaver's membership Lease that carries its leaving mark is answered {@code code} (the
+   * first write of that Lease after close() began): the hold of its hand-overs ends at its bound or at the next
+   * renewal, and the survivor still ends owning every shard, with no overlap; close() returns.
+   */
+  private void aLeavingMarksRenewalAnswered(int code, String reason) {
+    AtomicBoolean closing = new AtomicBoolean();
+    AtomicInteger answered = new AtomicInteger();
+    faults.add(request -> "PUT".equals(request.getMethod()) && path(request).endsWith(memberLease("pod-c"))
+        && closing.get() && answered.getAndIncrement() == 0 ? status(code, reason) : null);
+    ShardedRunner b = replica("pod-b", 4);
+    ShardedRunner c = replica("pod-c", 4);
+    Await.until("two shards each", () -> b.ownedShards().size() == 2 && c.ownedShards().size() == 2
+        && running.size() == 4, Duration.ofSeconds(15), () -> b + " " + c);
+
+    closing.set(true);
+    c.close();
+
+    assertThat(answered.get()).as("membership writes after close() began").isPositive();
+    Await.until("pod-b owns every shard", () -> b.ownedShards().size() == 4 && running.size() == 4,
+        Duration.ofSeconds(15), () -> b + " running " + running);
+    assertThat(overlaps).isEmpty();
+    assertThat(c.isStopped()).isTrue();
+  }
+
+  @Test
+  void aLeavingMarksRenewalAnsweredWithAServerErrorStillHandsOver() {
+    aLeavingMarksRenewalAnswered(500, "InternalError");
+  }
+
+  @Test
+  void aLeavingMarksRenewalAnsweredWithAConflictStillHandsOver() {
+    aLeavingMarksRenewalAnswered(409, "Conflict");
+  }
 }
