@@ -269,11 +269,12 @@ class ShardedRunnerAttack3Test {
       }
     }));
     ShardedRunner b = replica("pod-b", 4, api.client(), ShardService.of(
-        (shard, term) -> takenAt.put(shard, System.nanoTime()), shard -> takenAt.remove(shard)));
+        (shard, term) -> takenAt.putIfAbsent(shard, System.nanoTime()), shard -> { }));
     try {
       Await.until("two shards each", () -> a.ownedShards().size() == 2 && b.ownedShards().size() == 2,
           Duration.ofSeconds(15), () -> a + " " + b);
       List<Integer> as = new ArrayList<>(a.ownedShards().keySet());
+      as.forEach(takenAt::remove); // pod-b's first starts of pod-a's shards from now on
 
       closing.set(true);
       long closeBegan = System.nanoTime();
@@ -290,7 +291,7 @@ class ShardedRunnerAttack3Test {
       assertThat(a.failure()).get().asString().contains("stop");
       assertThat(api.fixture.lease(memberLease("pod-a"))).as("pod-a's membership Lease, deleted").isEmpty();
 
-      Await.until("pod-b owns every shard", () -> b.ownedShards().size() == 4, Duration.ofSeconds(10),
+      Await.until("pod-b started the hung shard", () -> takenAt.containsKey(hung.get()), Duration.ofSeconds(10),
           b::toString);
       assertThat(Duration.ofNanos(takenAt.get(hung.get()) - hungSince.get()))
           .as("from the hung stop's call to pod-b's start of that shard")
@@ -399,5 +400,40 @@ class ShardedRunnerAttack3Test {
   @Test
   void aLeavingMarksRenewalAnsweredWithAConflictStillHandsOver() {
     aLeavingMarksRenewalAnswered(409, "Conflict");
+  }
+
+  /**
+   * Sound: a replica is cut off from the API server (a hung node) and started again elsewhere under the same identity
+   * (a StatefulSet's pod name) while its old membership and shard Leases still name it: the new process waits for
+   * them to expire (they name its identity, but it wrote none of them), gets its share, and the old process, back in
+   * touch, finds its Leases held under its own identity by another process and takes none: no shard's work ever runs
+   * in two processes, nor in the old one once its terms lapsed.
+   */
+  @Test
+  void aReplicaStartedAgainUnderTheSameIdentityWhileTheOldOneIsCutOffNeverOverlapsIt() {
+    ReplicaLink oldLink = api.fixture.replica("pod-c-old");
+    ShardedRunner b = replica("pod-b", 4);
+    ShardedRunner old = replica("pod-c", 4, oldLink.client(), tracked("pod-c#old"));
+    Await.until("two shards each", () -> b.ownedShards().size() == 2 && old.ownedShards().size() == 2
+        && running.size() == 4, Duration.ofSeconds(15), () -> b + " " + old);
+
+    oldLink.partition();
+    Await.until("the old process's work stopped", () -> !running.containsValue("pod-c#old"),
+        Duration.ofSeconds(15), () -> "running " + running);
+    ShardedRunner again = replica("pod-c", 4, api.client(), tracked("pod-c#new"));
+    Await.until("two shards each again", () -> b.ownedShards().size() == 2 && again.ownedShards().size() == 2
+        && running.size() == 4 && running.containsValue("pod-c#new"), Duration.ofSeconds(30),
+        () -> b + " " + again + " running " + running);
+
+    oldLink.heal();
+    int before = oldLink.requestCount();
+    // The old process's own evidence that it is back: requests of its runners answered again (a follower with a
+    // watch open reads only now and then).
+    Await.until("the old process back in touch", () -> oldLink.requestCount() >= before + 3,
+        Duration.ofSeconds(30), () -> old + " " + old.health() + " stopped " + old.isStopped() + " " + old.failure()
+            + ", requests " + oldLink.requestCount() + " from " + before);
+    assertThat(old.ownedShards()).as("the old process, back in touch").isEmpty();
+    assertThat(running).doesNotContainValue("pod-c#old");
+    assertThat(overlaps).isEmpty();
   }
 }
