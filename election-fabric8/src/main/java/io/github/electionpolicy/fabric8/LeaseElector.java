@@ -122,8 +122,8 @@ final class LeaseElector {
   }
 
   /** Before {@link #start} (the protocol refuses it after): what this process saw of the Lease, and since when. */
-  void seen(LeaseRecord record, long seenNanos) {
-    protocol.seen(record, seenNanos);
+  void seen(LeaseRecord record, long seenNanos, boolean takeUnread) {
+    protocol.seen(record, seenNanos, takeUnread);
   }
 
   /** What another watch of this process saw of the Lease ({@link FollowerWatch#sighted}); ignored unless running. */

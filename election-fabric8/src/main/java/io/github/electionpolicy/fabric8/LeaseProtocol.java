@@ -106,12 +106,21 @@ final class LeaseProtocol {
    * @throws IllegalStateException once the protocol has started
    */
   void seen(LeaseRecord record, long seenNanos) {
+    seen(record, seenNanos, true);
+  }
+
+  /**
+   * {@link #seen(LeaseRecord, long)}, with {@code takeUnread} false for a Lease whose write must be built from a read
+   * of it (its metadata holds what the record does not carry, which a write from the record alone would drop): a
+   * record seen free is then read first, as any other.
+   */
+  void seen(LeaseRecord record, long seenNanos, boolean takeUnread) {
     java.util.Objects.requireNonNull(record, "record");
     if (s.observedAny || s.readOnce || s.pending != LeaseProtocolState.Pending.NONE) {
       throw new IllegalStateException("seen(...) is for before start");
     }
     s.observe(record, seenNanos);
-    s.seenFree = record.holder() == null && record.resourceVersion() != null;
+    s.seenFree = takeUnread && record.holder() == null && record.resourceVersion() != null;
   }
 
   /**

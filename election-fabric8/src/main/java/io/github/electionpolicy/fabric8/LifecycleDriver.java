@@ -214,9 +214,9 @@ final class LifecycleDriver {
    * Before {@link #start()}, on the loop: what this process already saw of the Lease, and since when on this runner's
    * ticker (see {@link LeaseProtocol#seen}); a no-op for a runner that does not contend.
    */
-  void seen(LeaseRecord record, long seenNanos) {
+  void seen(LeaseRecord record, long seenNanos, boolean takeUnread) {
     if (elector != null) {
-      elector.seen(record, seenNanos);
+      elector.seen(record, seenNanos, takeUnread);
     }
   }
 

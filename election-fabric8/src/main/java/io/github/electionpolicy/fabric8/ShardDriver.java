@@ -295,8 +295,10 @@ final class ShardDriver {
     shards.put(shard, run);
     observe(runner.driver(), state -> shardState(shard, run, state));
     // A crashed owner's Lease has been unchanged since the view first showed it so: the runner judges its expiry from
-    // then, not from its own first read, so the shard moves a lease duration after the crash, not two.
-    view.sighting(lease).ifPresent(seen -> runner.driver().seen(seen.record(), seen.changedNanos()));
+    // then, not from its own first read, so the shard moves a lease duration after the crash, not two. One seen
+    // released is taken with the first request, unread, unless a user put metadata on it that a write built from the
+    // record alone would drop (a PUT replaces the object): that one is read first, and the take keeps it.
+    view.sighting(lease).ifPresent(seen -> runner.driver().seen(seen.record(), seen.changedNanos(), seen.bare()));
     runner.driver().start();
   }
 

@@ -10,7 +10,7 @@ import java.util.Objects;
 /**
  * The one list and watch of a sharded controller's Leases (those labelled {@link ShardLeases#LABEL}{@code =}{@link
  * ShardLeases#labelValue()} in one namespace), through a fabric8 informer: it lists, watches, lists again after a
- * watch it cannot resume and reports only what changed, which is what {@link ShardLeaseView} takes in. Each Lease
+ * watch it cannot resume or any failure (until closed) and reports only what changed, which is what {@link ShardLeaseView} takes in. Each Lease
  * is reported with the time it arrived, on the driver's {@link Ticker}, from the informer's own thread; the sink
  * hands it to the driver's loop.
  *
@@ -36,9 +36,11 @@ final class ShardLeaseSource implements AutoCloseable {
       + "in the namespace (docs/sharding.md)";
 
   private final SharedIndexInformer<Lease> informer;
+  private final java.util.concurrent.atomic.AtomicBoolean closed;
 
-  private ShardLeaseSource(SharedIndexInformer<Lease> informer) {
+  private ShardLeaseSource(SharedIndexInformer<Lease> informer, java.util.concurrent.atomic.AtomicBoolean closed) {
     this.informer = informer;
+    this.closed = closed;
   }
 
   /**
@@ -52,6 +54,13 @@ final class ShardLeaseSource implements AutoCloseable {
     SharedIndexInformer<Lease> informer = client.leases().inNamespace(namespace)
         .withLabel(ShardLeases.LABEL, leases.labelValue())
         .runnableInformer(0);
+    // fabric8's default handler stops the informer for good on any failure before the first list and on any watch
+    // error but a 410 Gone after it (a response cut mid-event, an event its model cannot take), and nothing would
+    // start it again: the view would never change, every other replica's Leases would expire in it, and this replica,
+    // counting itself the only member, would never hand a shard to one that joins. Until closed, it lists and watches
+    // again after every failure, with the client's watch reconnect backoff.
+    java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+    informer.exceptionHandler((started, failure) -> !closed.get());
     informer.addEventHandler(new ResourceEventHandler<>() {
       @Override
       public void onAdd(Lease lease) {
@@ -69,7 +78,7 @@ final class ShardLeaseSource implements AutoCloseable {
       }
     });
     informer.start().thenRun(sink::synced);
-    return new ShardLeaseSource(informer);
+    return new ShardLeaseSource(informer, closed);
   }
 
   /** Whether the first list has been reported. */
@@ -77,16 +86,37 @@ final class ShardLeaseSource implements AutoCloseable {
     return informer.hasSynced();
   }
 
-  /** A Lease as the view takes it: its name, its record, and whether it is marked as leaving. */
+  /** A Lease as the view takes it: its name, its record, whether it is marked as leaving, and whether it is bare. */
   static ShardLeaseView.Listed listed(Lease lease) {
     ObjectMeta metadata = lease.getMetadata();
     boolean leaving = metadata.getAnnotations() != null
         && "true".equals(metadata.getAnnotations().get(ShardLeases.LEAVING));
-    return new ShardLeaseView.Listed(metadata.getName(), LeaseRecords.record(lease), leaving);
+    return new ShardLeaseView.Listed(metadata.getName(), LeaseRecords.record(lease), leaving, bare(metadata));
+  }
+
+  /**
+   * Whether a write built from the Lease's record alone keeps all of its metadata: a PUT replaces the object, so a
+   * shard runner takes a Lease seen released without reading it first only when it carries no annotation, owner
+   * reference, finalizer or label but {@link ShardLeases#LABEL} (the fields the server sets, its uid and times, the
+   * server keeps).
+   */
+  private static boolean bare(ObjectMeta metadata) {
+    return isEmpty(metadata.getAnnotations()) && isEmpty(metadata.getOwnerReferences())
+        && isEmpty(metadata.getFinalizers())
+        && (metadata.getLabels() == null || ShardLeases.LABEL_ONLY.containsAll(metadata.getLabels().keySet()));
+  }
+
+  private static boolean isEmpty(java.util.Map<?, ?> map) {
+    return map == null || map.isEmpty();
+  }
+
+  private static boolean isEmpty(java.util.Collection<?> collection) {
+    return collection == null || collection.isEmpty();
   }
 
   @Override
   public void close() {
+    closed.set(true);
     informer.close();
   }
 }

@@ -24,12 +24,19 @@ final class ShardLeaseView {
 
   /**
    * One listed Lease as its watch reported it: {@code leaving} when it is a membership Lease marked as leaving
-   * (the member stops counting itself in before its shards stop; docs/architecture.md).
+   * (the member stops counting itself in before its shards stop; docs/architecture.md); {@code bare} when its
+   * metadata holds nothing a shard runner's own write would not (no annotation, owner reference, finalizer or label
+   * but the controller's), so a write made from the record alone, without a read, loses nothing of it.
    */
-  record Listed(String name, LeaseRecord record, boolean leaving) {
+  record Listed(String name, LeaseRecord record, boolean leaving, boolean bare) {
     Listed {
       Objects.requireNonNull(name, "name");
       Objects.requireNonNull(record, "record");
+    }
+
+    /** A Lease with nothing in its metadata but what the runners write (the simulation's). */
+    Listed(String name, LeaseRecord record, boolean leaving) {
+      this(name, record, leaving, true);
     }
   }
 
@@ -66,17 +73,24 @@ final class ShardLeaseView {
     if (!same) {
       long changedAt = before == null || now - before.changedNanos() > 0 ? now : before.changedNanos();
       seen.put(listed.name(), new Seen(listed, changedAt));
+    } else {
+      // The same content, since when it was first seen so; the Lease as it is now (its resourceVersion and metadata:
+      // what a take without a read writes over).
+      seen.put(listed.name(), new Seen(listed, before.changedNanos()));
     }
   }
 
-  /** A Lease as last seen, and when its content was first seen so, on the view's clock. */
-  record Sighting(LeaseRecord record, long changedNanos) {}
+  /**
+   * A Lease as last seen, when its content was first seen so, on the view's clock, and whether its metadata is
+   * {@link Listed#bare bare}.
+   */
+  record Sighting(LeaseRecord record, long changedNanos, boolean bare) {}
 
   /** The Lease {@code name} as last seen, if it is listed. */
   java.util.Optional<Sighting> sighting(String name) {
     Seen s = seen.get(name);
     return s == null ? java.util.Optional.empty()
-        : java.util.Optional.of(new Sighting(s.listed().record(), s.changedNanos()));
+        : java.util.Optional.of(new Sighting(s.listed().record(), s.changedNanos(), s.listed().bare()));
   }
 
   /** A watch event: the Lease {@code name} was deleted. */

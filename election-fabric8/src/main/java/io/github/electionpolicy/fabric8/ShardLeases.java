@@ -24,6 +24,9 @@ final class ShardLeases {
   /** The label every Lease of a sharded controller carries; its value names the controller (its base Lease). */
   static final String LABEL = "election-policy.io/sharded-lease";
 
+  /** The label keys a shard runner's own writes put on a shard's Lease: {@link #LABEL} alone. */
+  static final java.util.Set<String> LABEL_ONLY = java.util.Set.of(LABEL);
+
   /**
    * The annotation a member puts on its membership Lease, with the value {@code "true"}, when it starts to leave:
    * every view counts it out from then on, while it still renews the Lease until its shards have stopped.

@@ -129,6 +129,13 @@ class LeaseProtocolStepEdgesTest {
     }
 
     @Test
+    void aLeaseSeenFreeWhoseWriteNeedsARead() {
+      protocol.seen(FREE, 0, false); // its metadata holds what a write from the record alone would drop
+
+      assertThat(protocol.start(at(5)).action()).isEqualTo(new LeaseStep.Read(5 * MS + TIMEOUT));
+    }
+
+    @Test
     void aLeaseSeenHeldIsReadFirst() {
       protocol.seen(crashed, 0);
 

@@ -53,6 +53,17 @@ class ShardLeaseViewTest {
   }
 
   @Test
+  void theSightingIsTheLeaseAsLastListedSinceItsContentFirstShowed() {
+    ShardLeaseView.Listed free = shard(1, null, 10, 1);
+    view.changed(free, 0);
+    // Someone annotates the released Lease: a new resourceVersion, the same content, and metadata no longer bare.
+    view.changed(new ShardLeaseView.Listed(free.name(), free.record().withResourceVersion("9"), false, false), 3 * S);
+
+    assertThat(view.sighting(free.name())).contains(
+        new ShardLeaseView.Sighting(free.record().withResourceVersion("9"), 0, false));
+  }
+
+  @Test
   void aMemberMarkedLeavingIsCountedOutWhileItsShardsStillCount() {
     view.listed(List.of(member("pod-a", "pod-a", 10, 1), shard(2, "pod-a", 10, 1)), 0);
     view.changed(new ShardLeaseView.Listed(leases.memberLease("pod-a"), held("pod-a", 10, 1), true), S);

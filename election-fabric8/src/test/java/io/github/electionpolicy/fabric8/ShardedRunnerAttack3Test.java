@@ -1,0 +1,439 @@
+package io.github.electionpolicy.fabric8;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
+import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
+import io.fabric8.kubernetes.api.model.coordination.v1.LeaseBuilder;
+import io.fabric8.mockwebserver.http.Dispatcher;
+import io.fabric8.mockwebserver.http.MockResponse;
+import io.fabric8.mockwebserver.http.RecordedRequest;
+import io.github.electionpolicy.testkit.fabric8.ReplicaLink;
+import io.github.electionpolicy.testsupport.Await;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Findings of a third adversarial review of the sharded runner (h-attack12): each test shows a promise of the runner's
+ * Javadoc, docs or CHANGELOG that it broke before the fix that came with the test, or, marked sound, a probe that
+ * held.
+ */
+class ShardedRunnerAttack3Test {
+
+  /** Answers a request its own way when {@link #fault} gives a response for it; else the fixture answers. */
+  private final Faults faults = new Faults();
+
+  @RegisterExtension
+  final MockApi api = new MockApi(faults::around);
+
+  private final List<ShardedRunner> runners = new ArrayList<>();
+  private final Map<Integer, String> running = new ConcurrentHashMap<>();
+  private final List<String> overlaps = new CopyOnWriteArrayList<>();
+
+  @AfterEach
+  void closeAll() {
+    faults.clear();
+    runners.forEach(ShardedRunner::close);
+  }
+
+  /** Injected answers: the first rule that answers a request wins. */
+  static final class Faults {
+    private final List<Function<RecordedRequest, MockResponse>> rules = new CopyOnWriteArrayList<>();
+
+    Dispatcher around(Dispatcher delegate) {
+      return new Dispatcher() {
+        @Override
+        public MockResponse dispatch(RecordedRequest request) {
+          for (Function<RecordedRequest, MockResponse> rule : rules) {
+            MockResponse response = rule.apply(request);
+            if (response != null) {
+              return response;
+            }
+          }
+          return delegate.dispatch(request);
+        }
+      };
+    }
+
+    void add(Function<RecordedRequest, MockResponse> rule) {
+      rules.add(rule);
+    }
+
+    void clear() {
+      rules.clear();
+    }
+  }
+
+  static String path(RecordedRequest request) {
+    return request.getPath() == null ? "" : request.getPath();
+  }
+
+  static MockResponse status(int code, String reason) {
+    return new MockResponse().setResponseCode(code).setHeader("Content-Type", "application/json")
+        .setBody("{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"reason\":\"" + reason
+            + "\",\"code\":" + code + "}");
+  }
+
+  private void started(int shard, String identity) {
+    String before = running.putIfAbsent(shard, identity);
+    if (before != null) {
+      overlaps.add("shard " + shard + " started in " + identity + " while running in " + before);
+    }
+  }
+
+  private ShardedRunner replica(String identity, int shards) {
+    ShardedRunner runner = ShardedRunner.builder()
+        .client(api.client())
+        .decision(MockApi.CONTEND)
+        .settings(MockApi.fastSettings(identity).build())
+        .shards(shards)
+        .service(ShardService.of((shard, term) -> started(shard, identity), shard -> running.remove(shard, identity)))
+        .start();
+    runners.add(runner);
+    return runner;
+  }
+
+  static String shardLease(int shard) {
+    return MockApi.LEASE + "-shard-" + shard;
+  }
+
+  static String memberLease(String identity) {
+    return MockApi.LEASE + "-member-" + identity;
+  }
+
+  /**
+   * A shard Lease the list and watch showed released is taken with the first request, without a read (e576abb); the
+   * transport then has no Lease it saw, and its write is the bare record: a PUT replaces the object, so the labels,
+   * annotations and owner references a user put on the shard's Lease are gone, which the CHANGELOG promises a write
+   * keeps ("a write keeps every field of the Lease as it was read").
+   */
+  @Test
+  void takingAShardLeaseSeenReleasedKeepsItsMetadata() {
+    Lease released = new LeaseBuilder()
+        .withNewMetadata()
+        .withName(shardLease(0))
+        .withNamespace(MockApi.NAMESPACE)
+        .addToLabels(ShardLeases.LABEL, MockApi.LEASE)
+        .addToLabels("team", "orders")
+        .addToAnnotations("example.com/owner", "orders-team")
+        .withOwnerReferences(new OwnerReferenceBuilder().withApiVersion("apps/v1").withKind("Deployment")
+            .withName("orders-controller").withUid("0f4d5b8e-1111-2222-3333-444455556666").build())
+        .endMetadata()
+        .withNewSpec()
+        .withHolderIdentity("")
+        .withLeaseDurationSeconds(1)
+        .withLeaseTransitions(3)
+        .endSpec()
+        .build();
+    api.client().leases().inNamespace(MockApi.NAMESPACE).resource(released).create();
+
+    ShardedRunner a = replica("pod-a", 1);
+    Await.until("pod-a owns shard 0", () -> a.ownedShards().containsKey(0), a::toString);
+
+    Lease taken = api.fixture.lease(shardLease(0)).orElseThrow();
+    assertThat(taken.getSpec().getHolderIdentity()).isEqualTo("pod-a");
+    assertThat(taken.getMetadata().getLabels()).containsEntry("team", "orders")
+        .containsEntry(ShardLeases.LABEL, MockApi.LEASE);
+    assertThat(taken.getMetadata().getAnnotations()).containsEntry("example.com/owner", "orders-team");
+    assertThat(taken.getMetadata().getOwnerReferences()).hasSize(1);
+  }
+
+  private ShardedRunner replica(String identity, int shards, io.fabric8.kubernetes.client.KubernetesClient client,
+      ShardService service) {
+    ShardedRunner runner = ShardedRunner.builder()
+        .client(client)
+        .decision(MockApi.CONTEND)
+        .settings(MockApi.fastSettings(identity).build())
+        .shards(shards)
+        .service(service)
+        .start();
+    runners.add(runner);
+    return runner;
+  }
+
+  private ShardService tracked(String identity) {
+    return ShardService.of((shard, term) -> started(shard, identity), shard -> running.remove(shard, identity));
+  }
+
+  /**
+   * Sound: the survivor's list and watch of the controller's Leases is cut while the leaver hands its shards over
+   * (from inside the leaver's stop, before its release): the survivor still ends owning every shard, no shard's work
+   * ever running in both. (fabric8's mock server does not replay the events missed since the
+   * watch's resourceVersion, as kube-apiserver does, so here the releases are seen only as the leaver's Leases
+   * expiring in the view, a lease duration on; a 410 answered to the watch request itself is retried by fabric8 with
+   * its backoff, without a new list, so it is no way to ask for a relist either.)
+   */
+  @Test
+  void theSurvivorsWatchCutMidHandOverStillEndsWithEveryShardOwned() {
+    ReplicaLink link = api.fixture.replica("pod-b");
+    AtomicBoolean cut = new AtomicBoolean();
+    AtomicBoolean closing = new AtomicBoolean();
+    ShardedRunner b = replica("pod-b", 4, link.client(), tracked("pod-b"));
+    ShardedRunner c = replica("pod-c", 4, api.client(), ShardService.of((shard, term) -> started(shard, "pod-c"),
+        shard -> {
+          if (closing.get() && cut.compareAndSet(false, true)) {
+            link.refuseConnections(); // drops every connection of pod-b's, its watch among them
+            link.heal();
+          }
+          running.remove(shard, "pod-c");
+        }));
+    Await.until("two shards each", () -> b.ownedShards().size() == 2 && c.ownedShards().size() == 2
+        && running.size() == 4, Duration.ofSeconds(15), () -> b + " " + c);
+
+    closing.set(true);
+    c.close();
+
+    // Not asserted: when its informer watches again (the JDK client may take a while to see the cut connection).
+    Await.until("pod-b owns every shard", () -> b.ownedShards().size() == 4 && running.size() == 4,
+        Duration.ofSeconds(15), () -> b + " running " + running);
+    assertThat(cut).as("pod-b's connections were cut mid-hand-over").isTrue();
+    assertThat(overlaps).isEmpty();
+    assertThat(b.failure()).isEmpty();
+    assertThat(b.health().ready()).isTrue();
+  }
+
+  /**
+   * Sound: the delete of a closed replica's membership Lease fails (500): close() returns, the Lease stays released
+   * with its leaving mark, the survivor takes every shard; a replica started again under the same identity takes
+   * that Lease back, unmarked, gets its share, and its own close deletes the Lease.
+   */
+  @Test
+  void aFailedMembershipDeleteLeavesTheLeaseReleasedAndTheSameIdentityJoinsAgain() {
+    AtomicBoolean failDeletes = new AtomicBoolean(true);
+    AtomicInteger deletes = new AtomicInteger();
+    faults.add(request -> {
+      if ("DELETE".equals(request.getMethod()) && path(request).contains(memberLease("pod-c"))) {
+        deletes.incrementAndGet();
+        return failDeletes.get() ? status(500, "InternalError") : null;
+      }
+      return null;
+    });
+    ShardedRunner b = replica("pod-b", 4);
+    ShardedRunner c = replica("pod-c", 4);
+    Await.until("two shards each", () -> b.ownedShards().size() == 2 && c.ownedShards().size() == 2,
+        Duration.ofSeconds(15), () -> b + " " + c);
+
+    c.close();
+    assertThat(deletes.get()).as("deletes sent by the close").isEqualTo(1);
+    Lease left = api.fixture.lease(memberLease("pod-c")).orElseThrow();
+    assertThat(left.getSpec().getHolderIdentity()).as("released").isNullOrEmpty();
+    assertThat(left.getMetadata().getAnnotations()).containsEntry(ShardLeases.LEAVING, "true");
+    Await.until("pod-b owns every shard", () -> b.ownedShards().size() == 4, Duration.ofSeconds(10), b::toString);
+
+    failDeletes.set(false);
+    ShardedRunner again = replica("pod-c", 4);
+    Await.until("two shards each again", () -> b.ownedShards().size() == 2 && again.ownedShards().size() == 2
+        && running.size() == 4, Duration.ofSeconds(15), () -> b + " " + again);
+    Lease taken = api.fixture.lease(memberLease("pod-c")).orElseThrow();
+    assertThat(taken.getSpec().getHolderIdentity()).isEqualTo("pod-c");
+    assertThat(taken.getMetadata().getAnnotations()).containsEntry(ShardLeases.LEAVING, "false");
+    again.close();
+    assertThat(api.fixture.lease(memberLease("pod-c"))).as("deleted by the second close").isEmpty();
+    assertThat(overlaps).isEmpty();
+  }
+
+  /**
+   * Sound: on a loop and pools that many shards share, one shard's stop() hangs past the stop timeout while its
+   * replica closes: its other shard moves to the survivor at once, close() returns once the stop timeout ran out
+   * (the replica gave up and says why), the membership Lease is released and deleted, and the hung shard is taken
+   * only once its Lease expired: never before its stop timeout.
+   */
+  @Test
+  void aStopThatHangsPastTheStopTimeoutHoldsUpNeitherTheOtherShardNorClose() throws InterruptedException {
+    CountDownLatch unhang = new CountDownLatch(1);
+    AtomicBoolean closing = new AtomicBoolean();
+    AtomicInteger hung = new AtomicInteger(-1);
+    AtomicLong hungSince = new AtomicLong();
+    Map<Integer, Long> takenAt = new ConcurrentHashMap<>();
+    ShardedRunner a = replica("pod-a", 4, api.client(), ShardService.of((shard, term) -> { }, shard -> {
+      if (closing.get() && hung.compareAndSet(-1, shard)) {
+        hungSince.set(System.nanoTime());
+        try {
+          unhang.await(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+    }));
+    ShardedRunner b = replica("pod-b", 4, api.client(), ShardService.of(
+        (shard, term) -> takenAt.putIfAbsent(shard, System.nanoTime()), shard -> { }));
+    try {
+      Await.until("two shards each", () -> a.ownedShards().size() == 2 && b.ownedShards().size() == 2,
+          Duration.ofSeconds(15), () -> a + " " + b);
+      List<Integer> as = new ArrayList<>(a.ownedShards().keySet());
+      as.forEach(takenAt::remove); // pod-b's first starts of pod-a's shards from now on
+
+      closing.set(true);
+      long closeBegan = System.nanoTime();
+      Thread closer = new Thread(a::close, "closer");
+      closer.start();
+      Await.until("a stop hangs", () -> hung.get() >= 0, Duration.ofSeconds(10), a::toString);
+      int other = as.get(0) == hung.get() ? as.get(1) : as.get(0);
+      Await.until("pod-b owns pod-a's shard whose stop returned", () -> takenAt.containsKey(other),
+          Duration.ofSeconds(10), () -> b + ", hung " + hung);
+      closer.join(MockApi.LEASE_DURATION.multipliedBy(5).toMillis());
+      assertThat(closer.isAlive()).as("close() returned: " + a).isFalse();
+      assertThat(Duration.ofNanos(System.nanoTime() - closeBegan)).as("close() waited out the stop timeout")
+          .isGreaterThanOrEqualTo(MockApi.fastSettings("x").build().stopTimeout());
+      assertThat(a.failure()).get().asString().contains("stop");
+      assertThat(api.fixture.lease(memberLease("pod-a"))).as("pod-a's membership Lease, deleted").isEmpty();
+
+      Await.until("pod-b started the hung shard", () -> takenAt.containsKey(hung.get()), Duration.ofSeconds(10),
+          b::toString);
+      assertThat(Duration.ofNanos(takenAt.get(hung.get()) - hungSince.get()))
+          .as("from the hung stop's call to pod-b's start of that shard")
+          .isGreaterThanOrEqualTo(MockApi.fastSettings("x").build().stopTimeout());
+    } finally {
+      unhang.countDown();
+    }
+  }
+
+  /**
+   * Sound: the first list of the controller's Leases fails once (a 503, as from an API server that restarts while the
+   * pod starts): the user's client retries it (fabric8's request retries), and the replica owns its shards.
+   */
+  @Test
+  void aFirstListThatFailsOnceIsRetriedAndTheReplicaOwnsItsShards() {
+    AtomicInteger failures = new AtomicInteger(1);
+    faults.add(request -> isShardsList(request) && failures.getAndUpdate(n -> Math.max(0, n - 1)) > 0
+        ? status(503, "ServiceUnavailable") : null);
+    ShardedRunner a = replica("pod-a", 2);
+
+    Await.until("pod-a owns both shards", () -> a.ownedShards().size() == 2, Duration.ofSeconds(20),
+        () -> a + ", health " + a.health() + ", failed lists left " + failures);
+    assertThat(failures.get()).as("the failed list was answered").isZero();
+    assertThat(a.health().ready()).isTrue();
+  }
+
+  private static boolean isShardsList(RecordedRequest request) {
+    return "GET".equals(request.getMethod()) && path(request).contains("labelSelector")
+        && !path(request).contains("watch=true");
+  }
+
+  /**
+   * A watch event the list and watch cannot read (here a labelled Lease with a field of the wrong type, which only a
+   * mock server stores; on a real one, any watch error but a 410 Gone: a response cut mid-event, an object the
+   * client's model cannot take) ends fabric8's informer for good: its default exception handler stops it on every
+   * watch error but a 410, and nothing started it again. The replica's view then never changes; judged on its own
+   * clock every other replica's Leases expire in it, so it counts itself the only member and never hands a surplus
+   * shard to a replica that joins: fair share is never reached (and it stays ready).
+   */
+  @Test
+  void aListAndWatchEndedByAWatchErrorIsStartedAgainAndFairShareIsReached() {
+    ShardedRunner a = replica("pod-a", 4);
+    Await.until("pod-a owns every shard", () -> a.ownedShards().size() == 4 && running.size() == 4,
+        Duration.ofSeconds(15), a::toString);
+
+    var leases = api.client().genericKubernetesResources("coordination.k8s.io/v1", "Lease")
+        .inNamespace(MockApi.NAMESPACE);
+    var unreadable = new io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder()
+        .withApiVersion("coordination.k8s.io/v1").withKind("Lease")
+        .withNewMetadata().withName(MockApi.LEASE + "-unreadable").withNamespace(MockApi.NAMESPACE)
+        .addToLabels(ShardLeases.LABEL, MockApi.LEASE).endMetadata()
+        .addToAdditionalProperties("spec", Map.of("leaseDurationSeconds", "fifteen"))
+        .build();
+    try {
+      leases.resource(unreadable).create();
+    } catch (io.fabric8.kubernetes.client.KubernetesClientException e) {
+      // 409: the client's retry of a create the server had made (its answer waited on the watch events it sent)
+      assertThat(e.getCode()).as(e.toString()).isEqualTo(409);
+    }
+    // Its delete's answer may wait, as the create's, on the mock server's send to the watch the informer closed.
+    Await.until("the unreadable Lease deleted", () -> {
+      try {
+        leases.withName(MockApi.LEASE + "-unreadable").delete();
+      } catch (io.fabric8.kubernetes.client.KubernetesClientException e) {
+        // retried
+      }
+      return leases.withName(MockApi.LEASE + "-unreadable").get() == null;
+    }, Duration.ofSeconds(30), () -> "");
+
+    ShardedRunner b = replica("pod-b", 4);
+    Await.until("two shards each", () -> a.ownedShards().size() == 2 && b.ownedShards().size() == 2
+        && running.size() == 4, Duration.ofSeconds(30), () -> a + " " + b + ", pod-a " + a.health());
+    assertThat(overlaps).isEmpty();
+  }
+
+  /**
+   * Sound: the renewal of the leaver's membership Lease that carries its leaving mark is answered {@code code} (the
+   * first write of that Lease after close() began): the hold of its hand-overs ends at its bound or at the next
+   * renewal, and the survivor still ends owning every shard, with no overlap; close() returns.
+   */
+  private void aLeavingMarksRenewalAnswered(int code, String reason) {
+    AtomicBoolean closing = new AtomicBoolean();
+    AtomicInteger answered = new AtomicInteger();
+    faults.add(request -> "PUT".equals(request.getMethod()) && path(request).endsWith(memberLease("pod-c"))
+        && closing.get() && answered.getAndIncrement() == 0 ? status(code, reason) : null);
+    ShardedRunner b = replica("pod-b", 4);
+    ShardedRunner c = replica("pod-c", 4);
+    Await.until("two shards each", () -> b.ownedShards().size() == 2 && c.ownedShards().size() == 2
+        && running.size() == 4, Duration.ofSeconds(15), () -> b + " " + c);
+
+    closing.set(true);
+    c.close();
+
+    assertThat(answered.get()).as("membership writes after close() began").isPositive();
+    Await.until("pod-b owns every shard", () -> b.ownedShards().size() == 4 && running.size() == 4,
+        Duration.ofSeconds(15), () -> b + " running " + running);
+    assertThat(overlaps).isEmpty();
+    assertThat(c.isStopped()).isTrue();
+  }
+
+  @Test
+  void aLeavingMarksRenewalAnsweredWithAServerErrorStillHandsOver() {
+    aLeavingMarksRenewalAnswered(500, "InternalError");
+  }
+
+  @Test
+  void aLeavingMarksRenewalAnsweredWithAConflictStillHandsOver() {
+    aLeavingMarksRenewalAnswered(409, "Conflict");
+  }
+
+  /**
+   * Sound: a replica is cut off from the API server (a hung node) and started again elsewhere under the same identity
+   * (a StatefulSet's pod name) while its old membership and shard Leases still name it: the new process waits for
+   * them to expire (they name its identity, but it wrote none of them), gets its share, and the old process, back in
+   * touch, finds its Leases held under its own identity by another process and takes none: no shard's work ever runs
+   * in two processes, nor in the old one once its terms lapsed.
+   */
+  @Test
+  void aReplicaStartedAgainUnderTheSameIdentityWhileTheOldOneIsCutOffNeverOverlapsIt() {
+    ReplicaLink oldLink = api.fixture.replica("pod-c-old");
+    ShardedRunner b = replica("pod-b", 4);
+    ShardedRunner old = replica("pod-c", 4, oldLink.client(), tracked("pod-c#old"));
+    Await.until("two shards each", () -> b.ownedShards().size() == 2 && old.ownedShards().size() == 2
+        && running.size() == 4, Duration.ofSeconds(15), () -> b + " " + old);
+
+    oldLink.partition();
+    Await.until("the old process's work stopped", () -> !running.containsValue("pod-c#old"),
+        Duration.ofSeconds(15), () -> "running " + running);
+    ShardedRunner again = replica("pod-c", 4, api.client(), tracked("pod-c#new"));
+    Await.until("two shards each again", () -> b.ownedShards().size() == 2 && again.ownedShards().size() == 2
+        && running.size() == 4 && running.containsValue("pod-c#new"), Duration.ofSeconds(30),
+        () -> b + " " + again + " running " + running);
+
+    oldLink.heal();
+    int before = oldLink.requestCount();
+    // The old process's own evidence that it is back: requests of its runners answered again (a follower with a
+    // watch open reads only now and then).
+    Await.until("the old process back in touch", () -> oldLink.requestCount() >= before + 3,
+        Duration.ofSeconds(30), () -> old + " " + old.health() + " stopped " + old.isStopped() + " " + old.failure()
+            + ", requests " + oldLink.requestCount() + " from " + before);
+    assertThat(old.ownedShards()).as("the old process, back in touch").isEmpty();
+    assertThat(running).doesNotContainValue("pod-c#old");
+    assertThat(overlaps).isEmpty();
+  }
+}
