@@ -20,10 +20,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Findings of a second adversarial review of the sharded runner (h-attack11). Each test shows a promise of the
- * sharded runner's Javadoc or docs/sharding.md that the runner broke before the fix that came with the test.
+ * The sharded runner and the user's code around it: listeners that close their replica, a shard's start that closes
+ * the replica or throws an Error, stops that throw while running unelected, a close with the API server gone, and
+ * Leases deleted or overwritten by someone else. Each test guards a promise of the runner's Javadoc or
+ * docs/sharding.md that an adversarial review (h-attack11) found broken, fixed with the test.
  */
-class ShardedRunnerAttack2Test {
+class ShardedRunnerCallbacksTest {
 
   @RegisterExtension
   final MockApi api = new MockApi();
@@ -162,7 +164,7 @@ class ShardedRunnerAttack2Test {
   void runningUnelectedAStopThatThrowsARawThrowableIsReportedAsThrown() throws Exception {
     Throwable raw = new Throwable("a raw throwable from stop()");
     ShardAssembly.AllShards all = new ShardAssembly.AllShards(2, ShardService.of((shard, term) -> { },
-        shard -> ShardedRunnerAttack2Test.<RuntimeException>sneaky(raw)), owned -> { });
+        shard -> ShardedRunnerCallbacksTest.<RuntimeException>sneaky(raw)), owned -> { });
     all.start(LeadershipTerm.unelected("x", java.time.Instant.EPOCH, Ticker.system()));
     Throwable thrown = null;
     try {

@@ -27,11 +27,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Findings of a third adversarial review of the sharded runner (h-attack12): each test shows a promise of the runner's
- * Javadoc, docs or CHANGELOG that it broke before the fix that came with the test, or, marked sound, a probe that
- * held.
+ * The sharded runner under faults of the server and the network: a list and watch ended by a watch error, a first list
+ * that fails, a watch cut mid-hand-over, a leaving mark's renewal answered 500 or 409, a failed membership delete, a
+ * stop hung past the stop timeout, a replica started again under the same identity while the old one is cut off, and a
+ * take that must keep the user's metadata. Each test guards a promise of the runner's Javadoc, docs or CHANGELOG that an
+ * adversarial review (h-attack12) found broken and was fixed with it, or, marked sound, a probe that held.
  */
-class ShardedRunnerAttack3Test {
+class ShardedRunnerFaultsTest {
 
   /** Answers a request its own way when {@link #fault} gives a response for it; else the fixture answers. */
   private final Faults faults = new Faults();

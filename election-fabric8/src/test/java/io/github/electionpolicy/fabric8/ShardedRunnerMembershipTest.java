@@ -13,10 +13,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Findings of an adversarial review of the sharded runner (h-attack10), over the real client and the CRUD mock
- * server. Each test shows a guarantee of docs/architecture.md's sharding section that the runner broke.
+ * A replica's membership and its end, over the real client and the CRUD mock server: the membership runner ends with
+ * the replica whatever state its Lease is in (lapsed, lost while leaving), a closed replica leaves no membership Lease
+ * and no ghost member, a leaver's shards move as each is released, a restart under the same identity gets its share,
+ * and what a stopped or unhealthy replica reports. Each test guards a guarantee of docs/architecture.md's sharding
+ * section that an adversarial review (h-attack10) found broken, fixed with the test.
  */
-class ShardedRunnerAttackTest {
+class ShardedRunnerMembershipTest {
 
   @RegisterExtension
   final MockApi api = new MockApi();
