@@ -6,14 +6,17 @@ import io.github.electionpolicy.fabric8.LeadershipTerm;
 import io.github.electionpolicy.fabric8.ShardService;
 import io.github.electionpolicy.fabric8.ShardedRunner;
 import io.github.electionpolicy.fabric8.Shards;
+import io.github.electionpolicy.fabric8.WriteGate;
 import io.javaoperatorsdk.operator.Operator;
 import io.javaoperatorsdk.operator.RegisteredController;
+import io.javaoperatorsdk.operator.api.config.ConfigurationService;
 import io.javaoperatorsdk.operator.api.config.ConfigurationServiceOverrider;
 import io.javaoperatorsdk.operator.processing.Controller;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.ExecutorService;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -73,16 +76,27 @@ public final class ShardedOperator implements ShardService, AutoCloseable {
 
   private final ShardOwnership ownership;
   private final OperatorTerm operator;
+  // The client the operator runs on: the user's, its writes checked by ShardFence; closed once the operator stopped.
+  private final KubernetesClient fenced;
   private final List<ShardMoves<?>> moves = new ArrayList<>();
   private final Object closing = new Object();
   private volatile boolean closed;
 
   private ShardedOperator(Builder builder) {
     this.ownership = new ShardOwnership(Shards.of(builder.shards), builder.client);
-    ShardGate gate = new ShardGate(
-        JosdkConfiguration.userConfiguration(builder.configuration, builder.client).getMetrics(), ownership);
-    Consumer<ConfigurationServiceOverrider> configuration = builder.configuration.andThen(o -> o.withMetrics(gate));
-    this.operator = new OperatorTerm(configuration, builder.client, () -> !closed);
+    ConfigurationService user = JosdkConfiguration.userConfiguration(builder.configuration, builder.client);
+    ShardGate gate = new ShardGate(user.getMetrics(), ownership);
+    // Taken once: the overrides below are applied a few times while the operator is built.
+    ExecutorService workflows = new ShardContextExecutor(user.getWorkflowExecutorService(), gate);
+    Consumer<ConfigurationServiceOverrider> configuration = builder.configuration
+        .andThen(o -> o.withMetrics(gate).withWorkflowExecutorService(workflows));
+    this.fenced = WriteGate.gate(builder.client, new ShardFence(gate, ownership));
+    try {
+      this.operator = new OperatorTerm(configuration, fenced, () -> !closed);
+    } catch (RuntimeException | Error e) {
+      fenced.close();
+      throw e;
+    }
   }
 
   /**
@@ -182,7 +196,11 @@ public final class ShardedOperator implements ShardService, AutoCloseable {
         return;
       }
       closed = true;
-      operator.stop();
+      try {
+        operator.stop();
+      } finally {
+        fenced.close();
+      }
     }
     LOG.info("Stopped the sharded operator; none of its reconciliations runs any more");
   }
@@ -207,6 +225,8 @@ public final class ShardedOperator implements ShardService, AutoCloseable {
         operator.stop();
       } catch (Throwable second) {
         failure.addSuppressed(second);
+      } finally {
+        fenced.close();
       }
       if (failure instanceof RuntimeException runtime) {
         throw runtime;
