@@ -44,7 +44,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@link LeadershipTerm#isValid()} in an HTTP interceptor that fabric8 runs after your client's own interceptors,
  * right before it hands each attempt to the HTTP client. A refused request throws a {@link TermEndedException} from
  * the fabric8 call itself ({@code create()}, {@code update()}, ...), on the calling thread. Reads ({@code get},
- * {@code list}, {@code watch}, informers, logs) pass whatever the term.
+ * {@code list}, {@code watch}, informers, logs) pass whatever the term. {@link #gate(KubernetesClient, Check)} opens
+ * the same gate with a check of your own in place of the one term's, for work whose term depends on what sends the
+ * write (election-josdk's sharded operator checks each write against the shard of the reconciliation that sends it).
  *
  * <p><b>No automatic retries.</b> The gated client sends each request once, whatever your client's
  * {@code requestRetryBackoffLimit}: a failed request (a 5xx, a timeout) reaches your code at once, which retries
