@@ -23,8 +23,12 @@ import io.javaoperatorsdk.operator.api.reconciler.DeleteControl;
 import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
 import io.javaoperatorsdk.operator.api.reconciler.RetryInfo;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
+import io.javaoperatorsdk.operator.api.reconciler.Workflow;
+import io.javaoperatorsdk.operator.api.reconciler.dependent.Dependent;
+import io.javaoperatorsdk.operator.processing.dependent.kubernetes.CRUDKubernetesDependentResource;
 import io.javaoperatorsdk.operator.api.config.informer.Informer;
 import io.fabric8.kubernetes.api.model.HasMetadata;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -74,8 +78,22 @@ final class ShardFenceReplicas implements AutoCloseable {
     return api.client().configMaps().inNamespace(api.namespace()).withName("gadget-" + name).get();
   }
 
-  /** Starts a replica whose reconciler has no finalizer ({@code withCleaner} false) or one. */
-  ShardedReplicas.Replica start(String identity, boolean withCleaner) {
+  /** The reconciler a replica runs. */
+  enum Kind {
+    /** {@link GadgetReconciler}: no finalizer. */
+    PLAIN,
+    /** {@link CleanedGadgetReconciler}: JOSDK adds a finalizer. */
+    CLEANER,
+    /** {@link DependentGadgetReconciler}: a managed dependent, reconciled on JOSDK's workflow threads. */
+    DEPENDENT
+  }
+
+  /** The fixture of the test that runs now, for the dependents JOSDK instantiates. */
+  static volatile ShardFenceReplicas running;
+
+  /** Starts a replica with a reconciler of {@code kind}. */
+  ShardedReplicas.Replica start(String identity, Kind kind) {
+    running = this;
     // HTTP/1.1, as ShardedReplicas' replicas: the JDK client's HTTP/2 upgrade against the mock server is unreliable.
     KubernetesClient client = api.replica(identity).client();
     KubernetesClient operatorClient = new KubernetesClientBuilder().withConfig(new ConfigBuilder(
@@ -97,14 +115,20 @@ final class ShardFenceReplicas implements AutoCloseable {
         .client(operatorClient)
         .shards(SHARDS)
         // JSON patches, not server-side apply, which fabric8's mock server does not take (415).
-        .configuration(o -> o.withMetrics(failures).withUseSSAToPatchPrimaryResource(false))
-        .reconcilers((josdk, shards) -> josdk.register(withCleaner
-            ? new CleanedGadgetReconciler(identity) : new GadgetReconciler(identity)))
+        .configuration(o -> o.withMetrics(failures).withUseSSAToPatchPrimaryResource(false)
+            .withSSABasedCreateUpdateMatchForDependentResources(false))
+        .reconcilers((josdk, shards) -> josdk.register(switch (kind) {
+          case PLAIN -> new GadgetReconciler(identity);
+          case CLEANER -> new CleanedGadgetReconciler(identity);
+          case DEPENDENT -> new DependentGadgetReconciler();
+        }))
         .start();
     ShardedRunner runner = ShardedRunner.builder()
         .client(client)
         .decide(ElectionPolicy.defaults(), Environment.of(Map.of()), OperatorReplicas.SUBSTRATE)
         .settings(OperatorReplicas.settings(identity).namespace(api.namespace())
+            // Roomier than OperatorReplicas' on a loaded machine: 3 s per request, and a stop timeout of 2 s.
+            .leaseDuration(Duration.ofSeconds(8)).renewDeadline(Duration.ofSeconds(6)).retryPeriod(Duration.ofMillis(500))
             .lossPolicy(LossPolicy.exit(status -> { })).build())
         .shards(SHARDS)
         .service(operator)
@@ -116,7 +140,7 @@ final class ShardFenceReplicas implements AutoCloseable {
 
   /**
    * The writes (every method but {@code GET}) the server received so far from {@code identity}'s clients to {@code
-   * gadget} or its ConfigMap, as {@code METHOD path}.
+   * gadget} or its ConfigMaps, as {@code METHOD path}; every ConfigMap create counts (see {@link #createsMarkerOf}).
    */
   synchronized List<String> writes(String identity, String gadget) {
     RecordedRequest request;
@@ -132,11 +156,20 @@ final class ShardFenceReplicas implements AutoCloseable {
     for (RecordedRequest r : seen) {
       String path = r.getPath();
       if (!"GET".equals(r.getMethod()) && (LeaseApi.USER_AGENT_PREFIX + identity).equals(r.getHeader("User-Agent"))
-          && (path.contains("/gadgets/" + gadget) || path.contains("/configmaps/gadget-" + gadget))) {
+          && (path.contains("/gadgets/" + gadget) || path.contains("/configmaps/gadget-" + gadget)
+              || path.contains("/configmaps/dependent-" + gadget) || createsMarkerOf(r, gadget))) {
         writes.add(r.getMethod() + " " + path);
       }
     }
     return writes;
+  }
+
+  /**
+   * A create of a ConfigMap: a POST to the collection. The mock server has read its body by then, so the name is not
+   * known: in a test with one gadget, it is one of that gadget's.
+   */
+  private static boolean createsMarkerOf(RecordedRequest request, String gadget) {
+    return "POST".equals(request.getMethod()) && request.getPath().split("\\?")[0].endsWith("/configmaps");
   }
 
   @Override
@@ -190,6 +223,49 @@ final class ShardFenceReplicas implements AutoCloseable {
     @Override
     public DeleteControl cleanup(Gadget gadget, Context<Gadget> context) {
       return DeleteControl.defaultDelete();
+    }
+  }
+
+  /**
+   * Writes nothing itself: its managed dependent, {@link Marker}, creates or updates a ConfigMap {@code
+   * dependent-<name>} on one of JOSDK's workflow threads.
+   */
+  @Workflow(dependents = @Dependent(type = Marker.class))
+  @ControllerConfiguration(informer = @Informer(namespaces = Constants.WATCH_CURRENT_NAMESPACE))
+  static final class DependentGadgetReconciler implements Reconciler<Gadget> {
+    @Override
+    public UpdateControl<Gadget> reconcile(Gadget gadget, Context<Gadget> context) {
+      return UpdateControl.noUpdate();
+    }
+  }
+
+  /**
+   * A gadget's ConfigMap {@code dependent-<name>}, holding the identity of the replica that reconciled it (read from
+   * its client's {@code User-Agent}, which the fixture gives each replica); the test's hook runs in {@code desired},
+   * on the workflow thread, so a test may hold it there.
+   */
+  public static final class Marker extends CRUDKubernetesDependentResource<ConfigMap, Gadget> {
+    public Marker() {
+      super(ConfigMap.class);
+    }
+
+    @Override
+    protected ConfigMap desired(Gadget gadget, Context<Gadget> context) {
+      String identity = context.getClient().getConfiguration().getUserAgent()
+          .substring(LeaseApi.USER_AGENT_PREFIX.length());
+      try {
+        running.hook.reconciling(identity, gadget.getMetadata().getName());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException(e);
+      }
+      return new ConfigMapBuilder()
+          .withNewMetadata()
+              .withNamespace(gadget.getMetadata().getNamespace())
+              .withName("dependent-" + gadget.getMetadata().getName())
+          .endMetadata()
+          .addToData("reconciledBy", identity)
+          .build();
     }
   }
 }

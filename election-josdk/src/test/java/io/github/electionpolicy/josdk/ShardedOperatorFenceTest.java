@@ -28,7 +28,7 @@ class ShardedOperatorFenceTest {
   final LeaseApiExtension api = LeaseApiExtension.create();
 
   /**
-   * pod-a's reconciliation of g-0 is held while pod-a closes; its shard's stop outlasts the stop timeout (1 s), so
+   * pod-a's reconciliation of g-0 is held while pod-a closes; its shard's stop outlasts the stop timeout (2 s), so
    * pod-a's runner leaves the shard's Lease to expire, and pod-b takes it and reconciles g-0. Then pod-a's
    * reconciliation goes on and writes: its ConfigMap update and JOSDK's status patch are both refused, and the
    * server received no write of g-0 from pod-a, only pod-b's.
@@ -46,14 +46,14 @@ class ShardedOperatorFenceTest {
           release.await(60, TimeUnit.SECONDS);
         }
       };
-      ShardedReplicas.Replica a = cluster.start("pod-a", false);
+      ShardedReplicas.Replica a = cluster.start("pod-a", ShardFenceReplicas.Kind.PLAIN);
       assertThat(held.await(60, TimeUnit.SECONDS)).as("pod-a reconciles g-0").isTrue();
-      ShardedReplicas.Replica b = cluster.start("pod-b", false);
+      ShardedReplicas.Replica b = cluster.start("pod-b", ShardFenceReplicas.Kind.PLAIN);
 
       Thread closing = new Thread(a.runner()::close, "closing-pod-a");
       closing.start();
       Await.until("pod-b wrote g-0's ConfigMap and status", () -> writtenBy(cluster, "g-0", "pod-b"),
-          Duration.ofSeconds(30));
+          Duration.ofSeconds(60));
       assertThat(b.runner().ownedShards()).containsKey(Shards.of(ShardFenceReplicas.SHARDS)
           .shardOf(cluster.gadget("g-0")));
 
@@ -63,7 +63,7 @@ class ShardedOperatorFenceTest {
       Await.until("pod-a's held reconciliation ended", () -> {
         List<String> ends = cluster.finished.getOrDefault("pod-a", List.of());
         return ends.subList(before, ends.size()).contains("g-0");
-      }, Duration.ofSeconds(30));
+      }, Duration.ofSeconds(60));
       closing.join(TimeUnit.SECONDS.toMillis(30));
 
       assertThat(cluster.writes("pod-a", "g-0")).as("pod-a's writes of g-0 the server received").isEmpty();
@@ -84,9 +84,9 @@ class ShardedOperatorFenceTest {
   void writesOfAnOwnedShardPassAndTheInformersSeeChanges() {
     try (ShardFenceReplicas cluster = new ShardFenceReplicas(api)) {
       cluster.create("g-1");
-      ShardedReplicas.Replica a = cluster.start("pod-a", false);
+      ShardedReplicas.Replica a = cluster.start("pod-a", ShardFenceReplicas.Kind.PLAIN);
       Await.until("pod-a wrote g-1's ConfigMap and status", () -> writtenBy(cluster, "g-1", "pod-a"),
-          Duration.ofSeconds(30));
+          Duration.ofSeconds(60));
 
       Gadget changed = cluster.gadget("g-1");
       changed.getSpec().setColor("green");
@@ -94,7 +94,7 @@ class ShardedOperatorFenceTest {
       Await.until("pod-a reconciled the change", () -> {
         ConfigMap marker = cluster.marker("g-1");
         return marker != null && "green".equals(marker.getData().get("color"));
-      }, Duration.ofSeconds(30));
+      }, Duration.ofSeconds(60));
       assertThat(a.runner().ownedShards()).hasSize(ShardFenceReplicas.SHARDS);
       assertThat(cluster.refusedClientWrites).isEmpty();
       assertThat(cluster.failedReconciliations).isEmpty();
@@ -109,10 +109,10 @@ class ShardedOperatorFenceTest {
   @Test
   void onlyTheShardsOwnerAddsTheFinalizer() {
     try (ShardFenceReplicas cluster = new ShardFenceReplicas(api)) {
-      ShardedReplicas.Replica a = cluster.start("pod-a", true);
-      ShardedReplicas.Replica b = cluster.start("pod-b", true);
+      ShardedReplicas.Replica a = cluster.start("pod-a", ShardFenceReplicas.Kind.CLEANER);
+      ShardedReplicas.Replica b = cluster.start("pod-b", ShardFenceReplicas.Kind.CLEANER);
       Await.until("the replicas share the shards", () -> a.runner().ownedShards().size() == 8
-          && b.runner().ownedShards().size() == 8, Duration.ofSeconds(30));
+          && b.runner().ownedShards().size() == 8, Duration.ofSeconds(60));
       Shards shards = Shards.of(ShardFenceReplicas.SHARDS);
       for (int i = 0; i < 6; i++) {
         String name = "f-" + i;
@@ -120,13 +120,62 @@ class ShardedOperatorFenceTest {
         String owner = a.runner().ownedShards().containsKey(shards.shardOf(gadget)) ? "pod-a" : "pod-b";
         String other = owner.equals("pod-a") ? "pod-b" : "pod-a";
         Await.until("the owner " + owner + " wrote " + name, () -> writtenBy(cluster, name, owner)
-            && cluster.gadget(name).getFinalizers().size() == 1, Duration.ofSeconds(30));
-        assertThat(cluster.writes(other, name)).as("what " + other + " sent for " + name).isEmpty();
-        assertThat(cluster.writes(owner, name)).as("what " + owner + " sent for " + name).isNotEmpty();
+            && cluster.gadget(name).getFinalizers().size() == 1, Duration.ofSeconds(60));
+        // Of the gadget itself: a ConfigMap create does not say which gadget's it is, and both replicas make some.
+        assertThat(cluster.writes(other, name)).as("what " + other + " sent for " + name)
+            .noneMatch(write -> write.contains("/gadgets/"));
+        assertThat(cluster.writes(owner, name)).as("what " + owner + " sent for " + name)
+            .anyMatch(write -> write.contains("/gadgets/" + name + "/status"))
+            .anyMatch(write -> write.endsWith("/gadgets/" + name));
       }
       assertThat(cluster.failedReconciliations.values()).flatMap(failures -> failures)
           .allSatisfy(failure -> assertThat(causes(failure)).anyMatch(cause -> String.valueOf(cause.getMessage())
               .contains("which this replica does not own")));
+    }
+  }
+
+  /**
+   * As the first test, with the write made by a managed dependent on one of JOSDK's workflow threads: held in its
+   * {@code desired} while its shard moves to pod-b, pod-a's dependent then creates nothing; the server received only
+   * pod-b's ConfigMap.
+   */
+  @Test
+  void aManagedDependentStillRunningAfterItsShardMovedWritesNothing() throws InterruptedException {
+    try (ShardFenceReplicas cluster = new ShardFenceReplicas(api)) {
+      cluster.create("d-0");
+      CountDownLatch held = new CountDownLatch(1);
+      CountDownLatch release = new CountDownLatch(1);
+      AtomicBoolean holding = new AtomicBoolean(true);
+      cluster.hook = (identity, gadget) -> {
+        if (identity.equals("pod-a") && holding.compareAndSet(true, false)) {
+          held.countDown();
+          release.await(60, TimeUnit.SECONDS);
+        }
+      };
+      ShardedReplicas.Replica a = cluster.start("pod-a", ShardFenceReplicas.Kind.DEPENDENT);
+      assertThat(held.await(60, TimeUnit.SECONDS)).as("pod-a's dependent reconciles d-0").isTrue();
+      cluster.start("pod-b", ShardFenceReplicas.Kind.DEPENDENT);
+
+      Thread closing = new Thread(a.runner()::close, "closing-pod-a");
+      closing.start();
+      Await.until("pod-b's dependent wrote d-0's ConfigMap", () -> {
+        ConfigMap marker = api.client().configMaps().inNamespace(api.namespace()).withName("dependent-d-0").get();
+        return marker != null && "pod-b".equals(marker.getData().get("reconciledBy"));
+      }, Duration.ofSeconds(60));
+
+      int before = cluster.finished.getOrDefault("pod-a", List.of()).size();
+      release.countDown();
+      Await.until("pod-a's held reconciliation ended", () -> {
+        List<String> ends = cluster.finished.getOrDefault("pod-a", List.of());
+        return ends.subList(before, ends.size()).contains("d-0");
+      }, Duration.ofSeconds(60));
+      closing.join(TimeUnit.SECONDS.toMillis(30));
+
+      assertThat(cluster.writes("pod-a", "d-0")).as("pod-a's writes of d-0 the server received").isEmpty();
+      assertThat(cluster.writes("pod-b", "d-0")).as("pod-b's").isNotEmpty();
+      assertThat(cluster.failedReconciliations.get("pod-a")).as("pod-a's failed reconciliations").isNotEmpty();
+      assertThat(api.client().configMaps().inNamespace(api.namespace()).withName("dependent-d-0").get()
+          .getData()).containsEntry("reconciledBy", "pod-b");
     }
   }
 
