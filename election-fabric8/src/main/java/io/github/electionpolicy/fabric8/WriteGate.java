@@ -44,7 +44,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@link LeadershipTerm#isValid()} in an HTTP interceptor that fabric8 runs after your client's own interceptors,
  * right before it hands each attempt to the HTTP client. A refused request throws a {@link TermEndedException} from
  * the fabric8 call itself ({@code create()}, {@code update()}, ...), on the calling thread. Reads ({@code get},
- * {@code list}, {@code watch}, informers, logs) pass whatever the term.
+ * {@code list}, {@code watch}, informers, logs) pass whatever the term. {@link #gate(KubernetesClient, Check)} opens
+ * the same gate with a check of your own in place of the one term's, for work whose term depends on what sends the
+ * write (election-josdk's sharded operator checks each write against the shard of the reconciliation that sends it).
  *
  * <p><b>No automatic retries.</b> The gated client sends each request once, whatever your client's
  * {@code requestRetryBackoffLimit}: a failed request (a 5xx, a timeout) reaches your code at once, which retries
@@ -104,17 +106,71 @@ public final class WriteGate {
   public static KubernetesClient gate(KubernetesClient client, LeadershipTerm term) {
     Objects.requireNonNull(client, "client");
     Objects.requireNonNull(term, "term");
+    return open(client, new WriteGateInterceptor(term));
+  }
+
+  /**
+   * Opens a view of {@code client} whose writes pass only when {@code check} lets them: for a gate whose term is not
+   * one for the client's whole life but depends on the work that sends the write, such as election-josdk's sharded
+   * operator, whose writes are each checked against the term of the shard the reconciliation on the sending thread
+   * belongs to. Everything else is as for {@link #gate(KubernetesClient, LeadershipTerm)}: reads pass without a check,
+   * the view makes no automatic retries, and it borrows {@code client}'s HTTP client.
+   *
+   * @param client your client; it stays yours: closing the view does not close it
+   * @param check asked before each write is sent
+   * @return a new client whose every {@code POST}, {@code PUT}, {@code PATCH} and {@code DELETE} is sent only if
+   *     {@code check} returned normally; close it when its work is done
+   * @throws NullPointerException if {@code client} or {@code check} is null
+   */
+  public static KubernetesClient gate(KubernetesClient client, Check check) {
+    Objects.requireNonNull(client, "client");
+    Objects.requireNonNull(check, "check");
+    return open(client, new WriteGateInterceptor(check));
+  }
+
+  private static KubernetesClient open(KubernetesClient client, WriteGateInterceptor interceptor) {
     // A name of its own per gate, so a gate opened on a gated client adds a check instead of replacing one.
     String interceptorName = "io.github.electionpolicy.write-gate-" + GATES.incrementAndGet();
     HttpClient.DerivedClientBuilder gatedHttp = client.getHttpClient().newBuilder()
-        .addOrReplaceInterceptor(interceptorName, new WriteGateInterceptor(term));
+        .addOrReplaceInterceptor(interceptorName, interceptor);
     KubernetesClient gated = new KubernetesClientBuilder()
         .withConfig(client.getConfiguration())
         .withKubernetesSerialization(client.getKubernetesSerialization())
         .withHttpClientFactory(BorrowedHttpClient.factory(gatedHttp))
         .build();
     // Retries are a per-request setting of fabric8's operations: a view of the gated client with none, whose
-    // requests carry the request settings (impersonation included) of the user's client's requests.
+    // requests carry the request settings (impersonation included) of the user's client's requests. Without
+    // retries every attempt is sent, and checked, on the thread that made the call: fabric8 sends a retry from
+    // a scheduler thread of its own.
     return DerivedClients.derive(gated, client, requests -> requests.withRequestRetryBackoffLimit(0));
+  }
+
+  /**
+   * What a gate from {@link WriteGate#gate(KubernetesClient, Check)} asks before it sends a write. It is called for
+   * every request whose method is not {@code GET}, {@code HEAD} or {@code OPTIONS}, on the thread that made the call
+   * (the gated client makes no automatic retries, so every request is sent from there), right before the request is
+   * handed to the HTTP client. Implementations must be thread-safe and quick: they run on every writer's thread.
+   *
+   * <pre>{@code
+   * WriteGate.Check onlyWhileValid = (method, path) -> {
+   *   if (!term.isValid()) {
+   *     throw new TermEndedException(method, path, term);  // what gate(client, term) does
+   *   }
+   * };
+   * }</pre>
+   */
+  @FunctionalInterface
+  public interface Check {
+
+    /**
+     * Lets the write go by returning, or refuses it by throwing: the request is then not sent, and what was thrown
+     * reaches the caller of the fabric8 call ({@code create()}, {@code update()}, ...).
+     *
+     * @param method the HTTP method, upper case, e.g. {@code PATCH}
+     * @param path the request path, without the query, e.g. {@code /api/v1/namespaces/shop/configmaps/orders}
+     * @throws io.fabric8.kubernetes.client.KubernetesClientException to refuse the write, a {@link
+     *     TermEndedException} when it is refused because a term ended
+     */
+    void beforeWrite(String method, String path);
   }
 }

@@ -164,6 +164,42 @@ class WriteGateTest {
   }
 
   @Test
+  void aGateWithACheckOfItsOwnAsksItOnTheCallingThreadBeforeEachWriteAndSendsNothingItRefuses() throws Exception {
+    // The user's client would retry a 5xx: through the gate the one attempt is sent, and checked, on the caller's
+    // thread, so a check that reads the thread's state (as the sharded JOSDK operator's does) sees the caller's.
+    ConfigMap existing = client.configMaps().resource(configMap("orders", "1")).create();
+    api.server.expect().put().withPath(CONFIGMAPS + "/orders").andReply(503, request ->
+        new StatusBuilder().withCode(503).withMessage("try again").build()).once();
+    List<String> asked = new CopyOnWriteArrayList<>();
+    ThreadLocal<Boolean> refusing = ThreadLocal.withInitial(() -> false);
+    WriteGate.Check check = (method, path) -> {
+      asked.add(method + " " + path + " on " + Thread.currentThread().getName());
+      if (refusing.get()) {
+        throw new KubernetesClientException("refused " + method + " " + path);
+      }
+    };
+    try (KubernetesClient retrying = clientWith(new ConfigBuilder(Config.empty())
+            .withMasterUrl(api.url()).withNamespace(MockApi.NAMESPACE)
+            .withRequestRetryBackoffLimit(3).withRequestRetryBackoffInterval(50).build());
+        KubernetesClient gated = WriteGate.gate(retrying, check)) {
+      configMapWritesTheServerReceived();
+      ConfigMap changed = new ConfigMapBuilder(existing).addToData("count", "2").build();
+      String caller = Thread.currentThread().getName();
+
+      assertThatThrownBy(() -> gated.configMaps().resource(changed).update())
+          .isInstanceOfSatisfying(KubernetesClientException.class, e -> assertThat(e.getCode()).isEqualTo(503));
+      assertThat(gated.configMaps().withName("orders").get().getData()).containsEntry("count", "1");
+      refusing.set(true);
+      assertThatThrownBy(() -> gated.configMaps().resource(changed).update())
+          .isInstanceOf(KubernetesClientException.class).hasMessageContaining("refused PUT " + CONFIGMAPS + "/orders");
+
+      assertThat(asked).containsExactly("PUT " + CONFIGMAPS + "/orders on " + caller,
+          "PUT " + CONFIGMAPS + "/orders on " + caller);
+      assertThat(configMapWritesTheServerReceived()).containsExactly("PUT " + CONFIGMAPS + "/orders");
+    }
+  }
+
+  @Test
   void aWatchThroughTheGateDeliversEventsAfterTheTermEnded() throws Exception {
     LeadershipTerm term = termValidForAnHour();
     term.end();

@@ -28,7 +28,8 @@ import java.util.Objects;
  *       being processed, and no later event would reconcile it);
  *   <li>{@code reconciliationFinished} exits the shard.
  * </ul>
- * The entry is kept on the reconciliation's thread between the calls. Thread-safe: JOSDK calls it from its
+ * The entry is kept on the reconciliation's thread between the calls, where {@link ShardFence} reads it to check the
+ * writes the reconciliation sends. Thread-safe: JOSDK calls it from its
  * reconciliation threads; the user's metrics are called as JOSDK would call them.
  */
 final class ShardGate implements Metrics {
@@ -83,6 +84,33 @@ final class ShardGate implements Metrics {
         throw new IllegalStateException("JOSDK ran a controller execution named '" + execution.name() + "' for "
             + execution.resourceID() + ", which a ShardedOperator does not know how to skip; it runs JOSDK "
             + "5.3's 'reconcile' and 'cleanup' only");
+    }
+  }
+
+  /** The reconciliation that runs on this thread: what it entered; null outside any reconciliation. */
+  ShardOwnership.Entry current() {
+    return entered.get();
+  }
+
+  /**
+   * Runs {@code task} as part of {@code reconciliation} (a managed dependent's task on a workflow thread, submitted
+   * by the reconciliation's thread), and then puts back what this thread had.
+   */
+  void runAs(ShardOwnership.Entry reconciliation, Runnable task) {
+    ShardOwnership.Entry own = entered.get();
+    if (reconciliation == null) {
+      entered.remove();
+    } else {
+      entered.set(reconciliation);
+    }
+    try {
+      task.run();
+    } finally {
+      if (own == null) {
+        entered.remove();
+      } else {
+        entered.set(own);
+      }
     }
   }
 

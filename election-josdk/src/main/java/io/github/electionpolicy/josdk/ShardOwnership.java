@@ -138,6 +138,17 @@ final class ShardOwnership {
     }
   }
 
+  /** Whether the shard {@code entry} entered is still owned here under the term it entered with. */
+  boolean holds(Entry entry) {
+    if (!entry.owned()) {
+      return false;
+    }
+    Slot slot = slots[entry.shard()];
+    synchronized (slot) {
+      return slot.term == entry.term();
+    }
+  }
+
   /** The term of {@code resource}'s shard while it is owned here under a valid term. */
   Optional<LeadershipTerm> termOf(HasMetadata resource) {
     Slot slot = slots[shards.shardOf(resource)];

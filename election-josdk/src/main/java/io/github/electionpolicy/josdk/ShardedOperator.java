@@ -6,14 +6,17 @@ import io.github.electionpolicy.fabric8.LeadershipTerm;
 import io.github.electionpolicy.fabric8.ShardService;
 import io.github.electionpolicy.fabric8.ShardedRunner;
 import io.github.electionpolicy.fabric8.Shards;
+import io.github.electionpolicy.fabric8.WriteGate;
 import io.javaoperatorsdk.operator.Operator;
 import io.javaoperatorsdk.operator.RegisteredController;
+import io.javaoperatorsdk.operator.api.config.ConfigurationService;
 import io.javaoperatorsdk.operator.api.config.ConfigurationServiceOverrider;
 import io.javaoperatorsdk.operator.processing.Controller;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.ExecutorService;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -58,11 +61,22 @@ import org.slf4j.LoggerFactory;
  * and {@code stop} returns only once those that began before have ended (JOSDK's own writes after the reconciler
  * included), so none of this replica's work on the shard still runs when the next owner starts.
  *
- * <p><b>Writes.</b> The operator's client is yours, shared by every shard; a reconciler writes through {@link
- * #clientFor(HasMetadata)}, the resource's shard's {@link io.github.electionpolicy.fabric8.WriteGate}, which refuses
- * every write once that shard's term ended, and stores {@link #termFor(HasMetadata)}'s {@code leaseTransitions()} with
- * its data as a fencing token. What JOSDK itself writes after a reconciler returned (an {@code UpdateControl}'s patch, a
- * finalizer) goes through the operator's client, after the reconciler checked the term.
+ * <p><b>Writes.</b> The operator runs on a view of your client, {@link WriteGate#gate(KubernetesClient,
+ * WriteGate.Check)}, fenced by the shard's term: a write sent from inside a reconciliation (what JOSDK writes on its
+ * behalf, an {@code UpdateControl}'s patch of the resource or its status, a finalizer added or removed, and what the
+ * reconciler writes through {@code context.getClient()}, its managed dependents' included) is sent only while the
+ * resource's shard is still owned here under the term the reconciliation began with and that term is valid; otherwise
+ * it is refused before it is sent, with a {@link io.github.electionpolicy.fabric8.TermEndedException}, and the
+ * reconciliation fails as for any failed call (JOSDK retries it, and a retry of a shard that moved away is skipped). A
+ * replica that does not own the shard sends nothing: the finalizer JOSDK adds before it calls any reconciler, on every
+ * replica whose cache has the resource, is refused (with a {@code KubernetesClientException} that says the shard is
+ * not owned here) everywhere but on the owner. Reads pass, and so do writes made outside any reconciliation. Like
+ * every write gate, the view makes no automatic retries, for reads either (informers' lists and watches included): a
+ * failed request fails at once, and JOSDK's retry or fabric8's informer takes it from there. {@link
+ * #clientFor(HasMetadata)} is the resource's shard's own {@link WriteGate}, for writes outside JOSDK's reconciliation
+ * threads, and {@link #termFor(HasMetadata)}'s {@code leaseTransitions()} is the fencing token to store with the data.
+ * As with any write gate, a write that passed just before the term ended may still land after it: write conditionally
+ * (with the {@code resourceVersion} read) to make such a write harmless.
  *
  * <p>Unlike {@link OperatorService}'s operator-per-term mode, nothing is reset when a shard moves: JOSDK's caches and
  * its per-resource state (retry timers) live as long as the process. Thread-safe.
@@ -73,16 +87,27 @@ public final class ShardedOperator implements ShardService, AutoCloseable {
 
   private final ShardOwnership ownership;
   private final OperatorTerm operator;
+  // The client the operator runs on: the user's, its writes checked by ShardFence; closed once the operator stopped.
+  private final KubernetesClient fenced;
   private final List<ShardMoves<?>> moves = new ArrayList<>();
   private final Object closing = new Object();
   private volatile boolean closed;
 
   private ShardedOperator(Builder builder) {
     this.ownership = new ShardOwnership(Shards.of(builder.shards), builder.client);
-    ShardGate gate = new ShardGate(
-        JosdkConfiguration.userConfiguration(builder.configuration, builder.client).getMetrics(), ownership);
-    Consumer<ConfigurationServiceOverrider> configuration = builder.configuration.andThen(o -> o.withMetrics(gate));
-    this.operator = new OperatorTerm(configuration, builder.client, () -> !closed);
+    ConfigurationService user = JosdkConfiguration.userConfiguration(builder.configuration, builder.client);
+    ShardGate gate = new ShardGate(user.getMetrics(), ownership);
+    // Taken once: the overrides below are applied a few times while the operator is built.
+    ExecutorService workflows = new ShardContextExecutor(user.getWorkflowExecutorService(), gate);
+    Consumer<ConfigurationServiceOverrider> configuration = builder.configuration
+        .andThen(o -> o.withMetrics(gate).withWorkflowExecutorService(workflows));
+    this.fenced = WriteGate.gate(builder.client, new ShardFence(gate, ownership));
+    try {
+      this.operator = new OperatorTerm(configuration, fenced, () -> !closed);
+    } catch (RuntimeException | Error e) {
+      fenced.close();
+      throw e;
+    }
   }
 
   /**
@@ -182,7 +207,11 @@ public final class ShardedOperator implements ShardService, AutoCloseable {
         return;
       }
       closed = true;
-      operator.stop();
+      try {
+        operator.stop();
+      } finally {
+        fenced.close();
+      }
     }
     LOG.info("Stopped the sharded operator; none of its reconciliations runs any more");
   }
@@ -207,6 +236,8 @@ public final class ShardedOperator implements ShardService, AutoCloseable {
         operator.stop();
       } catch (Throwable second) {
         failure.addSuppressed(second);
+      } finally {
+        fenced.close();
       }
       if (failure instanceof RuntimeException runtime) {
         throw runtime;

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * begins) to the new owner's first reconciliation of a moved widget, and to its reconciliation of every moved widget,
  * with every widget in both replicas' caches. Prints one {@code MEASURED} line. The widget count is {@code
  * -Delection.josdk.measure.widgets=N}: 300 by default, so that the module's suite stays short (creating widgets
- * through the mock server is slow); docs/sharding.md gives the numbers of runs with 2,000.
+ * through the mock server is slow); docs/sharding.md gives the numbers of runs with 2,000 and 10,000.
  */
 class ShardedOperatorMoveTimeTest {
 

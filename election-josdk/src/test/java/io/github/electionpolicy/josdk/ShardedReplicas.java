@@ -20,12 +20,18 @@ import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
 import io.javaoperatorsdk.operator.api.config.informer.Informer;
 import java.lang.reflect.Field;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.UnaryOperator;
@@ -83,15 +89,36 @@ final class ShardedReplicas implements AutoCloseable {
    * random; {@code theMockKeepsTheUidsItIsGiven...} checks the spread.
    */
   Map<String, String> createWidgets(int count) {
-    Map<String, String> uids = new TreeMap<>();
-    for (int i = 0; i < count; i++) {
-      Widget widget = Widget.named(api.namespace(), "w-" + i, "blue");
-      widget.getMetadata().setUid(UUID.randomUUID().toString());  // what a real API server would ignore too
-      MOCK_UIDS.set(RANDOM.nextLong());
-      Widget created = api.client().resources(Widget.class).inNamespace(api.namespace()).resource(widget).create();
-      uids.put(created.getMetadata().getName(), created.getMetadata().getUid());
+    // Straight to the server over HTTP/1.1, not through the fixture's client: thousands of creates through the
+    // replica proxy with the JDK client's HTTP/2 upgrade ran out of file descriptors. A few at a time, since the
+    // mock server takes long for each; the uid counter set concurrently still gives each create a random uid.
+    Map<String, String> uids = new ConcurrentSkipListMap<>();
+    ExecutorService creators = Executors.newFixedThreadPool(count >= 1000 ? 4 : 1);
+    try (KubernetesClient creating = new KubernetesClientBuilder().withConfig(new ConfigBuilder(
+        api.client().getConfiguration()).withMasterUrl(api.url()).withHttp2Disable(true).build()).build()) {
+      List<Future<?>> creates = new ArrayList<>();
+      for (int i = 0; i < count; i++) {
+        String name = "w-" + i;
+        creates.add(creators.submit(() -> {
+          Widget widget = Widget.named(api.namespace(), name, "blue");
+          widget.getMetadata().setUid(UUID.randomUUID().toString());  // what a real API server would ignore too
+          MOCK_UIDS.set(RANDOM.nextLong());
+          Widget created = creating.resources(Widget.class).inNamespace(api.namespace()).resource(widget).create();
+          uids.put(created.getMetadata().getName(), created.getMetadata().getUid());
+        }));
+      }
+      for (Future<?> create : creates) {
+        create.get();
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    } catch (ExecutionException e) {
+      throw new IllegalStateException("a widget could not be created", e.getCause());
+    } finally {
+      creators.shutdownNow();
     }
-    return uids;
+    return new TreeMap<>(uids);
   }
 
   private static final Random RANDOM = new Random();
