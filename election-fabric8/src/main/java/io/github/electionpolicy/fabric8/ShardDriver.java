@@ -68,7 +68,12 @@ final class ShardDriver {
     /** The real driver. */
     NONE,
     /** A shard runner that stopped counts as released, though its work's stop outlived the stop timeout. */
-    STOPPED_COUNTS_AS_RELEASED
+    STOPPED_COUNTS_AS_RELEASED,
+    /**
+     * A new shard runner is told what the view saw of its Lease dated when it starts, not when the view first saw it
+     * so (a time read at the wrong moment): a crashed owner's shard waits a second lease duration.
+     */
+    SIGHTING_DATED_AT_CONTEND
   }
 
   private static final LeaderService MEMBERSHIP = LeaderService.of(term -> { }, () -> { });
@@ -296,7 +301,8 @@ final class ShardDriver {
     observe(runner.driver(), state -> shardState(shard, run, state));
     // A crashed owner's Lease has been unchanged since the view first showed it so: the runner judges its expiry from
     // then, not from its own first read, so the shard moves a lease duration after the crash, not two.
-    view.sighting(lease).ifPresent(seen -> runner.driver().seen(seen.record(), seen.changedNanos()));
+    view.sighting(lease).ifPresent(seen -> runner.driver().seen(seen.record(),
+        parts.driverFlaw() == Flaw.SIGHTING_DATED_AT_CONTEND ? ticker.read() : seen.changedNanos()));
     runner.driver().start();
   }
 
