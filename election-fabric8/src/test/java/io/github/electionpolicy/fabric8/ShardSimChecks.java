@@ -46,7 +46,7 @@ final class ShardSimChecks {
   private final ShardLeases shardLeases;
   // By shard, during its gap: whether its Lease was taken since the gap began; takes given up since it began.
   private final boolean[] takenInGap;
-  private final int[] givenUp;
+  private final List<List<Long>> givenUp = new ArrayList<>();
   private final int[] lastTransitions;
   private final String[] lastHolder;
   // (process key, shard, token) of the work stopped, per replica process.
@@ -69,6 +69,8 @@ final class ShardSimChecks {
   int fairnessViolations;
   int ownershipGaps;
   int takesGivenUp;
+  // The most takes given up within one gap's bound, since its clock started.
+  int maxGivenUp;
   // By GapKind: the longest gap at its end, counted as its bound counts it; its largest share of its bound; how many.
   final long[] maxGapNanos = new long[GapKind.values().length];
   final double[] maxGapShare = new double[GapKind.values().length];
@@ -85,12 +87,12 @@ final class ShardSimChecks {
     lastToken = new int[shards];
     shardLeases = new ShardLeases(ShardSim.LEASE, shards);
     takenInGap = new boolean[shards];
-    givenUp = new int[shards];
     lastTransitions = new int[shards];
     lastHolder = new String[shards];
     for (int i = 0; i < shards; i++) {
       running.add(new ArrayList<>());
       queued.add(new ArrayList<>());
+      givenUp.add(new ArrayList<>());
     }
   }
 
@@ -104,10 +106,10 @@ final class ShardSimChecks {
 
   /**
    * The ownership-gap bounds of a run, each a formula of the lease duration {@code L} and a round trip {@code rtt}
-   * (two legs of the run's latency bound), plus {@code givenUpNanos} for each take given up during the gap; see
-   * {@link #gapBounds} for each term's reason. A gap is counted up to its start's hand-off to the pool: the time the
-   * start then waits for a pool thread (the user-code executor's, up to {@link ShardSim#MAX_CALLBACK_DELAY_NANOS})
-   * is left out.
+   * (two legs of the run's latency bound), plus {@code givenUpNanos} for each take given up since the gap's clock
+   * started; see {@link #gapBounds} for each term's reason. A gap is counted up to its start's hand-off to the
+   * pool: the time the start then waits for a pool thread (the user-code executor's, up to {@link
+   * ShardSim#MAX_CALLBACK_DELAY_NANOS}) is left out.
    */
   record GapBounds(long gracefulNanos, long crashNanos, long faultNanos, long givenUpNanos) {
     /** The formulas, as the SHARDING line prints them ({@code g}: takes given up during the gap). */
@@ -152,7 +154,8 @@ final class ShardSimChecks {
    * change the plan of the ones freed before (free shards fill the quotas in ascending order), and a runner whose
    * take is on its way is closed as not planned: its take lands, the closing runner releases it with no work started,
    * and the member the plan now names takes it (the take's answer, the release, its event, the next take: two round
-   * trips). {@link #leaseChanged} counts these takes per gap; runs saw at most two in a row.
+   * trips). {@link #leaseChanged} counts these takes per gap, and only those since the gap's clock
+   * started count; up to 6 were seen within one gap's bound.
    */
   static GapBounds gapBounds(long leaseNanos, long maxLatencyNanos) {
     long rtt = 2 * maxLatencyNanos;
@@ -207,7 +210,7 @@ final class ShardSimChecks {
       // The gap as its bound counts it (from its clock's start), at its end: what the bounds leave to spare.
       GapKind kind = gapKind(shard);
       long gap = sim.now() - gapFrom(shard, kind) - poolWait(shard);
-      long bound = gapBounds().of(kind, givenUp[shard]);
+      long bound = gapBounds().of(kind, givenUpSince(shard, gapFrom(shard, kind)));
       if (gap > bound) {
         gapViolation(shard, kind, gap, bound);
       }
@@ -290,7 +293,7 @@ final class ShardSimChecks {
         if (now.isEmpty()) {
           gapStart[shard] = sim.now();
           gapGraceful[shard] = true;
-          givenUp[shard] = 0;
+          givenUp.get(shard).clear();
         }
         return;
       }
@@ -320,7 +323,7 @@ final class ShardSimChecks {
       if (had && now.isEmpty()) {
         gapStart[shard] = sim.now();
         gapGraceful[shard] = false;
-        givenUp[shard] = 0;
+        givenUp.get(shard).clear();
       }
     }
   }
@@ -416,7 +419,7 @@ final class ShardSimChecks {
       takenInGap[shard] = true;
     } else if (record.holder() == null && takenInGap[shard]) {
       takenInGap[shard] = false;
-      givenUp[shard]++;
+      givenUp.get(shard).add(sim.now());
       takesGivenUp++;
       sim.trace(() -> "shard " + shard + ": a take given up before its work started");
     }
@@ -444,6 +447,16 @@ final class ShardSimChecks {
     long lease = sim.config().leaseNanos();
     return disturbances == 0 && lastDisturbanceEnd < since - lease && lastDeath < since - crashBoundNanos()
         && lastStart < since - lease;
+  }
+
+  /** The takes of {@code shard} given up in its gap since {@code from}: only those delay it past its clock's start. */
+  private int givenUpSince(int shard, long from) {
+    int n = 0;
+    for (long at : givenUp.get(shard)) {
+      n += at - from >= 0 ? 1 : 0;
+    }
+    maxGivenUp = Math.max(maxGivenUp, n);
+    return n;
   }
 
   private void gapViolation(int shard, GapKind kind, long gap, long bound) {
@@ -511,7 +524,7 @@ final class ShardSimChecks {
         }
         GapKind kind = gapKind(shard);
         long from = gapFrom(shard, kind);
-        long bound = gapBounds().of(kind, givenUp[shard]);
+        long bound = gapBounds().of(kind, givenUpSince(shard, from));
         if (now - from > bound && !startQueuedWithin(shard, from, bound)) {
           gapViolation(shard, kind, now - from, bound);
         }

@@ -157,6 +157,7 @@ class SimulationSharding {
     long fairness;
     long gaps;
     long takesGivenUp;
+    int maxGivenUp;
     long handOvers;
     long membershipDeletes;
     long newerDeleted;
@@ -179,6 +180,7 @@ class SimulationSharding {
       fairness += c.fairnessViolations;
       gaps += c.ownershipGaps;
       takesGivenUp += c.takesGivenUp;
+      maxGivenUp = Math.max(maxGivenUp, c.maxGivenUp);
       handOvers += c.handOvers;
       membershipDeletes += c.membershipDeletes;
       newerDeleted += c.newerDeleted;
@@ -203,7 +205,8 @@ class SimulationSharding {
         line.append(" max_").append(name).append("_gap_ms=").append(maxGapNanos[k] / 1_000_000).append(" (")
             .append(Math.round(100 * maxGapShare[k])).append("% of bound, n=").append(gapsMeasured[k]).append(')');
       }
-      return line.append(" takes_given_up=").append(takesGivenUp).append(" gap_bounds=[")
+      return line.append(" takes_given_up=").append(takesGivenUp).append(" (at most ").append(maxGivenUp)
+          .append(" in one gap)").append(" gap_bounds=[")
           .append(ShardSimChecks.GapBounds.FORMULAS).append(']').toString();
     }
 
