@@ -68,7 +68,9 @@ final class ShardDriver {
     /** The real driver. */
     NONE,
     /** A shard runner that stopped counts as released, though its work's stop outlived the stop timeout. */
-    STOPPED_COUNTS_AS_RELEASED
+    STOPPED_COUNTS_AS_RELEASED,
+    /** A new shard runner's sighting dated at its start, not the view's first sight: a crash costs 2 lease durations. */
+    SIGHTING_DATED_AT_CONTEND
   }
 
   private static final LeaderService MEMBERSHIP = LeaderService.of(term -> { }, () -> { });
@@ -298,7 +300,8 @@ final class ShardDriver {
     // then, not from its own first read, so the shard moves a lease duration after the crash, not two. One seen
     // released is taken with the first request, unread, unless a user put metadata on it that a write built from the
     // record alone would drop (a PUT replaces the object): that one is read first, and the take keeps it.
-    view.sighting(lease).ifPresent(seen -> runner.driver().seen(seen.record(), seen.changedNanos(), seen.bare()));
+    view.sighting(lease).ifPresent(seen -> runner.driver().seen(seen.record(),
+        parts.driverFlaw() == Flaw.SIGHTING_DATED_AT_CONTEND ? ticker.read() : seen.changedNanos(), seen.bare()));
     runner.driver().start();
   }
 

@@ -169,11 +169,14 @@ final class ShardSim {
     return now;
   }
 
+  /** The longest a callback waits for its pool thread ({@link #callbackDelay}), outside the fault phase's hung ones. */
+  static final long MAX_CALLBACK_DELAY_NANOS = 300_000_000L;
+
   /** How long a callback waits for its pool thread (its work runs on meanwhile): mostly at once, now and then long. */
   long callbackDelay() {
     int pick = random.nextInt(1000);
     return pick < 900 ? random.nextLong(2_000_000L) : pick < 990 ? random.nextLong(50_000_000L)
-        : random.nextLong(300_000_000L);
+        : random.nextLong(MAX_CALLBACK_DELAY_NANOS);
   }
 
   /** In the fault phase, 2 % of callbacks outlive the stop timeout (a hung stop: its runner leaves the Lease). */

@@ -25,10 +25,11 @@ import java.util.SortedMap;
  *       churn), every shard is owned by exactly one live replica and each owns {@code floor(S/M)} or {@code
  *       ceil(S/M)}.</li>
  *   <li>{@code ownership_gaps}: while a replica lives and no fault is active, no shard has no work running for
- *       longer than its bound: {@link #gracefulBoundNanos} after a stop in a live process with nothing disturbed
- *       nor a start of a process, for a lease duration before it; else {@link #faultBoundNanos} from the end of
- *       the last fault, or {@link #crashBoundNanos} from the last crash or start of a process, whichever is
- *       later, if later than the gap's start.</li>
+ *       longer than its bound ({@link #gapBounds}): the graceful one after a stop in a live process with nothing
+ *       disturbed nor a start of a process for a lease duration before it, nor a crash within the crash bound;
+ *       else the fault bound from the end of the last fault, or the crash bound from the last crash or start of a
+ *       process, whichever is later, if later than the gap's start. Checked at each probe and, exactly, as the
+ *       gap ends (the start's wait for its pool thread left out).</li>
  * </ul>
  */
 final class ShardSimChecks {
@@ -42,6 +43,11 @@ final class ShardSimChecks {
   private final boolean[] gapGraceful;
   private final boolean[] gapReported;
   private final int[] lastToken;
+  private final ShardLeases shardLeases;
+  // By shard, during its gap: whether its Lease was taken since the gap began; takes given up since it began.
+  private final boolean[] takenInGap;
+  private final List<List<Long>> givenUp = new ArrayList<>();
+  private final int[] lastTransitions;
   private final String[] lastHolder;
   // (process key, shard, token) of the work stopped, per replica process.
   private final Set<String> stoppedTerms = new HashSet<>();
@@ -62,8 +68,13 @@ final class ShardSimChecks {
   int membershipLeasesLeft;
   int fairnessViolations;
   int ownershipGaps;
-  long maxGracefulGapNanos;
-  long maxCrashGapNanos;
+  int takesGivenUp;
+  // The most takes given up within one gap's bound, since its clock started.
+  int maxGivenUp;
+  // By GapKind: the longest gap at its end, counted as its bound counts it; its largest share of its bound; how many.
+  final long[] maxGapNanos = new long[GapKind.values().length];
+  final double[] maxGapShare = new double[GapKind.values().length];
+  final long[] gapsMeasured = new long[GapKind.values().length];
   long handOvers;
   final List<String> violations = new ArrayList<>();
 
@@ -74,9 +85,14 @@ final class ShardSimChecks {
     gapGraceful = new boolean[shards];
     gapReported = new boolean[shards];
     lastToken = new int[shards];
+    shardLeases = new ShardLeases(ShardSim.LEASE, shards);
+    takenInGap = new boolean[shards];
+    lastTransitions = new int[shards];
     lastHolder = new String[shards];
     for (int i = 0; i < shards; i++) {
       running.add(new ArrayList<>());
+      queued.add(new ArrayList<>());
+      givenUp.add(new ArrayList<>());
     }
   }
 
@@ -85,40 +101,75 @@ final class ShardSimChecks {
     return 3 * leaseNanos + 8 * retryNanos;
   }
 
-  long gracefulBoundNanos() {
+  /** Which bound a gap is held to: see {@link GapBounds}. */
+  enum GapKind { GRACEFUL, CRASH, FAULT }
+
+  /**
+   * The ownership-gap bounds of a run, each a formula of the lease duration {@code L} and a round trip {@code rtt}
+   * (two legs of the run's latency bound), plus {@code givenUpNanos} for each take given up since the gap's clock
+   * started; see {@link #gapBounds} for each term's reason. A gap is counted up to its start's hand-off to the
+   * pool: the time the start then waits for a pool thread (the user-code executor's, up to {@link
+   * ShardSim#MAX_CALLBACK_DELAY_NANOS}) is left out.
+   */
+  record GapBounds(long gracefulNanos, long crashNanos, long faultNanos, long givenUpNanos) {
+    /** The formulas, as the SHARDING line prints them ({@code g}: takes given up during the gap). */
+    static final String FORMULAS = "graceful=3rtt+2g*rtt crash=1.001L+3rtt+2g*rtt fault=1.001L+3rtt+2g*rtt";
+
+    /** The bound of a gap of {@code kind} during which {@code givenUp} takes were given up. */
+    long of(GapKind kind, int givenUp) {
+      return givenUp * givenUpNanos + switch (kind) {
+        case GRACEFUL -> gracefulNanos;
+        case CRASH -> crashNanos;
+        case FAULT -> faultNanos;
+      };
+    }
+  }
+
+  /**
+   * The tightest bounds the protocol gives, term by term; none has a retry period or a fixed slack, since nothing on
+   * these paths waits for one.
+   *
+   * <p><b>Graceful</b> (a hand-over in a live process, counted from its work's stop): a renewal of the old owner's
+   * may be on its way as the stop returns, and its release waits for that answer (one round trip); the release
+   * (one leg); the server sends the change to every list and watch (one leg); the new owner's plan now shows the
+   * shard free, and the runner it starts takes the Lease with its first request, the released record's
+   * resourceVersion as precondition (one round trip): {@code 3rtt}.
+   *
+   * <p><b>Crash</b> (counted from the crash, or from the start of a process): the dead holder's last writes land and
+   * reach every list and watch within a round trip; each view judges its membership and shard Leases expired a lease
+   * duration later on its own clock (which may run 0.1 % fast: {@code 1.001L}); the plan then gives the shard to a
+   * member whose new runner, told what the view saw and since when ({@code LeaseProtocol.seen}), judges it expired at
+   * once: a read and a take ({@code 2rtt}). A process that starts judges a silent Lease from its first list, one leg
+   * after its start, within the same bound.
+   *
+   * <p><b>Fault</b> (counted from the end of the last fault, or from when the last leg it delayed may land, a slow
+   * network's or a delayed watch event's latency after it, up to 500 ms: {@link #lingers}): every Lease a member
+   * could not renew or release during the fault is judged expired a lease duration after each view last saw it
+   * change, which was before the fault's legs all landed; a member that lost its membership Lease takes it back at
+   * once (its own last term) and plans with the rest;
+   * the same steps as after a crash follow: the crash's bound.
+   *
+   * <p><b>A take given up</b> ({@code 2rtt} each, found by this simulation): while several shards become free one after
+   * the other (a leaver's releases, Leases judged expired at slightly different times), each new free shard can
+   * change the plan of the ones freed before (free shards fill the quotas in ascending order), and a runner whose
+   * take is on its way is closed as not planned: its take lands, the closing runner releases it with no work started,
+   * and the member the plan now names takes it (the take's answer, the release, its event, the next take: two round
+   * trips). {@link #leaseChanged} counts these takes per gap, and only those since the gap's clock
+   * started count; up to 6 were seen within one gap's bound.
+   */
+  static GapBounds gapBounds(long leaseNanos, long maxLatencyNanos) {
+    long rtt = 2 * maxLatencyNanos;
+    long crash = leaseNanos + leaseNanos / 1000 + 3 * rtt;
+    return new GapBounds(3 * rtt, crash, crash, 2 * rtt);
+  }
+
+  GapBounds gapBounds() {
     ShardSim.Config c = sim.config();
-    return c.retryNanos() + 20 * c.maxLatencyMillis() * 1_000_000L + 700_000_000L;
+    return gapBounds(c.leaseNanos(), c.maxLatencyMillis() * 1_000_000L);
   }
 
-  /**
-   * A lease duration (the crashed holder's Leases expire, each judged from when a view last saw it change), the
-   * settle time (two retry periods), two retry periods for the runner that takes it (its read, its take) and a
-   * slack for the network and the callbacks: counted from the last crash or start of a process, since each can
-   * delay a free shard by a lease duration (a shard assigned to a member that crashed waits for its membership to
-   * expire; a process that starts sees a silent Lease as held for a lease duration from its first list).
-   */
-  /**
-   * After a fault (the server down, a partition, a pause) every member may have lost its membership and its
-   * shards, the Leases of which it could not release: each joins again once its own membership Lease is seen
-   * expired (a lease duration), and while the members join one after the other the plan moves free shards between
-   * them, each move a new runner that judges the unreleased Lease from its own first read (a lease duration each);
-   * three lease durations and the crash bound's retry periods and slack hold over every run measured.
-   */
-  long faultBoundNanos() {
-    return crashBoundNanos() + sim.config().leaseNanos();
-  }
-
-  /**
-   * Two lease durations: the crashed member's membership Lease expires in every view (a lease duration after they
-   * saw it change), only then does the plan give its shards to others, and their new runners judge each shard's
-   * Lease from their own first read (another lease duration); then the settle time (two retry periods), two retry
-   * periods for the take, and a slack for the network and the callbacks. Counted from the last crash or start of a
-   * process: a process that starts sees a silent Lease as held for a lease duration from its first list, and plans
-   * with it.
-   */
   long crashBoundNanos() {
-    ShardSim.Config c = sim.config();
-    return 2 * c.leaseNanos() + 4 * c.retryNanos() + 20 * c.maxLatencyMillis() * 1_000_000L + 700_000_000L;
+    return gapBounds().crashNanos();
   }
 
   boolean passed() {
@@ -155,16 +206,78 @@ final class ShardSimChecks {
     }
     lastHolder[shard] = replica.identity;
     lastToken[shard] = Math.max(lastToken[shard], token);
-    if (now.isEmpty()) {
-      long gap = sim.now() - gapStart[shard];
-      if (gapGraceful[shard] && gapReported[shard] == false && calm(gapStart[shard])) {
-        maxGracefulGapNanos = Math.max(maxGracefulGapNanos, gap);
-      } else if (sim.now() > 0) {
-        maxCrashGapNanos = Math.max(maxCrashGapNanos, gap);
+    if (now.isEmpty() && disturbances == 0 && !gapReported[shard] && sim.now() > 0) {
+      // The gap as its bound counts it (from its clock's start), at its end: what the bounds leave to spare.
+      GapKind kind = gapKind(shard);
+      long gap = sim.now() - gapFrom(shard, kind) - poolWait(shard);
+      long bound = gapBounds().of(kind, givenUpSince(shard, gapFrom(shard, kind)));
+      if (gap > bound) {
+        gapViolation(shard, kind, gap, bound);
       }
+      maxGapNanos[kind.ordinal()] = Math.max(maxGapNanos[kind.ordinal()], gap);
+      maxGapShare[kind.ordinal()] = Math.max(maxGapShare[kind.ordinal()], (double) gap / bound);
+      gapsMeasured[kind.ordinal()]++;
+      sim.trace(() -> "shard " + shard + " owned again after a " + kind + " gap of " + gap / 1_000_000 + " ms (bound "
+          + bound / 1_000_000 + " ms)");
     }
     now.add(new Instance(replica, replica.process, shard, term));
     gapReported[shard] = false;
+  }
+
+  /** A callback of a shard's runner, handed to the pool at {@code since}, waiting for its thread. */
+  static final class Queued {
+    final ShardSimReplica replica;
+    final int process;
+    final int shard;
+    final long since;
+
+    Queued(ShardSimReplica replica, int shard, long since) {
+      this.replica = replica;
+      this.process = replica.process;
+      this.shard = shard;
+      this.since = since;
+    }
+  }
+
+  // By shard: the callbacks of its runners that wait for a pool thread; the one that runs now, if any.
+  private final List<List<Queued>> queued = new ArrayList<>();
+  private Queued runningCallback;
+
+  Queued callbackQueued(ShardSimReplica replica, int shard) {
+    Queued q = new Queued(replica, shard, sim.now());
+    queued.get(shard).add(q);
+    return q;
+  }
+
+  void callbackRuns(Queued q) {
+    queued.get(q.shard).remove(q);
+    runningCallback = q;
+  }
+
+  void callbackRan(Queued q) {
+    runningCallback = null;
+  }
+
+  /**
+   * How long the start that ends a gap of {@code shard} now waited for its pool thread: the user-code executor's
+   * delay, not the protocol's, which the gap bounds leave out (they count the gap up to the start's hand-off).
+   */
+  private long poolWait(int shard) {
+    Queued q = runningCallback;
+    return q != null && q.shard == shard ? sim.now() - q.since : 0;
+  }
+
+  /**
+   * Whether a callback of {@code shard}'s runner in a live process was handed to its pool at most {@code bound}
+   * after {@code from}: a start that may end the gap in time, which is judged when it runs.
+   */
+  private boolean startQueuedWithin(int shard, long from, long bound) {
+    for (Queued q : queued.get(shard)) {
+      if (q.replica.alive && q.replica.process == q.process && q.since - from <= bound) {
+        return true;
+      }
+    }
+    return false;
   }
 
   void workStopped(ShardSimReplica replica, int shard) {
@@ -180,6 +293,7 @@ final class ShardSimChecks {
         if (now.isEmpty()) {
           gapStart[shard] = sim.now();
           gapGraceful[shard] = true;
+          givenUp.get(shard).clear();
         }
         return;
       }
@@ -192,6 +306,9 @@ final class ShardSimChecks {
 
   void processDied(ShardSimReplica replica) {
     sim.trace(() -> replica + " dies");
+    for (List<Queued> of : queued) {
+      of.removeIf(q -> q.replica == replica);
+    }
     lastDeath = sim.now();
     for (int shard = 0; shard < shards; shard++) {
       List<Instance> now = running.get(shard);
@@ -206,6 +323,7 @@ final class ShardSimChecks {
       if (had && now.isEmpty()) {
         gapStart[shard] = sim.now();
         gapGraceful[shard] = false;
+        givenUp.get(shard).clear();
       }
     }
   }
@@ -284,8 +402,33 @@ final class ShardSimChecks {
     }
   }
 
+  /**
+   * The server stored {@code stored}. A shard Lease taken while no work of the shard runs, then released before any
+   * started (its new runner was closed first: a plan that moved the free shard while the take was on its way), is a
+   * take given up: each costs the gap of that shard a few more round trips ({@link #gapBounds}).
+   */
   void leaseChanged(ShardSimServer.Stored stored) {
-    // The server's record is the simulation's trace; the invariants read the work, not the Leases.
+    if (!(shardLeases.parse(stored.name()) instanceof ShardLeases.Kind.Shard s) || s.shard() >= shards) {
+      return;
+    }
+    int shard = s.shard();
+    LeaseRecord record = stored.record();
+    if (!running.get(shard).isEmpty()) {
+      takenInGap[shard] = false;
+    } else if (record.holder() != null && record.transitions() != lastTransitions[shard]) {
+      takenInGap[shard] = true;
+    } else if (record.holder() == null && takenInGap[shard]) {
+      takenInGap[shard] = false;
+      givenUp.get(shard).add(sim.now());
+      takesGivenUp++;
+      sim.trace(() -> "shard " + shard + ": a take given up before its work started");
+    }
+    lastTransitions[shard] = record.transitions();
+  }
+
+  /** A fault that just ended delayed legs sent during it by up to {@code nanos}: for the gaps it ends as they land. */
+  void lingers(long nanos) {
+    lastDisturbanceEnd = Math.max(lastDisturbanceEnd, sim.now() + nanos);
   }
 
   void disturbance(int delta) {
@@ -304,6 +447,37 @@ final class ShardSimChecks {
     long lease = sim.config().leaseNanos();
     return disturbances == 0 && lastDisturbanceEnd < since - lease && lastDeath < since - crashBoundNanos()
         && lastStart < since - lease;
+  }
+
+  /** The takes of {@code shard} given up in its gap since {@code from}: only those delay it past its clock's start. */
+  private int givenUpSince(int shard, long from) {
+    int n = 0;
+    for (long at : givenUp.get(shard)) {
+      n += at - from >= 0 ? 1 : 0;
+    }
+    maxGivenUp = Math.max(maxGivenUp, n);
+    return n;
+  }
+
+  private void gapViolation(int shard, GapKind kind, long gap, long bound) {
+    ownershipGaps++;
+    gapReported[shard] = true;
+    violation("shard " + shard + " has had no owner for " + gap / 1_000_000 + " ms (bound " + bound / 1_000_000
+        + " ms, " + kind + ", gap began at " + gapStart[shard] / 1_000_000 + " ms)");
+  }
+
+  /** The bound a gap of {@code shard} open now is held to. */
+  private GapKind gapKind(int shard) {
+    if (gapGraceful[shard] && calm(gapStart[shard])) {
+      return GapKind.GRACEFUL;
+    }
+    return gapFrom(shard, GapKind.CRASH) == lastDisturbanceEnd ? GapKind.FAULT : GapKind.CRASH;
+  }
+
+  /** When the clock of a gap of {@code shard} held to {@code kind} started. */
+  private long gapFrom(int shard, GapKind kind) {
+    return kind == GapKind.GRACEFUL ? gapStart[shard]
+        : Math.max(Math.max(gapStart[shard], lastDisturbanceEnd), Math.max(lastDeath, lastStart));
   }
 
   // ---- at each probe ---------------------------------------------------------------------------------------
@@ -348,16 +522,11 @@ final class ShardSimChecks {
         if (!running.get(shard).isEmpty() || gapReported[shard]) {
           continue;
         }
-        boolean graceful = gapGraceful[shard] && calm(gapStart[shard]);
-        long from = graceful ? gapStart[shard]
-            : Math.max(Math.max(gapStart[shard], lastDisturbanceEnd), Math.max(lastDeath, lastStart));
-        long bound = graceful ? gracefulBoundNanos() : from == lastDisturbanceEnd ? faultBoundNanos()
-            : crashBoundNanos();
-        if (now - from > bound) {
-          ownershipGaps++;
-          gapReported[shard] = true;
-          violation("shard " + shard + " has had no owner for " + (now - from) / 1_000_000 + " ms (bound "
-              + bound / 1_000_000 + " ms, " + (graceful ? "graceful" : "crash or fault") + ")");
+        GapKind kind = gapKind(shard);
+        long from = gapFrom(shard, kind);
+        long bound = gapBounds().of(kind, givenUpSince(shard, from));
+        if (now - from > bound && !startQueuedWithin(shard, from, bound)) {
+          gapViolation(shard, kind, now - from, bound);
         }
       }
     }

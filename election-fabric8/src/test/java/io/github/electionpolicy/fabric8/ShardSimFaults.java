@@ -46,11 +46,13 @@ final class ShardSimFaults {
         SimSchedule.Direction d = SimSchedule.Direction.values()[direction % SimSchedule.Direction.values().length];
         window(sim, duration, () -> network.partition(slot, d, 1), () -> network.partition(slot, d, -1));
       }
-      case SLOW -> window(sim, duration, () -> network.slow(slot, latency, 1), () -> network.slow(slot, latency, -1));
+      // A leg sent while the window lasts may land up to its latency after it ended: the gaps are counted from then.
+      case SLOW -> window(sim, duration, () -> network.slow(slot, latency, 1), () -> network.slow(slot, latency, -1),
+          latency);
       case SERVER_DOWN -> window(sim, Math.min(duration, sim.config().leaseNanos()), () -> network.serverDown(1),
           () -> network.serverDown(-1));
       case DELAY_EVENTS -> window(sim, duration, () -> network.delayEvents(latency, 1),
-          () -> network.delayEvents(latency, -1));
+          () -> network.delayEvents(latency, -1), latency);
       case DROP_EVENTS -> window(sim, duration, () -> network.dropEvents(1), () -> network.dropEvents(-1));
       case PAUSE -> {
         if (replica.alive && !replica.paused) {
@@ -110,11 +112,17 @@ final class ShardSimFaults {
   }
 
   private static void window(ShardSim sim, long duration, Runnable begin, Runnable end) {
+    window(sim, duration, begin, end, 0);
+  }
+
+  /** A fault from now for {@code duration}, whose last delayed leg may land {@code lingerNanos} after its end. */
+  private static void window(ShardSim sim, long duration, Runnable begin, Runnable end, long lingerNanos) {
     sim.checks().disturbance(1);
     begin.run();
     sim.at(sim.now() + duration, () -> {
       end.run();
       sim.checks().disturbance(-1);
+      sim.checks().lingers(lingerNanos);
     });
   }
 }

@@ -243,6 +243,7 @@ final class ShardSimReplica {
   private final class UserCode implements Executor {
     private final int p;
     private final Map<Object, Long> laneFreeAt = new HashMap<>();
+    private final Map<Object, Integer> laneShards = new HashMap<>();
 
     UserCode(int p) {
       this.p = p;
@@ -257,13 +258,24 @@ final class ShardSimReplica {
       long hung = sim.hungDelay();
       // This lane's next callback (a shard's stop, or its start) may wait past the stop timeout: the shard's work,
       // if it runs, may then outlive its Lease, which fencing guards, as it does a paused process's.
-      int shard = hung < 0 ? -1 : shardOf(lane);
+      int laneShard = laneShards.computeIfAbsent(lane, ShardSimReplica::shardOf);
+      int shard = hung < 0 ? -1 : laneShard;
       long at = Math.max(sim.now() + (shard >= 0 ? hung : sim.callbackDelay()), laneFreeAt.getOrDefault(lane, 0L));
       if (shard >= 0) {
         sim.checks().hung(ShardSimReplica.this, shard, at);
       }
       laneFreeAt.put(lane, at);
-      sim.at(at, ShardSimReplica.this, run);
+      // A shard's callback waiting for its pool thread: the ownership-gap bounds leave out that wait.
+      ShardSimChecks.Queued queued = laneShard < 0 ? null
+          : sim.checks().callbackQueued(ShardSimReplica.this, laneShard);
+      sim.at(at, ShardSimReplica.this, queued == null ? run : () -> {
+        sim.checks().callbackRuns(queued);
+        try {
+          run.run();
+        } finally {
+          sim.checks().callbackRan(queued);
+        }
+      });
     }
   }
 
