@@ -25,6 +25,7 @@ import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -94,8 +95,7 @@ class ShardedRbacIT {
         .as("the service account's, the Role's, the binding's and its subject's namespace").isEqualTo(4);
     manifest = edit.apply(manifest.replace("namespace: orders", "namespace: " + namespace));
     KubeCluster.createNamespace(admin, namespace);
-    admin.load(new ByteArrayInputStream(manifest.getBytes(StandardCharsets.UTF_8))).inNamespace(namespace)
-        .createOrReplace();
+    admin.load(new ByteArrayInputStream(manifest.getBytes(StandardCharsets.UTF_8))).inNamespace(namespace).create();
     Await.until("the authorizer grants get on " + LEASES.memberLease("a") + " to " + ACCOUNT,
         () -> allowed("get", LEASES.memberLease("a")), Duration.ofSeconds(30));
     return KubeCluster.token(admin, namespace, ACCOUNT);
@@ -158,6 +158,20 @@ class ShardedRbacIT {
     return (int) Pattern.compile(Pattern.quote(part)).matcher(text).results().count();
   }
 
+  /**
+   * The rules on leases of a Role that names only replica {@code a}'s membership Lease: every verb of the sharded
+   * Role by {@code resourceNames}, {@code create} too or in a rule of its own (as docs/deploy/rbac.yaml has it).
+   */
+  private static String membershipLeaseRules(boolean createNamedToo) {
+    return "  - apiGroups: [\"coordination.k8s.io\"]\n"
+        + "    resources: [\"leases\"]\n"
+        + "    resourceNames: [\"" + LEASES.memberLease("a") + "\"]\n"
+        + "    verbs: [\"get\", \"list\", \"watch\"" + (createNamedToo ? ", \"create\"" : "") + ", \"update\", "
+        + "\"delete\"]\n"
+        + (createNamedToo ? "" : "  - apiGroups: [\"coordination.k8s.io\"]\n    resources: [\"leases\"]\n"
+            + "    verbs: [\"create\"]\n");
+  }
+
   @Test
   void asWrittenTwoReplicasOwnEveryShardCloseCleanlyAndDeleteTheirMembershipLeases() throws Exception {
     String token = applyShardingRbac("docs", UnaryOperator.identity());
@@ -198,15 +212,8 @@ class ShardedRbacIT {
   void aRoleThatNamesOnlyTheMembershipLeaseStopsTheReplicaBeforeItJoinsNamingWhatTheServerDenied(
       boolean createNamedToo) throws Exception {
     String member = LEASES.memberLease("a");
-    String named = "  - apiGroups: [\"coordination.k8s.io\"]\n"
-        + "    resources: [\"leases\"]\n"
-        + "    resourceNames: [\"" + member + "\"]\n"
-        + "    verbs: [\"get\", \"list\", \"watch\"" + (createNamedToo ? ", \"create\"" : "") + ", \"update\", "
-        + "\"delete\"]\n"
-        + (createNamedToo ? "" : "  - apiGroups: [\"coordination.k8s.io\"]\n    resources: [\"leases\"]\n"
-            + "    verbs: [\"create\"]\n");
     String token = applyShardingRbac(createNamedToo ? "named-all" : "named",
-        manifest -> manifest.replace(LEASE_RULE, named));
+        manifest -> manifest.replace(LEASE_RULE, membershipLeaseRules(createNamedToo)));
     List<String> denied = createNamedToo ? List.of("get", "create", "update", "list", "watch")
         : List.of("get", "update", "list", "watch");
     String logged;
@@ -227,9 +234,35 @@ class ShardedRbacIT {
       a.close();
       logged = logs.text();
     }
-    assertThat(logged).contains("Not contending for Lease " + namespace + "/" + member + ": leader election may not "
-        + String.join(", ", denied) + " leases");
+    assertThat(occurrences(logged, "Not contending for Lease " + namespace + "/" + member
+        + ": leader election may not " + String.join(", ", denied) + " leases")).as("one ERROR, in %s", logged)
+        .isEqualTo(1);
     assertThat(admin.leases().inNamespace(namespace).list().getItems()).as("nothing written").isEmpty();
+  }
+
+  /**
+   * A finding on the real server, disabled until fixed: a replica opens its view of the Leases (the informer of
+   * {@link ShardLeaseSource}) at start, beside its membership runner's preflight, so under a Role without
+   * namespace-wide {@code list} the server refuses that list before the preflight's verdict, and fabric8's Reflector
+   * logs {@code listSyncAndWatch failed for coordination.k8s.io/v1/namespaces/NS/leases, will stop} at ERROR, with a
+   * stack trace, before the runner's own ERROR that names the verbs and the fix. Nothing is written either way. A fix:
+   * open the view once the preflight granted (it costs the replica's join one round trip more), or keep that first
+   * refused list quiet.
+   */
+  @Test
+  @Disabled("finding: the view's list goes out before the preflight's verdict; fabric8 logs its 403 at ERROR")
+  void aReplicaThePreflightStopsSendsNoListBeforeIt() throws Exception {
+    String token = applyShardingRbac("named-view", manifest -> manifest.replace(LEASE_RULE,
+        membershipLeaseRules(false)));
+    String logged;
+    try (LogCapture logs = new LogCapture()) {
+      ShardedRunner a = replica(token, "a");
+      assertThat(a.awaitStopped(Duration.ofSeconds(20))).isTrue();
+      assertThat(a.failure()).containsInstanceOf(LeaseAccessDeniedException.class);
+      a.close();
+      logged = logs.text();
+    }
+    assertThat(logged).doesNotContain("listSyncAndWatch failed");
   }
 
   /**
@@ -259,8 +292,8 @@ class ShardedRbacIT {
     Matcher rule = Pattern.compile(Pattern.quote(warning) + ".*?To fix, grant the Role this rule:\n"
         + Pattern.quote(LeaseNeeds.shardedLeaseRuleYaml()), Pattern.DOTALL).matcher(logged);
     assertThat(rule.find()).as("the warning shows the rule to add, in %s", logged).isTrue();
-    assertThat(logged).as("the close's delete, refused by the server").contains("Lease " + member
-        + " was released but could not be deleted");
+    assertThat(logged).as("the close's delete, refused by the server").contains("Lease " + namespace + "/" + member
+        + " was released but could not be deleted (delete Lease failed: HTTP 403");
     Map<String, Lease> left = leasesOnServer();
     assertThat(left).as("the membership Lease stays").containsKey(member);
     assertThat(released(left.get(member))).as("released: %s", left.get(member).getSpec()).isTrue();
