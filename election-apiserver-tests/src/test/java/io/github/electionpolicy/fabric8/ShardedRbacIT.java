@@ -22,6 +22,7 @@ import java.util.function.UnaryOperator;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.IntStream;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -117,14 +118,18 @@ class ShardedRbacIT {
         .getAllowed());
   }
 
-  /** A replica as the service account: a client of its own with the token, fast settings, {@value #SHARDS} shards. */
+  /** A replica as the service account: a client of its own with the token, {@value #SHARDS} shards. */
   private ShardedRunner replica(String token, String identity) {
     KubernetesClient client = KubeCluster.client(CLUSTER.configWithToken(token, namespace));
     clients.add(client);
     ShardedRunner runner = ShardedRunner.builder()
         .client(client)
         .decision(MockApi.CONTEND)
-        .settings(MockApi.fastSettings(identity).namespace(namespace).build())
+        // The fast settings' retry period (hand-overs in milliseconds), with a renew deadline of 5 s (2.5 s per
+        // request): on the shared 2-core machine the real server's answers stalled past the fast settings' 750 ms,
+        // the membership Lease was lost, and a lost Lease is not deleted at close.
+        .settings(MockApi.fastSettings(identity).namespace(namespace).leaseDuration(Duration.ofSeconds(8))
+            .renewDeadline(Duration.ofSeconds(5)).build())
         .shards(SHARDS)
         .service(NO_WORK)
         .start();
@@ -149,9 +154,16 @@ class ShardedRbacIT {
     return holder == null || holder.isEmpty();
   }
 
-  /** The lines of {@code text} at WARN or ERROR (slf4j-simple writes the level after the thread's name). */
-  private static List<String> warnings(String text) {
-    return text.lines().filter(line -> line.contains("] WARN ") || line.contains("] ERROR ")).toList();
+  /**
+   * The lines of {@code text} at WARN or ERROR (slf4j-simple writes the level after the thread's name) that speak of
+   * access: a denial, a refused call, a review that could not be made. Not every warning: a loaded machine's slow
+   * answers warn too ("renewal failed (update Lease got no answer within ...)"), and have nothing to do with RBAC.
+   */
+  private static List<String> accessWarnings(String text) {
+    return text.lines().filter(line -> line.contains("] WARN ") || line.contains("] ERROR "))
+        .filter(line -> Stream.of("may not", "RBAC", "HTTP 403", "orbidden", "Not contending", "could not be deleted")
+            .anyMatch(line::contains))
+        .toList();
   }
 
   private static int occurrences(String text, String part) {
@@ -195,8 +207,8 @@ class ShardedRbacIT {
     assertThat(left.keySet()).as("each replica deleted its membership Lease; the shards' Leases stay")
         .containsExactlyInAnyOrderElementsOf(shardLeases());
     assertThat(left.values()).as("every shard's Lease released by a clean close").allMatch(ShardedRbacIT::released);
-    assertThat(warnings(logged)).as("no warning and no error at all: the preflight passed, every call was allowed")
-        .isEmpty();
+    assertThat(accessWarnings(logged)).as("no warning or error about access: the preflight passed, every call was "
+        + "allowed").isEmpty();
     assertThat(logged).doesNotContain("may not").doesNotContain("Could not check RBAC");
   }
 
@@ -292,6 +304,8 @@ class ShardedRbacIT {
     Matcher rule = Pattern.compile(Pattern.quote(warning) + ".*?To fix, grant the Role this rule:\n"
         + Pattern.quote(LeaseNeeds.shardedLeaseRuleYaml()), Pattern.DOTALL).matcher(logged);
     assertThat(rule.find()).as("the warning shows the rule to add, in %s", logged).isTrue();
+    assertThat(accessWarnings(logged)).as("what the first test's check finds here: the two warnings, in %s", logged)
+        .hasSize(2);
     assertThat(logged).as("the close's delete, refused by the server").contains("Lease " + namespace + "/" + member
         + " was released but could not be deleted (delete Lease failed: HTTP 403");
     Map<String, Lease> left = leasesOnServer();
