@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.github.electionpolicy.fabric8.Shards;
 import io.github.electionpolicy.testkit.fabric8.LeaseApiExtension;
 import io.github.electionpolicy.testsupport.Await;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
@@ -19,18 +20,23 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * begins) to the new owner's first reconciliation of a moved widget, and to its reconciliation of every moved widget,
  * with every widget in both replicas' caches. Prints one {@code MEASURED} line. The widget count is {@code
  * -Delection.josdk.measure.widgets=N}: 300 by default, so that the module's suite stays short (creating widgets
- * through the mock server is slow); docs/sharding.md gives the numbers of runs with 2,000 and 10,000.
+ * through the mock server is slow); docs/sharding.md gives the numbers of runs with 2,000 and 10,000. With {@code
+ * -Delection.josdk.measure.kubeconfig=PATH} the replicas run on that real kube-apiserver instead (in a namespace of
+ * their own, with the Widget CRD created first), e.g. one of {@code tools/kube-apiserver/cluster.sh start DIR}.
  */
 class ShardedOperatorMoveTimeTest {
 
   private static final int WIDGETS = Integer.getInteger("election.josdk.measure.widgets", 300);
+  /** A real kube-apiserver's kubeconfig ({@code -Delection.josdk.measure.kubeconfig=PATH}); none: the mock server. */
+  private static final String KUBECONFIG = System.getProperty("election.josdk.measure.kubeconfig", "");
 
   @RegisterExtension
   final LeaseApiExtension api = LeaseApiExtension.create();
 
   @Test
   void aClosedReplicasWidgetsAreReconciledByTheOtherFromItsWarmCache() {
-    try (ShardedReplicas cluster = new ShardedReplicas(api)) {
+    try (ShardedReplicas cluster = KUBECONFIG.isEmpty() ? new ShardedReplicas(api)
+        : ShardedReplicas.onRealServer(Path.of(KUBECONFIG))) {
       long creating = System.nanoTime();
       Map<String, String> uids = cluster.createWidgets(WIDGETS);
       long created = System.nanoTime();
@@ -59,9 +65,9 @@ class ShardedOperatorMoveTimeTest {
           - cluster.shardStarted.get(shards.shardOf(uids.get(n))).get("pod-a")).sorted().toArray();
       b.operator().close();
 
-      System.out.printf("MEASURED josdk-warm widgets=%d moved=%d shards_moved=%d create_s=%.1f close_ms=%d "
+      System.out.printf("MEASURED josdk-warm server=%s widgets=%d moved=%d shards_moved=%d create_s=%.1f close_ms=%d "
               + "first_moved_reconcile_ms=%d all_moved_reconciled_ms=%d start_to_reconcile_ms_min=%d "
-              + "median=%d max=%d%n", WIDGETS, moved.size(), moving.size(),
+              + "median=%d max=%d%n", KUBECONFIG.isEmpty() ? "mock" : "real", WIDGETS, moved.size(), moving.size(),
           (created - creating) / 1e9, millis(closed - release), millis(first - release), millis(last - release),
           millis(fromStart[0]), millis(fromStart[fromStart.length / 2]), millis(fromStart[fromStart.length - 1]));
       assertThat(cluster.violations).isEmpty();

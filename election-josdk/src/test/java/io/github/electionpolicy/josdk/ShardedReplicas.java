@@ -1,8 +1,13 @@
 package io.github.electionpolicy.josdk;
 
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
+import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinitionBuilder;
+import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.dsl.NonDeletingOperation;
 import io.fabric8.kubernetes.client.utils.Utils;
 import io.github.electionpolicy.ElectionPolicy;
 import io.github.electionpolicy.Environment;
@@ -47,7 +52,7 @@ final class ShardedReplicas implements AutoCloseable {
 
   static final int SHARDS = 16;
 
-  final LeaseApiExtension api;
+  private final Server server;
   final Map<String, String> inProgress = new ConcurrentHashMap<>();
   /** widget name -> replica -> System.nanoTime() of that replica's first reconciliation of it (since the last reset). */
   final Map<String, Map<String, Long>> firstReconciled = new ConcurrentHashMap<>();
@@ -66,8 +71,114 @@ final class ShardedReplicas implements AutoCloseable {
     void reconciling(String identity, String widget) throws InterruptedException;
   }
 
+  /** Replicas on fabric8's mock API server of {@code api}, each through a proxy of its own. */
   ShardedReplicas(LeaseApiExtension api) {
-    this.api = api;
+    this.server = new Server() {
+      @Override
+      public String namespace() {
+        return api.namespace();
+      }
+
+      @Override
+      public KubernetesClient leaseClient(String identity) {
+        return api.replica(identity).client();
+      }
+
+      @Override
+      public KubernetesClient creatingClient() {
+        return new KubernetesClientBuilder().withConfig(new ConfigBuilder(api.client().getConfiguration())
+            .withMasterUrl(api.url()).withHttp2Disable(true).build()).build();
+      }
+    };
+  }
+
+  private ShardedReplicas(Server server) {
+    this.server = server;
+  }
+
+  /**
+   * Replicas on the real kube-apiserver of {@code kubeconfig} (one allowed to create namespaces and CRDs, such as
+   * {@code tools/kube-apiserver/cluster.sh}'s admin.kubeconfig), in a namespace of their own, whose widgets and Leases
+   * {@link #close} deletes, and then the namespace: creates the namespace and the Widget CRD, if missing, and waits
+   * until the CRD is established.
+   */
+  static ShardedReplicas onRealServer(java.nio.file.Path kubeconfig) {
+    Config fromFile;
+    try {
+      fromFile = Config.fromKubeconfig(null, java.nio.file.Files.readString(kubeconfig), kubeconfig.toString());
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+    String namespace = "josdk-move-" + Long.toHexString(RANDOM.nextLong() & 0xffffffL);
+    // The replicas' clients are of the namespace: the reconciler watches the client's own (WATCH_CURRENT_NAMESPACE).
+    Config config = new ConfigBuilder(fromFile).withNamespace(namespace).build();
+    try (KubernetesClient admin = new KubernetesClientBuilder().withConfig(config).build()) {
+      admin.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(namespace).endMetadata().build())
+          .create();
+      CustomResourceDefinition crd = new CustomResourceDefinitionBuilder()
+          .withNewMetadata().withName("widgets.example.electionpolicy.io").endMetadata()
+          .withNewSpec().withGroup("example.electionpolicy.io").withScope("Namespaced")
+          .withNewNames().withKind("Widget").withPlural("widgets").withSingular("widget").endNames()
+          .addNewVersion().withName("v1").withServed(true).withStorage(true)
+          .withNewSchema().withNewOpenAPIV3Schema().withType("object").withXKubernetesPreserveUnknownFields(true)
+          .endOpenAPIV3Schema().endSchema().endVersion()
+          .endSpec().build();
+      admin.apiextensions().v1().customResourceDefinitions().resource(crd).createOr(NonDeletingOperation::update);
+      admin.apiextensions().v1().customResourceDefinitions().withName(crd.getMetadata().getName())
+          .waitUntilCondition(c -> c != null && c.getStatus() != null && c.getStatus().getConditions().stream()
+              .anyMatch(k -> "Established".equals(k.getType()) && "True".equals(k.getStatus())), 1,
+              java.util.concurrent.TimeUnit.MINUTES);
+    }
+    Config http1 = new ConfigBuilder(config).withHttp2Disable(true).build();
+    List<KubernetesClient> leaseClients = new CopyOnWriteArrayList<>();
+    return new ShardedReplicas(new Server() {
+      @Override
+      public String namespace() {
+        return namespace;
+      }
+
+      @Override
+      public KubernetesClient leaseClient(String identity) {
+        KubernetesClient client = new KubernetesClientBuilder().withConfig(config).build();
+        leaseClients.add(client);
+        return client;
+      }
+
+      @Override
+      public KubernetesClient creatingClient() {
+        return new KubernetesClientBuilder().withConfig(http1).build();
+      }
+
+      @Override
+      public void close() {
+        leaseClients.forEach(KubernetesClient::close);
+        // The test cluster runs no namespace controller: a deleted namespace would keep its objects, so they go first.
+        try (KubernetesClient admin = new KubernetesClientBuilder().withConfig(config).build()) {
+          admin.resources(Widget.class).inNamespace(namespace).delete();
+          admin.leases().inNamespace(namespace).delete();
+          admin.namespaces().withName(namespace).delete();
+        }
+      }
+    });
+  }
+
+  /** Where the replicas run: a namespace, and the clients of it. */
+  private interface Server {
+    String namespace();
+
+    /** The client a replica's runner uses for its Leases; {@link #close} closes it. */
+    KubernetesClient leaseClient(String identity);
+
+    /** A client for creating widgets, over HTTP/1.1; the caller closes it. */
+    KubernetesClient creatingClient();
+
+    /** Closes the Lease clients it made and deletes what the replicas left, if anything. */
+    default void close() {}
+  }
+
+  /** The namespace of the widgets and the Leases. */
+  String namespace() {
+    return server.namespace();
   }
 
   /** One replica: its sharded operator and the runner that owns its shards. */
@@ -94,16 +205,15 @@ final class ShardedReplicas implements AutoCloseable {
     // mock server takes long for each; the uid counter set concurrently still gives each create a random uid.
     Map<String, String> uids = new ConcurrentSkipListMap<>();
     ExecutorService creators = Executors.newFixedThreadPool(count >= 1000 ? 4 : 1);
-    try (KubernetesClient creating = new KubernetesClientBuilder().withConfig(new ConfigBuilder(
-        api.client().getConfiguration()).withMasterUrl(api.url()).withHttp2Disable(true).build()).build()) {
+    try (KubernetesClient creating = server.creatingClient()) {
       List<Future<?>> creates = new ArrayList<>();
       for (int i = 0; i < count; i++) {
         String name = "w-" + i;
         creates.add(creators.submit(() -> {
-          Widget widget = Widget.named(api.namespace(), name, "blue");
+          Widget widget = Widget.named(server.namespace(), name, "blue");
           widget.getMetadata().setUid(UUID.randomUUID().toString());  // what a real API server would ignore too
           MOCK_UIDS.set(RANDOM.nextLong());
-          Widget created = creating.resources(Widget.class).inNamespace(api.namespace()).resource(widget).create();
+          Widget created = creating.resources(Widget.class).inNamespace(server.namespace()).resource(widget).create();
           uids.put(created.getMetadata().getName(), created.getMetadata().getUid());
         }));
       }
@@ -141,7 +251,7 @@ final class ShardedReplicas implements AutoCloseable {
   Replica start(String identity, UnaryOperator<LeaseSettings.Builder> settings) {
     // HTTP/1.1 only: with a list of thousands of widgets, the JDK client's HTTP/2 upgrade against the mock server
     // fails ("Frame type(109) ... exceeds MAX_FRAME_SIZE"), which a real API server (HTTP/2 over TLS) never shows.
-    KubernetesClient client = api.replica(identity).client();
+    KubernetesClient client = server.leaseClient(identity);
     KubernetesClient operatorClient = new KubernetesClientBuilder().withConfig(new ConfigBuilder(
         client.getConfiguration()).withHttp2Disable(true).build()).build();
     clients.add(operatorClient);
@@ -153,7 +263,7 @@ final class ShardedReplicas implements AutoCloseable {
     ShardedRunner runner = ShardedRunner.builder()
         .client(client)
         .decide(ElectionPolicy.defaults(), Environment.of(Map.of()), OperatorReplicas.SUBSTRATE)
-        .settings(settings.apply(OperatorReplicas.settings(identity).namespace(api.namespace())
+        .settings(settings.apply(OperatorReplicas.settings(identity).namespace(server.namespace())
             .lossPolicy(LossPolicy.exit(exits::add))).build())
         .shards(SHARDS)
         .service(new ShardService() {
@@ -184,6 +294,7 @@ final class ShardedReplicas implements AutoCloseable {
   public void close() {
     replicas.values().forEach(Replica::close);
     clients.forEach(KubernetesClient::close);
+    server.close();
   }
 
   /** Records each reconciliation in the ledger; a reconciliation waits a little, as one that calls an API does. */
