@@ -120,12 +120,15 @@ final class LeaseHttp {
 
   /**
    * A request in flight: answered at most once, by its response, its failure, a cancel or the close. Its place in
-   * the JVM's bound is given back once: at its end if its exchange has not started (never handed to the HTTP
-   * client, or still in the client's {@code sendAsync}, whose interceptors run before anything is sent: one that
-   * never returns, a credential plugin, would otherwise keep the place after the runner stopped, finding 4 of
-   * h-attack8), else when its exchange ends (answered, failed or timed out). fabric8's {@code sendAsync} aborts no
-   * exchange whose future is cancelled, so a cancelled request whose exchange started stays at the server until
-   * then, and keeps its place that long.
+   * the JVM's bound is given back once: at its end if it was never handed to the HTTP client; when its exchange ends
+   * (answered, failed or timed out) if the client took it; and, for a request ended while still inside the client's
+   * {@code sendAsync}, when that returns and its exchange ends, or a request timeout after its end if
+   * {@code sendAsync} has not returned by then. fabric8's {@code sendAsync} aborts no exchange whose future is
+   * cancelled, and may already have sent the request before it returns (a request seen at the server while its
+   * {@code sendAsync} had not returned), so a request cancelled there keeps its place until its exchange is over.
+   * Only an interceptor that holds {@code sendAsync} longer than the request timeout (a credential plugin that never
+   * returns, finding 4 of h-attack8) has its place given back without its exchange: its request, if it ever goes
+   * out, goes out without a place, and its answer is dropped.
    */
   private final class Request implements Call {
     private static final int QUEUED = 0;
@@ -142,15 +145,26 @@ final class LeaseHttp {
         return false;
       }
       inFlight.remove(this);
-      if (phase.compareAndSet(QUEUED, DROPPED) || phase.get() == SENT) {
-        givePlaceBack(); // never sent, or its exchange not started (in the interceptors): nothing at the server
+      if (phase.compareAndSet(QUEUED, DROPPED)) {
+        givePlaceBack(); // never handed to the HTTP client: nothing at the server
+      } else if (phase.get() == SENT && !placeGiven.get()) {
+        // Still in sendAsync, which may have sent it already: its place stays until its exchange is over (see
+        // started()), unless sendAsync holds on past a request timeout (an interceptor that never returns).
+        RunnerLoop.shared().schedule(TimeUnit.MILLISECONDS.toNanos(timeoutMillis), () -> {
+          if (phase.compareAndSet(SENT, DROPPED)) {
+            givePlaceBack();
+          }
+        });
       }
       return true;
     }
 
-    /** The HTTP client took the request ({@code sendAsync} returned): its exchange holds the place from now. */
-    void started() {
-      phase.compareAndSet(SENT, STARTED);
+    /**
+     * The HTTP client took the request ({@code sendAsync} returned): its exchange holds the place from now, until
+     * it ends; false if a request timeout passed since the request was ended and its place was given back.
+     */
+    boolean started() {
+      return phase.compareAndSet(SENT, STARTED);
     }
 
     /** Whether it may be handed to the HTTP client: not ended before; from then on its exchange holds the place. */

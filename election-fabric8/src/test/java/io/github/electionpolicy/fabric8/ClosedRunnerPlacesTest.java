@@ -41,9 +41,14 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * any byte reaches the server) gives its place back on cancel or at the transport's close, as the watch open does
  * since finding 3 of h-attack7; only an exchange the HTTP client started keeps it until its timeout.
  *
- * <p>Fixed that way ({@code LeaseHttp.Request.started}). The price: a request cancelled in its interceptor that
- * later returns goes out without a place (its answer is dropped), so the bound counts the exchanges the client
- * started, not the requests an interceptor still holds.
+ * <p>Fixed that way ({@code LeaseHttp.Request.started}), then bounded in time: a request ended inside
+ * {@code sendAsync} may already be at the server (fabric8 7's clients send before {@code sendAsync} returns), so it
+ * now keeps its place until {@code sendAsync} returns and its exchange ends, or a request timeout after its end if
+ * {@code sendAsync} has not returned by then
+ * ({@code Fabric8LeaseTransportTest.aRequestCancelledInsideSendAsyncKeepsItsPlaceSoTheServerNeverSeesMoreThanTheBound}).
+ * A closed runner's places are so all back within one request timeout of its close, however long its interceptor
+ * hangs. The price: a request whose interceptor returns after that goes out without a place (its answer is
+ * dropped).
  */
 class ClosedRunnerPlacesTest {
 
@@ -95,6 +100,11 @@ class ClosedRunnerPlacesTest {
         }
         stuck.close(); // the runner is STOPPED; the application starts a new one on the same client
       }
+      // Each read ended inside sendAsync keeps its place for one request timeout, no longer.
+      Duration timeout = MockApi.fastSettings("stuck").build().requestTimeout();
+      assertThat(Await.holds(() -> requests.inFlight() == 0, timeout.plusSeconds(20)))
+          .as("every place of the closed runners given back within a request timeout (%s), taken: %s", timeout,
+              requests.inFlight()).isTrue();
       List<Throwable> failures = new ArrayList<>();
       CompletableFuture<LeaseStep.Answer> answered = new CompletableFuture<>();
       healthy.read((answer, failure) -> {

@@ -265,6 +265,69 @@ class Fabric8LeaseTransportTest {
     }
   }
 
+  /**
+   * A request cancelled while still inside the HTTP client's {@code sendAsync} (here held in an interceptor, as
+   * fabric8 7's clients may hold it after the request reached the server) gave its place back at once; when
+   * {@code sendAsync} then went on, the server had one request more than the bound at once (seen as a flaky
+   * {@link #aCancelledRequestHoldsItsPlaceUntilItsExchangeEnds} on fabric8 7: 5 requests of a bound of 4). It now
+   * keeps its place until its exchange is over, or a request timeout after its cancel if {@code sendAsync} has not
+   * returned by then.
+   */
+  @Test
+  void aRequestCancelledInsideSendAsyncKeepsItsPlaceSoTheServerNeverSeesMoreThanTheBound() throws Exception {
+    AtomicInteger gets = new AtomicInteger();
+    AtomicInteger inInterceptor = new AtomicInteger();
+    CountDownLatch release = new CountDownLatch(1);
+    io.fabric8.kubernetes.client.http.Interceptor holdsTheFirst = new io.fabric8.kubernetes.client.http.Interceptor() {
+      @Override
+      public void before(io.fabric8.kubernetes.client.http.BasicBuilder builder,
+          io.fabric8.kubernetes.client.http.HttpRequest request, RequestTags tags) {
+        if (inInterceptor.incrementAndGet() == 1) {
+          try {
+            release.await(); // the first request's sendAsync does not return until the test lets it
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        }
+      }
+    };
+    SharedPools.InFlight requests = new SharedPools.InFlight(4, "Lease requests");
+    try (MockApi server = answering("GET", gets,
+        () -> status(404, "NotFound", "not found").setBodyDelay(Duration.ofSeconds(60)))) {
+      Config config = new ConfigBuilder(Config.empty()).withMasterUrl(server.url())
+          .withNamespace(MockApi.NAMESPACE).build();
+      try (KubernetesClient client = new KubernetesClientBuilder().withConfig(config)
+              .withHttpClientFactory(new JdkHttpClientFactory())
+              .withHttpClientBuilderConsumer(builder -> builder.addOrReplaceInterceptor("holds", holdsTheFirst))
+              .build();
+          Fabric8LeaseTransport transport = new Fabric8LeaseTransport(client, MockApi.NAMESPACE,
+              LeaseSettings.builder().leaseName(MockApi.LEASE).namespace(MockApi.NAMESPACE).identity("a")
+                  .leaseDuration(Duration.ofSeconds(160)).renewDeadline(Duration.ofSeconds(120))
+                  .retryPeriod(Duration.ofSeconds(2)).requestTimeout(Duration.ofSeconds(60)).build(),
+              SharedPools.io(), SharedPools.handOver(), requests, new SharedPools.InFlight(16, "Event writes"))) {
+        Answers held = new Answers();
+        LeaseTransport.Call first = transport.read(held);
+        assertThat(Await.holds(() -> inInterceptor.get() == 1, PATIENCE)).as("the first is in sendAsync").isTrue();
+        first.cancel();
+        List<Answers> later = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+          Answers answers = new Answers();
+          transport.read(answers);
+          later.add(answers);
+        }
+        assertThat(Await.holds(() -> gets.get() >= 3, PATIENCE)).as("three more reached the server").isTrue();
+        release.countDown();
+        assertThat(Await.holds(() -> gets.get() >= 4, PATIENCE)).as("the first went out after all").isTrue();
+
+        assertThat(later.get(3).first).as("the fifth refused: the cancelled first still holds its place").isDone();
+        assertThat(later.get(3).failures.get(0)).hasMessageContaining("refused: 4 Lease requests are in flight");
+        assertThat(held.answers).as("the cancelled call is never answered").isEmpty();
+        assertThat(gets.get()).as("requests at the server at once (none answered yet)").isEqualTo(4);
+        assertThat(requests.inFlight()).isEqualTo(4);
+      }
+    }
+  }
+
   @Test
   void aServerThatNeverAnswersFailsTheCallAtItsRequestTimeout() throws Exception {
     AtomicInteger gets = new AtomicInteger();

@@ -95,7 +95,7 @@ class RunnerShareOfPlacesTest {
       assertThat(Await.holds(() -> entered.get() >= LeaseAccess.REQUIRED_VERBS.size(), Duration.ofSeconds(30)))
           .as("the access reviews hang").isTrue();
       // Reads that hang, until its share refuses the next (kept, not cancelled: a cancelled one whose exchange has
-      // not started gives its place back, since finding 4 of h-attack8).
+      // not started gives its place back a request timeout later, since finding 4 of h-attack8).
       AtomicInteger refused = new AtomicInteger();
       List<LeaseTransport.Call> reads = new ArrayList<>();
       for (int i = 0; i < SharedPools.ELECTION_MAX_CALLS + 1; i++) {
