@@ -65,10 +65,12 @@ final class LifecycleCommands {
           }));
     } else if (command instanceof RunnerLifecycleCommand.StartElector) {
       elector.start(false);
+      driver.accessAllowed();
     } else if (command instanceof RunnerLifecycleCommand.StartElectorWritesHeld) {
       elector.start(true);
     } else if (command instanceof RunnerLifecycleCommand.AllowWrites) {
       elector.allowWrites();
+      driver.accessAllowed();
     } else if (command instanceof RunnerLifecycleCommand.AbandonElector) {
       elector.abandon();
     } else if (command instanceof RunnerLifecycleCommand.CloseElector) {
