@@ -64,13 +64,13 @@ final class LifecycleCommands {
             driver.feed(new RunnerLifecycleInput.ElectionFailed(failure));
           }));
     } else if (command instanceof RunnerLifecycleCommand.StartElector) {
+      driver.accessAllowed(); // first: what it opens (a sharded replica's list) goes out before the elector's read
       elector.start(false);
-      driver.accessAllowed();
     } else if (command instanceof RunnerLifecycleCommand.StartElectorWritesHeld) {
       elector.start(true);
     } else if (command instanceof RunnerLifecycleCommand.AllowWrites) {
-      elector.allowWrites();
       driver.accessAllowed();
+      elector.allowWrites();
     } else if (command instanceof RunnerLifecycleCommand.AbandonElector) {
       elector.abandon();
     } else if (command instanceof RunnerLifecycleCommand.CloseElector) {

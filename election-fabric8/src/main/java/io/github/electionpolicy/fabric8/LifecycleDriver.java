@@ -400,9 +400,10 @@ final class LifecycleDriver {
   }
 
   /**
-   * Has {@code observer} told, on the loop, once the runner may write its Lease: when its elector starts, or, with the
-   * RBAC preflight, when the verdict let it contend (granted, or unknown); never if the preflight denied it or the
-   * runner closed first. It must only hand it on, as {@link #observeOnLoop}'s. Called once, before start.
+   * Has {@code observer} told, on the loop, once the runner may write its Lease: just before its elector starts, or,
+   * with the RBAC preflight, just before the verdict lets its writes out (granted, or unknown); never if the preflight
+   * denied it or the runner closed first. It runs inside this runner's command, so it must not block, and what it
+   * throws fails this runner. Called once, before start.
    */
   void observeAccessOnLoop(Runnable observer) {
     this.accessObserver = java.util.Objects.requireNonNull(observer, "observer");

@@ -282,7 +282,8 @@ final class ShardDriver {
     membershipLeading = false;
     observe(runner.driver(), state -> membershipState(runner, state));
     // The list and watch once the RBAC preflight let the membership runner contend: a replica it stops lists nothing.
-    runner.driver().observeAccessOnLoop(() -> onLoop(() -> feed.open(parts.source())));
+    // At once (it opens, steps nothing): without a preflight it still goes out first, as the start's first request.
+    runner.driver().observeAccessOnLoop(() -> guarded(() -> feed.open(parts.source())));
     runner.driver().observeRenewalsOnLoop(roundTrip -> guarded(() -> {
       if (membership == runner) {
         mark.renewed(roundTrip);
