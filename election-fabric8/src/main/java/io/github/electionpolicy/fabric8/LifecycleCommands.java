@@ -64,10 +64,12 @@ final class LifecycleCommands {
             driver.feed(new RunnerLifecycleInput.ElectionFailed(failure));
           }));
     } else if (command instanceof RunnerLifecycleCommand.StartElector) {
+      driver.accessAllowed(); // first: what it opens (a sharded replica's list) goes out before the elector's read
       elector.start(false);
     } else if (command instanceof RunnerLifecycleCommand.StartElectorWritesHeld) {
       elector.start(true);
     } else if (command instanceof RunnerLifecycleCommand.AllowWrites) {
+      driver.accessAllowed();
       elector.allowWrites();
     } else if (command instanceof RunnerLifecycleCommand.AbandonElector) {
       elector.abandon();

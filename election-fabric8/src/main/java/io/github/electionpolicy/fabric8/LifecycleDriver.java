@@ -67,6 +67,7 @@ final class LifecycleDriver {
   // Told of every published state on the loop, after the view (a sharded runner's driver); set before start.
   private Consumer<ElectionState> loopObserver;
   private Consumer<java.time.Duration> renewalObserver;
+  private Runnable accessObserver;
 
   private volatile RunnerView view;
   // Set once, by the first close() of any thread: one compare-and-set, so that two closers cannot both take it.
@@ -396,6 +397,23 @@ final class LifecycleDriver {
    */
   void observeRenewalsOnLoop(Consumer<java.time.Duration> observer) {
     this.renewalObserver = java.util.Objects.requireNonNull(observer, "observer");
+  }
+
+  /**
+   * Has {@code observer} told, on the loop, once the runner may write its Lease: just before its elector starts, or,
+   * with the RBAC preflight, just before the verdict lets its writes out (granted, or unknown); never if the preflight
+   * denied it or the runner closed first. It runs inside this runner's command, so it must not block, and what it
+   * throws fails this runner. Called once, before start.
+   */
+  void observeAccessOnLoop(Runnable observer) {
+    this.accessObserver = java.util.Objects.requireNonNull(observer, "observer");
+  }
+
+  /** The elector's writes may go out (its start without the preflight, or the preflight's verdict let it). */
+  void accessAllowed() {
+    if (accessObserver != null) {
+      accessObserver.run();
+    }
   }
 
   /** Reports {@code STOPPED} once: ends the elector, closes the transport, lets the waiting callers go. */

@@ -22,7 +22,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * starts are ordinary {@link LifecycleDriver}s on the same loop, one per shard the coordinator contends for and one
  * for the membership Lease, built by a {@link LeaseRunners} seam; what they publish comes back, on the loop, as the
  * coordinator's inputs. The view of the controller's Leases comes from a {@link ViewSource} (in production one
- * informer, {@link ShardLeaseSource}) through {@link ShardLeaseView}, judged on the loop's ticker. After each batch it
+ * informer, {@link ShardLeaseSource}, opened once the membership runner may write) through {@link ShardLeaseView},
+ * judged on the loop's ticker. After each batch it
  * publishes one immutable {@link Snapshot} for readers on other threads.
  *
  * <p>What the coordinator logic throws on the loop ends the replica's share as a close does, and the stop reports it
@@ -156,7 +157,6 @@ final class ShardDriver {
 
   void start() {
     onLoop(() -> {
-      feed.open(parts.source());
       inputs.add(new Start(ticker.read()));
       tick();
     });
@@ -281,6 +281,9 @@ final class ShardDriver {
     membership = runner;
     membershipLeading = false;
     observe(runner.driver(), state -> membershipState(runner, state));
+    // The list and watch once the RBAC preflight let the membership runner contend: a replica it stops lists nothing.
+    // At once (it opens, steps nothing): without a preflight it still goes out first, as the start's first request.
+    runner.driver().observeAccessOnLoop(() -> guarded(() -> feed.open(parts.source())));
     runner.driver().observeRenewalsOnLoop(roundTrip -> guarded(() -> {
       if (membership == runner) {
         mark.renewed(roundTrip);
@@ -403,7 +406,7 @@ final class ShardDriver {
           + "run, so this replica gave up every shard and left their Leases to expire; restart the process");
     }
     cancelTimers();
-    closeSource();
+    feed.close();
     log.info("Stopped sharded runner {} ({})", parts.identity(), cause);
     if (membership != null) {
       // Lost while lapsed or leaving, the coordinator counted it ended; it recontends meanwhile (it may hold the Lease
@@ -421,10 +424,6 @@ final class ShardDriver {
     if (tickTimer != null) {
       tickTimer.cancel();
     }
-  }
-
-  private void closeSource() {
-    feed.close();
   }
 
   /**
@@ -446,7 +445,7 @@ final class ShardDriver {
     stopWhenIdle = true;
     closeRequested.set(true);
     terms.clear();
-    closeSource();
+    feed.close();
     cancelTimers();
     for (LifecycleDriver driver : live) {
       driver.requestClose();

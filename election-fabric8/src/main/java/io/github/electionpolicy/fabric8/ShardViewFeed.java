@@ -51,8 +51,17 @@ final class ShardViewFeed {
     this.log = log;
   }
 
-  /** Opens the list and watch; on the loop. */
+  /**
+   * Opens the list and watch, unless it is open or closed already; on the loop. The driver opens it once its membership
+   * runner may write (its RBAC preflight let it contend), so a replica the preflight stops sends no list: not at
+   * start, beside the preflight, where a Role without {@code list} had the server refuse the list first (and
+   * fabric8's informer log that at ERROR) before the runner's own message. With the preflight the first list goes
+   * out one round trip after the start (its {@code SelfSubjectRulesReview}; two when the access reviews decide).
+   */
   void open(ShardDriver.ViewSource from) {
+    if (source != null || closed) {
+      return;
+    }
     source = from.open(new ShardLeaseSource.Sink() {
       @Override
       public void changed(ShardLeaseView.Listed listed, long arrivedNanos) {

@@ -394,10 +394,12 @@ public final class ShardedRunner implements AutoCloseable {
     }
 
     /**
-     * Turns the RBAC preflight on (the default) or off: before the replica joins it checks what the replica uses on
-     * leases ({@code get}, {@code create}, {@code update} on its membership Lease; {@code list} and {@code watch} on
-     * every Lease of the namespace; {@code delete} of its membership Lease, whose denial only warns); a denial stops
-     * the replica ({@link ShardedRunner#failure()} holds the {@link LeaseAccessDeniedException}).
+     * Turns the RBAC preflight on (the default) or off: before the replica joins, and before it lists and watches the
+     * controller's Leases, it checks what the replica uses on leases ({@code get}, {@code create}, {@code update},
+     * {@code list} and {@code watch} on every Lease of the namespace; {@code delete} of its membership Lease, whose
+     * denial only warns); a denial stops the replica ({@link ShardedRunner#failure()} holds the {@link
+     * LeaseAccessDeniedException}) with no list sent. With it on, the first list goes out once the verdict came (one
+     * round trip after the start, usually); off, at once.
      *
      * @param enabled whether to check with SelfSubjectAccessReviews before joining
      * @return this builder

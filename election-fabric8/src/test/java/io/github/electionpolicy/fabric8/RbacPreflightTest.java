@@ -327,6 +327,69 @@ class RbacPreflightTest {
     assertThat(asked).containsExactlyInAnyOrder("get", "create", "update", "list", "watch");
   }
 
+  /** The requests the server was sent, as {@code METHOD path}, in the order it received them. */
+  private static MockApi recordingRequests(List<String> sent) {
+    return new MockApi(delegate -> new io.fabric8.mockwebserver.http.Dispatcher() {
+      @Override
+      public io.fabric8.mockwebserver.http.MockResponse dispatch(
+          io.fabric8.mockwebserver.http.RecordedRequest request) {
+        sent.add(request.getMethod() + " " + request.getPath());
+        return delegate.dispatch(request);
+      }
+    });
+  }
+
+  /** Whether {@code request} lists or watches the namespace's Leases (a GET of the collection, by label). */
+  private static boolean listsLeases(String request) {
+    String path = request.substring(request.indexOf(' ') + 1).split("\\?")[0];
+    return request.startsWith("GET ")
+        && path.equals("/apis/coordination.k8s.io/v1/namespaces/" + MockApi.NAMESPACE + "/leases");
+  }
+
+  /**
+   * A replica its preflight stops sends no list (issue 17): the view's list and watch opens only once the membership
+   * runner may write, so the server never refuses a list (on the real one, fabric8's informer logged that 403 at
+   * ERROR before the runner's own message). Whether {@code list} itself or another required verb is denied.
+   */
+  @org.junit.jupiter.params.ParameterizedTest
+  @org.junit.jupiter.params.provider.ValueSource(strings = {"list", "update"})
+  void aShardedRunnerThePreflightStopsSendsNoListOfTheLeases(String denied) throws Exception {
+    List<String> sent = new CopyOnWriteArrayList<>();
+    try (MockApi counted = recordingRequests(sent)) {
+      counted.denying(Set.of(denied));
+      ShardedRunner runner = sharded(counted::client, NO_WORK);
+      try {
+        assertThat(runner.awaitStopped(Duration.ofSeconds(10))).isTrue();
+        assertThat(runner.failure()).hasValueSatisfying(failure -> assertThat(failure)
+            .isInstanceOfSatisfying(LeaseAccessDeniedException.class,
+                e -> assertThat(e.missingVerbs()).containsExactly(denied)));
+      } finally {
+        runner.close();
+      }
+    }
+    assertThat(sent).as("the access reviews were asked").anyMatch(r -> r.contains("selfsubjectaccessreviews"));
+    assertThat(sent).as("no list or watch of the Leases").noneMatch(RbacPreflightTest::listsLeases);
+  }
+
+  /** Granted, the list goes out once the verdict came: after the rules review that gave it. */
+  @Test
+  void aShardedRunnerListsTheLeasesOnceItsPreflightGranted() throws Exception {
+    List<String> sent = new CopyOnWriteArrayList<>();
+    try (MockApi counted = recordingRequests(sent)) {
+      ShardedRunner runner = sharded(counted::client, NO_WORK);
+      try {
+        Await.until("the replica owns every shard", () -> runner.ownedShards().size() == 4,
+            () -> runner.ownedShards() + " " + runner.failure());
+      } finally {
+        runner.close();
+      }
+    }
+    int review = sent.indexOf(sent.stream().filter(r -> r.contains("selfsubjectrulesreviews")).findFirst()
+        .orElseThrow());
+    int list = sent.indexOf(sent.stream().filter(RbacPreflightTest::listsLeases).findFirst().orElseThrow());
+    assertThat(list).as("the first list after the rules review, in %s", sent).isGreaterThan(review);
+  }
+
   @Test
   void aShardedRunnerWithoutWatchOnEveryLeaseStopsToo() throws Exception {
     api.denying(Set.of("watch"));

@@ -113,7 +113,8 @@ final class ShardSimChecks {
    */
   record GapBounds(long gracefulNanos, long crashNanos, long faultNanos, long givenUpNanos) {
     /** The formulas, as the SHARDING line prints them ({@code g}: takes given up during the gap). */
-    static final String FORMULAS = "graceful=3rtt+2g*rtt crash=1.001L+3rtt+2g*rtt fault=1.001L+3rtt+2g*rtt";
+    static final String FORMULAS = "graceful=3rtt+2g*rtt crash=1.001L+3rtt+2g*rtt"
+        + (ShardSimReplica.PREFLIGHT ? " (from a start: +1rtt, its preflight)" : "") + " fault=1.001L+3rtt+2g*rtt";
 
     /** The bound of a gap of {@code kind} during which {@code givenUp} takes were given up. */
     long of(GapKind kind, int givenUp) {
@@ -139,8 +140,10 @@ final class ShardSimChecks {
    * reach every list and watch within a round trip; each view judges its membership and shard Leases expired a lease
    * duration later on its own clock (which may run 0.1 % fast: {@code 1.001L}); the plan then gives the shard to a
    * member whose new runner, told what the view saw and since when ({@code LeaseProtocol.seen}), judges it expired at
-   * once: a read and a take ({@code 2rtt}). A process that starts judges a silent Lease from its first list, one leg
-   * after its start, within the same bound.
+   * once: a read and a take ({@code 2rtt}). A process that starts judges a silent Lease from its first list, which
+   * it sends once its membership runner's RBAC preflight let it contend (a replica the preflight stops lists
+   * nothing): the rules review's round trip, then the list's answer (a round trip; one leg here), so the same bound
+   * counts from one round trip after the start ({@link #startNanos}; from the start itself without the preflight).
    *
    * <p><b>Fault</b> (counted from the end of the last fault, or from when the last leg it delayed may land, a slow
    * network's or a delayed watch event's latency after it, up to 500 ms: {@link #lingers}): every Lease a member
@@ -477,7 +480,15 @@ final class ShardSimChecks {
   /** When the clock of a gap of {@code shard} held to {@code kind} started. */
   private long gapFrom(int shard, GapKind kind) {
     return kind == GapKind.GRACEFUL ? gapStart[shard]
-        : Math.max(Math.max(gapStart[shard], lastDisturbanceEnd), Math.max(lastDeath, lastStart));
+        : Math.max(Math.max(gapStart[shard], lastDisturbanceEnd), Math.max(lastDeath, lastStart + startNanos()));
+  }
+
+  /**
+   * How much later than its start a process's clock of the crash bound starts: with the RBAC preflight, one round
+   * trip (see {@link #gapBounds}); without, none.
+   */
+  private long startNanos() {
+    return ShardSimReplica.PREFLIGHT ? 2 * sim.config().maxLatencyMillis() * 1_000_000L : 0;
   }
 
   // ---- at each probe ---------------------------------------------------------------------------------------

@@ -29,6 +29,12 @@ import java.util.function.Consumer;
  */
 final class ShardSimReplica {
 
+  /**
+   * Whether the replicas run the RBAC preflight (production's default; its one round trip is on the start's path:
+   * the list and watch opens once it granted). {@code -Dsharding.preflight=false} runs them without, as before.
+   */
+  static final boolean PREFLIGHT = Boolean.parseBoolean(System.getProperty("sharding.preflight", "true"));
+
   private static final java.util.regex.Pattern SERVICES_LANE =
       java.util.regex.Pattern.compile("election-services\\[.*-shard-(\\d+):");
 
@@ -100,7 +106,7 @@ final class ShardSimReplica {
         .settings(settings)
         .shards(c.shards())
         .service(new Work(p))
-        .rbacPreflight(false)
+        .rbacPreflight(PREFLIGHT)
         .ticker(ticker)
         .clock(wall)
         .loop(new Loop(p))
@@ -412,10 +418,26 @@ final class ShardSimReplica {
       };
     }
 
+    /**
+     * The membership runner's RBAC preflight as production sends it in the usual case: one round trip (its
+     * SelfSubjectRulesReview), granted; a lost leg or a server that is down gives no verdict until the request
+     * timeout, then none (unknown: the runner contends, as after Fabric8LeaseTransport's deadline).
+     */
     @Override
     public Call preflight(Consumer<Optional<LeaseAccessDeniedException>> done, Consumer<Throwable> failed) {
-      done.accept(Optional.empty()); // never asked: the runners are built without the preflight
-      return () -> { };
+      if (closed || process != p) {
+        return () -> { };
+      }
+      boolean[] over = {false};
+      Runnable verdict = () -> {
+        if (!over[0] && !closed) {
+          over[0] = true;
+          done.accept(Optional.empty());
+        }
+      };
+      sim.request(ShardSimReplica.this, server -> new Answer.Missing(), answer -> verdict.run());
+      sim.at(sim.now() + sim.config().timeoutMillis() * 1_000_000L, ShardSimReplica.this, p, verdict);
+      return () -> over[0] = true;
     }
 
     @Override

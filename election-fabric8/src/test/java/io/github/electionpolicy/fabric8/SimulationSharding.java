@@ -26,7 +26,12 @@ class SimulationSharding {
 
   static final long STEPS = Long.getLong("sharding.steps", 1_000_000L);
   static final int TRIES = Integer.getInteger("sharding.tries", 60);
-  static final int BROKEN_VARIANT_BUDGET = 30;
+  /**
+   * Runs a broken variant gets to be caught in. HANDS_OVER_BEFORE_SETTLE is the slowest: its gaps overrun their bound
+   * by tens of ms, in few schedules (caught in run 38 with the replicas' RBAC preflight on, in run 1 without, where
+   * the budget was 30), so the budget leaves room above 38.
+   */
+  static final int BROKEN_VARIANT_BUDGET = 60;
 
   static final int MIN_SCHEDULES = 20;
   static final long BASE_SEED = Long.getLong("sharding.seed", 20261202L);
