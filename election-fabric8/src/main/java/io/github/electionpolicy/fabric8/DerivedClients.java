@@ -1,7 +1,10 @@
 package io.github.electionpolicy.fabric8;
 
 import io.fabric8.kubernetes.client.Client;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.RequestConfig;
 import io.fabric8.kubernetes.client.RequestConfigBuilder;
 import io.fabric8.kubernetes.client.http.Interceptor;
@@ -21,6 +24,14 @@ import java.util.function.UnaryOperator;
  * Impersonate-*} headers from that tag, or from the Config's RequestConfig when there is none (fabric8 7.6.1 and
  * 8.0.0 alike). So the tag, read through the public {@code RequestTags}, is the RequestConfig the user's requests
  * go out with, impersonation included; a client that carries none is read from its Config, as fabric8 does.
+ *
+ * <p><b>Where an informer takes its back-off.</b> Not all of a watch's timing is a request setting. A fabric8
+ * informer lists and watches again, after a watch that ended with a 410 Gone or any failure its exception handler
+ * lets it retry, once its own back-off has passed, and that back-off starts from the <em>Config's</em> {@code
+ * watchReconnectInterval} ({@code BaseOperation.getWatchReconnectInterval()} reads the Config, fabric8 7.6.1 and
+ * 8.0.0 alike): a client from {@code newClient(RequestConfig)} keeps the base's. The watch's own reconnects, after
+ * its connection dropped, take the interval of the request settings. So {@link #forInformer} changes both, on a
+ * client built anew over a copy of the user's Config, as the write gate's is over the user's HTTP client.
  *
  * <p>Thread-safe: stateless; each call reads the user's client and makes a new one.
  */
@@ -46,6 +57,35 @@ final class DerivedClients {
     RequestConfig requests = requestConfig(requestsOf);
     RequestConfigBuilder builder = requests == null ? new RequestConfigBuilder() : new RequestConfigBuilder(requests);
     return over.newClient(change.apply(builder).build()).adapt(KubernetesClient.class);
+  }
+
+  /**
+   * A client for an informer of the library's own (the sharded runner's one list and watch of its Leases): over
+   * {@code userClient}'s HTTP client (borrowed: closing the returned client closes neither the user's client nor its
+   * HTTP client), and over a copy of its Config and request settings (impersonation included) in which the informer's
+   * list-and-watch-again and its watch's reconnects start after {@code reconnectMillis} and double each time, as
+   * fabric8 does, up to 32 times that (fabric8's cap: 2^5), with no limit on reconnects and no request retries of
+   * the user's (each of which would wait the user's own back-off first). The user's client and the watches they open
+   * through it keep their settings.
+   *
+   * @param reconnectMillis the first interval, at least 1
+   */
+  static KubernetesClient forInformer(KubernetesClient userClient, int reconnectMillis) {
+    Config config = new ConfigBuilder(userClient.getConfiguration())
+        .withAutoConfigure(false) // a copy: read nothing again from the kubeconfig or the environment
+        .withWatchReconnectInterval(reconnectMillis)
+        .withWatchReconnectLimit(-1)
+        .withRequestRetryBackoffLimit(0)
+        .build();
+    KubernetesClient over = new KubernetesClientBuilder()
+        .withConfig(config)
+        .withKubernetesSerialization(userClient.getKubernetesSerialization())
+        .withHttpClientFactory(BorrowedHttpClient.factory(userClient.getHttpClient().newBuilder()))
+        .build();
+    return derive(over, userClient, requests -> requests
+        .withWatchReconnectInterval(reconnectMillis)
+        .withWatchReconnectLimit(-1)
+        .withRequestRetryBackoffLimit(0));
   }
 
   /**

@@ -112,7 +112,7 @@ final class ShardAssembly {
           return new Opened(transport, transport::writeMetadata);
         });
     ShardDriver.ViewSource view = source != null ? source
-        : sink -> ShardLeaseSource.open(client, namespace, leases, ticker, sink);
+        : sink -> ShardLeaseSource.open(client, namespace, leases, settings.retryPeriod(), ticker, sink);
     long retry = settings.retryPeriod().toNanos();
     ShardDriver driver = new ShardDriver(new ShardDriver.Parts(identity, leases, shards.count(), service, loop, ticker,
         leaseRunners, view, settings.leaseDuration().toNanos(), 2 * retry, Math.max(1, retry / 2), flaw,

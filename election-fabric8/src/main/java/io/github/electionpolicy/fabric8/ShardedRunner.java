@@ -167,8 +167,9 @@ public final class ShardedRunner implements AutoCloseable {
    * A health snapshot for probes, by the rules of {@link ElectionHealth} applied to this replica's membership Lease
    * (its state there is {@code LEADING} while it is a member); not ready before its list and watch of the controller's
    * Leases first listed them (an account that may not list or watch Leases never gets there, and an ERROR says so
-   * after one lease duration); not live while a shard's {@code stop()} outlived the stop timeout or after the replica
-   * gave up its shards because one did.
+   * after one lease duration), while a list and watch that fails after that changes neither readiness nor liveness
+   * (it lists again within a retry period of the server answering); not live while a shard's {@code stop()} outlived
+   * the stop timeout or after the replica gave up its shards because one did.
    *
    * @return the snapshot
    */
@@ -300,7 +301,9 @@ public final class ShardedRunner implements AutoCloseable {
 
     /**
      * Sets the client used for the Lease calls and the watch of the controller's Leases. Required when the decision
-     * is to contend.
+     * is to contend. The list and watch goes through a client of its own over this one (its HTTP client, credentials
+     * and request settings, impersonation included) whose back-off after a failure is capped at the retry period,
+     * whatever this client's {@code watchReconnectInterval}; this client's settings are not changed.
      *
      * @param client the client
      * @return this builder

@@ -180,7 +180,13 @@ final class MockApi implements AutoCloseable, AfterEachCallback {
 
   /** A client to {@code url}, e.g. a {@link #proxy()}'s or a closed port. */
   KubernetesClient client(String url) {
-    Config config = new ConfigBuilder(Config.empty()).withMasterUrl(url).withNamespace(NAMESPACE).build();
+    return client(url, UnaryOperator.identity());
+  }
+
+  /** A client to {@code url} whose Config {@code tune} changes, e.g. a user's own watch reconnect interval. */
+  KubernetesClient client(String url, UnaryOperator<ConfigBuilder> tune) {
+    Config config = tune.apply(new ConfigBuilder(Config.empty()).withMasterUrl(url).withNamespace(NAMESPACE))
+        .build();
     KubernetesClient client = new KubernetesClientBuilder()
         .withConfig(config)
         .withHttpClientFactory(new JdkHttpClientFactory())

@@ -4,9 +4,21 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.api.model.coordination.v1.LeaseBuilder;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.ConfigBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.RequestConfigBuilder;
+import io.fabric8.kubernetes.client.jdkhttp.JdkHttpClientFactory;
+import io.fabric8.mockwebserver.http.Dispatcher;
+import io.fabric8.mockwebserver.http.MockResponse;
+import io.fabric8.mockwebserver.http.RecordedRequest;
 import io.github.electionpolicy.testsupport.Await;
+import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -47,7 +59,7 @@ class ShardLeaseSourceTest {
         .addToLabels(ShardLeases.LABEL, "billing").endMetadata().build());
 
     try (ShardLeaseSource source = ShardLeaseSource.open(api.client(), MockApi.NAMESPACE, leases,
-        ticks::incrementAndGet, sink)) {
+        MockApi.RETRY_PERIOD, ticks::incrementAndGet, sink)) {
       Await.until("the first list", () -> source.synced() && seen.size() == 2, seen::keySet);
       assertThat(seen).containsOnlyKeys(leases.memberLease("pod-a"), leases.shardLease(0));
       assertThat(seen.get(leases.shardLease(0)).record().holder()).isEqualTo("pod-a");
@@ -65,6 +77,63 @@ class ShardLeaseSourceTest {
       assertThat(view.view(1).liveMembers()).as("pod-a leaves").containsExactly("pod-b");
       assertThat(view.view(1).holders()).isEmpty();
     }
+  }
+
+  /**
+   * The informer's client of its own (DerivedClients.forInformer) lists and watches as the user's client does, with
+   * its credentials and the impersonation of a client the user derived with {@code newClient(RequestConfig)}; its
+   * back-off starts at a 32nd of the retry period, in its Config (where fabric8's informer reads it) and its request
+   * settings (where a watch's reconnect does), while the user's client keeps its own and stays open and usable after
+   * the source closed.
+   */
+  @Test
+  void listsAndWatchesAsTheUsersClientWithTheRunnersBackoffAndLeavesTheUsersClientAsItWas() throws Exception {
+    List<String> seen = new CopyOnWriteArrayList<>();
+    try (MockApi server = new MockApi(delegate -> new Dispatcher() {
+      @Override
+      public MockResponse dispatch(RecordedRequest request) {
+        String path = request.getPath() == null ? "" : request.getPath();
+        if (path.contains("labelSelector")) {
+          seen.add((path.contains("watch=true") ? "watch" : "list") + " " + request.getHeader("Authorization") + " "
+              + request.getHeader("Impersonate-User"));
+        }
+        return delegate.dispatch(request);
+      }
+    })) {
+      Config config = new ConfigBuilder(Config.empty()).withMasterUrl(server.url()).withNamespace(MockApi.NAMESPACE)
+          .withOauthToken("s3cret").withWatchReconnectInterval(60_000).build();
+      try (KubernetesClient base = new KubernetesClientBuilder().withConfig(config)
+          .withHttpClientFactory(new JdkHttpClientFactory()).build()) {
+        KubernetesClient user = base.newClient(new RequestConfigBuilder(base.getConfiguration().getRequestConfig())
+            .withImpersonateUsername("orders").build()).adapt(KubernetesClient.class);
+        server.client().leases().inNamespace(MockApi.NAMESPACE)
+            .resource(lease(leases.memberLease("pod-a"), "pod-a", true, false)).create();
+
+        try (ShardLeaseSource source = ShardLeaseSource.open(user, MockApi.NAMESPACE, leases, Duration.ofSeconds(2),
+            ticks::incrementAndGet, sink)) {
+          Await.until("the list and the watch", () -> source.synced() && seen.contains(
+              "watch Bearer s3cret orders"), seen::toString);
+          assertThat(seen).contains("list Bearer s3cret orders");
+          assertThat(source.client().getConfiguration().getWatchReconnectInterval()).isEqualTo(2_000 / 32);
+          assertThat(DerivedClients.requestConfig(source.client()).getWatchReconnectInterval()).isEqualTo(2_000 / 32);
+          assertThat(DerivedClients.requestConfig(source.client()).getRequestRetryBackoffLimit()).isZero();
+        }
+
+        assertThat(seen).allSatisfy(line -> assertThat(line).endsWith(" Bearer s3cret orders"));
+        assertThat(base.getConfiguration().getWatchReconnectInterval()).isEqualTo(60_000);
+        assertThat(DerivedClients.requestConfig(user).getWatchReconnectInterval()).isEqualTo(60_000);
+        assertThat(user.leases().inNamespace(MockApi.NAMESPACE).list().getItems()).hasSize(1);
+      }
+    }
+  }
+
+  @Test
+  void theBackoffStartsAtA32ndOfTheRetryPeriodSoItsCapIsTheRetryPeriod() {
+    assertThat(ShardLeaseSource.reconnectMillis(Duration.ofSeconds(2))).isEqualTo(62);
+    assertThat(ShardLeaseSource.reconnectMillis(Duration.ofMillis(200))).isEqualTo(6);
+    assertThat(ShardLeaseSource.reconnectMillis(Duration.ofMillis(20))).as("at least 1 ms").isEqualTo(1);
+    assertThat(ShardLeaseSource.reconnectMillis(Duration.ofMillis(2_000)) * ShardLeaseSource.BACKOFF_CAP_FACTOR)
+        .isLessThanOrEqualTo(2_000);
   }
 
   private void create(Lease lease) {

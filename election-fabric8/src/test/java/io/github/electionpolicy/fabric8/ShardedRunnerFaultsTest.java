@@ -305,7 +305,8 @@ class ShardedRunnerFaultsTest {
 
   /**
    * Sound: the first list of the controller's Leases fails once (a 503, as from an API server that restarts while the
-   * pod starts): the user's client retries it (fabric8's request retries), and the replica owns its shards.
+   * pod starts): the list and watch lists again after its back-off (a 32nd of the retry period; its client of its own
+   * makes no request retries of the user's client), and the replica owns its shards.
    */
   @Test
   void aFirstListThatFailsOnceIsRetriedAndTheReplicaOwnsItsShards() {
