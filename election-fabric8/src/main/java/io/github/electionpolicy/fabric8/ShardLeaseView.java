@@ -17,9 +17,9 @@ import java.util.TreeSet;
  * members (by the identity holding each membership Lease, not by the Lease's name), without those marked as
  * leaving, and each held shard's holder; {@link #nextExpiry} says when that may change with no event.
  *
- * <p>A Lease deleted while held (by hand: the runners delete only their own released membership Lease) still counts
- * as held until its holder's lease duration has passed, as a follower judges a deleted Lease's last holder; one
- * deleted released is gone at once. An event older than a change already seen does not date the change back (a re-list after a reconnect that
+ * <p>A shard's Lease deleted while held (by hand: the runners never delete a shard's Lease) still counts as held
+ * until its holder's lease duration has passed, as a follower judges a deleted Lease's last holder; any other deleted
+ * Lease (a released one, a member's) is gone at once. An event older than a change already seen does not date the change back (a re-list after a reconnect that
  * shows a Lease as it was keeps the time its content was first seen). Pure; not thread-safe (the driver's loop).
  */
 final class ShardLeaseView {
@@ -107,7 +107,7 @@ final class ShardLeaseView {
   }
 
   /**
-   * A watch event: the Lease {@code name} was deleted. One deleted while held still counts as held by its holder until
+   * A watch event: the Lease {@code name} was deleted. A shard's deleted while held still counts as held by its holder until
    * the holder's lease duration has passed since its content was first seen so, as a follower judges a Lease whose
    * last holder it saw (LeaseProtocol): the holder hears of the deletion only when its watch or its next renewal
    * says so, and its work runs until it stopped; counted free at once, the shard would be taken meanwhile.
@@ -117,7 +117,8 @@ final class ShardLeaseView {
     if (s == null || s.deleted()) {
       return;
     }
-    if (s.listed().record().holder() == null) {
+    if (s.listed().record().holder() == null || !(leases.parse(name) instanceof ShardLeases.Kind.Shard)) {
+      // Released, or not a shard's: a member's Lease decides no work (its closed owner deletes it once released).
       seen.remove(name);
     } else {
       seen.put(name, new Seen(s.listed(), s.changedNanos(), true));

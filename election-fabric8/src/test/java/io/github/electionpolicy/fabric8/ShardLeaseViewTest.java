@@ -73,7 +73,7 @@ class ShardLeaseViewTest {
   }
 
   @Test
-  void aLeaseDeletedOrLeftOutOfAReListWhileHeldCountsAsHeldUntilItsLeaseRunsOut() {
+  void aShardsLeaseDeletedOrLeftOutOfAReListWhileHeldCountsAsHeldUntilItsLeaseRunsOut() {
     view.listed(List.of(member("pod-a", "pod-a", 10, 1), shard(1, "pod-a", 10, 1), shard(2, "pod-a", 5, 1)), 0);
     view.deleted(leases.shardLease(1));
     view.listed(List.of(member("pod-a", "pod-a", 10, 1), shard(3, "pod-a", 0, 1)), S);
@@ -90,14 +90,16 @@ class ShardLeaseViewTest {
   }
 
   @Test
-  void aLeaseDeletedReleasedIsGoneAtOnceAndOneCreatedAgainIsNew() {
-    view.listed(List.of(shard(1, null, 10, 1), shard(2, "pod-a", 10, 1)), 0);
+  void aLeaseDeletedReleasedOrAMembersIsGoneAtOnceAndOneCreatedAgainIsNew() {
+    view.listed(List.of(shard(1, null, 10, 1), shard(2, "pod-a", 10, 1), member("pod-a", "pod-a", 10, 1)), 0);
     view.deleted(leases.shardLease(1));
     view.deleted(leases.shardLease(2));
+    view.deleted(leases.memberLease("pod-a"));
     view.changed(shard(2, "pod-b", 10, 1), 3 * S);
 
     assertThat(view.sighting(leases.shardLease(1))).isEmpty();
     assertThat(view.view(4 * S).holders()).isEqualTo(Map.of(2, "pod-b"));
+    assertThat(view.view(4 * S).liveMembers()).as("a member's Lease deleted is gone at once").isEmpty();
     assertThat(view.sighting(leases.shardLease(2)).orElseThrow().changedNanos()).as("created again: new content")
         .isEqualTo(3 * S);
     assertThat(view.view(12 * S).holders()).isEqualTo(Map.of(2, "pod-b"));
