@@ -116,7 +116,9 @@ class SimulationSharding {
    * is one shard, it holds one, and it takes neither shard 2 (freed by replica-3's stop at 9,360 ms) nor shard 1
    * (handed over by replica-0-1 at 11,355 ms, whose view has three members and plans it for replica-3-1). Shard 2 is
    * unowned for 1,148 ms (the fault bound, L + 3 rtt from the outage's end, is 1,141 ms) and shard 1 for more than
-   * its graceful 3 rtt (84 ms). With a 10 ms retry the same schedule keeps every bound. Suggested fix: list and watch
+   * its graceful 3 rtt (84 ms). Seeds 555163, 555314 and 555327 (found with {@code -Dsharding.seed=555000
+   * -Dsharding.steps=10000000}: 3 of 333 schedules) exceed a crash or fault bound by 3 to 12 ms the same way. With a
+   * 10 ms retry all four schedules keep every bound. Suggested fix: list and watch
    * again as soon as a Lease call of the replica's succeeds after its list and watch failed (the membership renewal
    * shows the server is back), so that the view's first list after an outage is at most a retry period after it;
    * or count the bounds' clocks from each view's first list after a fault or a start (ShardSimChecks.gapFrom) and
@@ -127,8 +129,10 @@ class SimulationSharding {
       + "bounds do not count; a replica started during the outage then counts a departed member live for a lease "
       + "duration and leaves freed shards unowned past the bounds (see the Javadoc for the fix)")
   void aShardFreedByAnOutageIsOwnedWithinTheBoundWhenAReplicaStartedDuringIt() {
-    ShardSim.Result result = ShardSim.run(ShardSim.config(777083L, ShardCoordinator.Flaw.NONE, ShardDriver.Flaw.NONE));
-    assertThat(result.checks().violations).isEmpty();
+    for (long seed : new long[] {777083L, 555163L, 555314L, 555327L}) {
+      ShardSim.Result result = ShardSim.run(ShardSim.config(seed, ShardCoordinator.Flaw.NONE, ShardDriver.Flaw.NONE));
+      assertThat(result.checks().violations).as("seed %d", seed).isEmpty();
+    }
   }
 
   /** Each broken variant, run over the seeds from a fixed one, must be caught within its budget. */
