@@ -19,8 +19,9 @@ import java.util.TreeSet;
  *
  * <p>A shard's Lease deleted while held (by hand: the runners never delete a shard's Lease) still counts as held
  * until its holder's lease duration has passed, as a follower judges a deleted Lease's last holder; any other deleted
- * Lease (a released one, a member's) is gone at once. An event older than a change already seen does not date the change back (a re-list after a reconnect that
- * shows a Lease as it was keeps the time its content was first seen). Pure; not thread-safe (the driver's loop).
+ * Lease (a released one, a member's) is gone at once. An event older than a change already seen does not date the
+ * change back (a re-list after a reconnect that shows a Lease as it was keeps the time its content was first seen).
+ * Pure; not thread-safe (the driver's loop).
  */
 final class ShardLeaseView {
 
@@ -107,10 +108,10 @@ final class ShardLeaseView {
   }
 
   /**
-   * A watch event: the Lease {@code name} was deleted. A shard's deleted while held still counts as held by its holder until
-   * the holder's lease duration has passed since its content was first seen so, as a follower judges a Lease whose
-   * last holder it saw (LeaseProtocol): the holder hears of the deletion only when its watch or its next renewal
-   * says so, and its work runs until it stopped; counted free at once, the shard would be taken meanwhile.
+   * A watch event: the Lease {@code name} was deleted. A shard's deleted while held still counts as held by its
+   * holder until the holder's lease duration has passed since its content was first seen so, as a follower judges a
+   * Lease whose last holder it saw (LeaseProtocol): the holder hears of the deletion only when its watch or its next
+   * renewal says so, and its work runs until it stopped; counted free at once, the shard would be taken meanwhile.
    */
   void deleted(String name) {
     Seen s = seen.get(name);

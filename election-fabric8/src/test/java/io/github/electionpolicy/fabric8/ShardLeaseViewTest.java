@@ -83,7 +83,8 @@ class ShardLeaseViewTest {
     assertThat(view.sighting(leases.shardLease(1))).as("no Lease to take over unread").isEmpty();
     assertThat(view.nextExpiry(2 * S)).as("shard 2's deleted Lease, as first seen").isEqualTo(OptionalLong.of(5 * S));
     assertThat(view.view(5 * S).holders()).containsOnlyKeys(1, 3);
-    assertThat(view.nextExpiry(5 * S)).as("the member and shard 1, as first seen").isEqualTo(OptionalLong.of(10 * S));
+    assertThat(view.nextExpiry(5 * S)).as("the member and shard 1, as first seen")
+        .isEqualTo(OptionalLong.of(10 * S));
     assertThat(view.nextExpiry(10 * S)).as("a duration of 0 counts the default 15 s").isEqualTo(OptionalLong.of(16 * S));
     assertThat(view.view(10 * S).holders()).containsOnlyKeys(3);
     assertThat(view.view(16 * S).holders()).isEmpty();
