@@ -118,11 +118,11 @@ class SimulationSharding {
    * unowned for 1,148 ms (the fault bound, L + 3 rtt from the outage's end, is 1,141 ms) and shard 1 for more than
    * its graceful 3 rtt (84 ms). Seeds 555163, 555314 and 555327 (found with {@code -Dsharding.seed=555000
    * -Dsharding.steps=10000000}: 3 of 333 schedules) and 31337191 (seed 31337000: 1 of 329) exceed a crash or fault
-   * bound by 3 to 12 ms (only 777083 was traced). With a 10 ms retry all five schedules keep every bound. Suggested fix: list and watch again as soon as
-   * a Lease call of the replica's succeeds after its list and watch failed (the membership renewal shows the server
-   * is back), so that the view's first list after an outage is at most a retry period after it; or count the bounds'
-   * clocks from each view's first list after a fault or a start (ShardSimChecks.gapFrom) and say so in
-   * docs/sharding.md.
+   * bound by 3 to 12 ms (only 777083 was traced). With a 10 ms retry all five schedules keep every bound. Suggested
+   * fix: list and watch again as soon as a Lease call of the replica's succeeds after its list and watch failed (the
+   * membership renewal shows the server is back), so that the view's first list after an outage is at most a retry
+   * period after it; or count the bounds' clocks from each view's first list after a fault or a start
+   * (ShardSimChecks.gapFrom) and say so in docs/sharding.md.
    */
   @Example
   @Disabled("finding h-attack13: a view lists again only at its informer's next retry after an outage, which the gap "
