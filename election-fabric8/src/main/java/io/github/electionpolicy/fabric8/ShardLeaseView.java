@@ -17,8 +17,11 @@ import java.util.TreeSet;
  * members (by the identity holding each membership Lease, not by the Lease's name), without those marked as
  * leaving, and each held shard's holder; {@link #nextExpiry} says when that may change with no event.
  *
- * <p>An event older than a change already seen does not date the change back (a re-list after a reconnect that
- * shows a Lease as it was keeps the time its content was first seen). Pure; not thread-safe (the driver's loop).
+ * <p>A shard's Lease deleted while held (by hand: the runners never delete a shard's Lease) still counts as held
+ * until its holder's lease duration has passed, as a follower judges a deleted Lease's last holder; any other deleted
+ * Lease (a released one, a member's) is gone at once. An event older than a change already seen does not date the
+ * change back (a re-list after a reconnect that shows a Lease as it was keeps the time its content was first seen).
+ * Pure; not thread-safe (the driver's loop).
  */
 final class ShardLeaseView {
 
@@ -40,7 +43,13 @@ final class ShardLeaseView {
     }
   }
 
-  private record Seen(Listed listed, long changedNanos) {}
+  // deleted: the Lease was deleted while held (by hand: the runners never delete a held Lease), kept until its holder's
+  // lease duration has passed since its content was first seen so.
+  private record Seen(Listed listed, long changedNanos, boolean deleted) {
+    Seen(Listed listed, long changedNanos) {
+      this(listed, changedNanos, false);
+    }
+  }
 
   private final ShardLeases leases;
   private final long defaultDurationNanos;
@@ -61,13 +70,18 @@ final class ShardLeaseView {
     for (Listed listed : all) {
       byName.put(listed.name(), listed);
     }
-    seen.keySet().retainAll(byName.keySet());
+    for (String name : new java.util.ArrayList<>(seen.keySet())) {
+      if (!byName.containsKey(name)) {
+        deleted(name);
+      }
+    }
     byName.values().forEach(listed -> changed(listed, now));
   }
 
   /** A watch event at {@code now}: the Lease added or modified. */
   void changed(Listed listed, long now) {
-    Seen before = seen.get(listed.name());
+    Seen found = seen.get(listed.name());
+    Seen before = found == null || found.deleted() ? null : found;
     boolean same = before != null && before.listed().leaving() == listed.leaving()
         && before.listed().record().sameContent(listed.record());
     if (!same) {
@@ -89,17 +103,32 @@ final class ShardLeaseView {
   /** The Lease {@code name} as last seen, if it is listed. */
   java.util.Optional<Sighting> sighting(String name) {
     Seen s = seen.get(name);
-    return s == null ? java.util.Optional.empty()
+    return s == null || s.deleted() ? java.util.Optional.empty()
         : java.util.Optional.of(new Sighting(s.listed().record(), s.changedNanos(), s.listed().bare()));
   }
 
-  /** A watch event: the Lease {@code name} was deleted. */
+  /**
+   * A watch event: the Lease {@code name} was deleted. A shard's deleted while held still counts as held by its
+   * holder until the holder's lease duration has passed since its content was first seen so, as a follower judges a
+   * Lease whose last holder it saw (LeaseProtocol): the holder hears of the deletion only when its watch or its next
+   * renewal says so, and its work runs until it stopped; counted free at once, the shard would be taken meanwhile.
+   */
   void deleted(String name) {
-    seen.remove(name);
+    Seen s = seen.get(name);
+    if (s == null || s.deleted()) {
+      return;
+    }
+    if (s.listed().record().holder() == null || !(leases.parse(name) instanceof ShardLeases.Kind.Shard)) {
+      // Released, or not a shard's: a member's Lease decides no work (its closed owner deletes it once released).
+      seen.remove(name);
+    } else {
+      seen.put(name, new Seen(s.listed(), s.changedNanos(), true));
+    }
   }
 
   /** What the coordinator takes in at {@code now}. */
   ShardCoordinatorInput.ViewObserved view(long now) {
+    seen.values().removeIf(s -> s.deleted() && now - expiry(s) >= 0);
     Set<String> members = new TreeSet<>();
     Map<Integer, String> holders = new TreeMap<>();
     for (Seen s : seen.values()) {

@@ -73,16 +73,37 @@ class ShardLeaseViewTest {
   }
 
   @Test
-  void aLeaseDeletedOrLeftOutOfAReListIsGone() {
-    view.listed(List.of(member("pod-a", "pod-a", 10, 1), shard(1, "pod-a", 10, 1), shard(2, "pod-a", 10, 1)), 0);
+  void aShardsLeaseDeletedOrLeftOutOfAReListWhileHeldCountsAsHeldUntilItsLeaseRunsOut() {
+    view.listed(List.of(member("pod-a", "pod-a", 10, 1), shard(1, "pod-a", 10, 1), shard(2, "pod-a", 5, 1)), 0);
     view.deleted(leases.shardLease(1));
     view.listed(List.of(member("pod-a", "pod-a", 10, 1), shard(3, "pod-a", 0, 1)), S);
 
-    assertThat(view.view(2 * S).holders()).isEqualTo(Map.of(3, "pod-a"));
-    assertThat(view.nextExpiry(2 * S)).as("the member, as first seen").isEqualTo(OptionalLong.of(10 * S));
+    assertThat(view.view(2 * S).holders()).as("deleted held, by hand: their holder may still run them")
+        .isEqualTo(Map.of(1, "pod-a", 2, "pod-a", 3, "pod-a"));
+    assertThat(view.sighting(leases.shardLease(1))).as("no Lease to take over unread").isEmpty();
+    assertThat(view.nextExpiry(2 * S)).as("shard 2's deleted Lease, as first seen").isEqualTo(OptionalLong.of(5 * S));
+    assertThat(view.view(5 * S).holders()).containsOnlyKeys(1, 3);
+    assertThat(view.nextExpiry(5 * S)).as("the member and shard 1, as first seen")
+        .isEqualTo(OptionalLong.of(10 * S));
     assertThat(view.nextExpiry(10 * S)).as("a duration of 0 counts the default 15 s").isEqualTo(OptionalLong.of(16 * S));
     assertThat(view.view(10 * S).holders()).containsOnlyKeys(3);
     assertThat(view.view(16 * S).holders()).isEmpty();
+  }
+
+  @Test
+  void aLeaseDeletedReleasedOrAMembersIsGoneAtOnceAndOneCreatedAgainIsNew() {
+    view.listed(List.of(shard(1, null, 10, 1), shard(2, "pod-a", 10, 1), member("pod-a", "pod-a", 10, 1)), 0);
+    view.deleted(leases.shardLease(1));
+    view.deleted(leases.shardLease(2));
+    view.deleted(leases.memberLease("pod-a"));
+    view.changed(shard(2, "pod-b", 10, 1), 3 * S);
+
+    assertThat(view.sighting(leases.shardLease(1))).isEmpty();
+    assertThat(view.view(4 * S).holders()).isEqualTo(Map.of(2, "pod-b"));
+    assertThat(view.view(4 * S).liveMembers()).as("a member's Lease deleted is gone at once").isEmpty();
+    assertThat(view.sighting(leases.shardLease(2)).orElseThrow().changedNanos()).as("created again: new content")
+        .isEqualTo(3 * S);
+    assertThat(view.view(12 * S).holders()).isEqualTo(Map.of(2, "pod-b"));
   }
 
   @Test
