@@ -1,10 +1,7 @@
 package io.github.electionpolicy.josdk;
 
-import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.AbstractExecutorService;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
@@ -20,63 +17,31 @@ import org.slf4j.LoggerFactory;
  * operator of an ended term is about to be stopped and is never started again. Thread-safe, as the executor it
  * wraps.
  */
-final class TermGatedExecutor extends AbstractExecutorService {
+final class TermGatedExecutor extends WrappingExecutor {
 
   private static final Logger LOG = LoggerFactory.getLogger(OperatorService.class);
 
-  private final ExecutorService delegate;
   private final BooleanSupplier termValid;
   private final AtomicLong skipped = new AtomicLong();
 
   TermGatedExecutor(ExecutorService delegate, BooleanSupplier termValid) {
-    this.delegate = Objects.requireNonNull(delegate, "delegate");
+    super(delegate);
     this.termValid = Objects.requireNonNull(termValid, "termValid");
   }
 
   @Override
-  public void execute(Runnable task) {
-    Objects.requireNonNull(task, "task");
-    delegate.execute(() -> {
+  Runnable wrap(Runnable task) {
+    return () -> {
       if (termValid.getAsBoolean()) {
         task.run();
       } else if (skipped.incrementAndGet() == 1) {
         LOG.info("The term ended: the operator starts no further reconciliation until it is stopped");
       }
-    });
+    };
   }
 
   /** How many tasks were not run because the term had ended. */
   long skipped() {
     return skipped.get();
-  }
-
-  @Override
-  public void shutdown() {
-    delegate.shutdown();
-  }
-
-  @Override
-  public List<Runnable> shutdownNow() {
-    return delegate.shutdownNow();
-  }
-
-  @Override
-  public boolean isShutdown() {
-    return delegate.isShutdown();
-  }
-
-  @Override
-  public boolean isTerminated() {
-    return delegate.isTerminated();
-  }
-
-  @Override
-  public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
-    return delegate.awaitTermination(timeout, unit);
-  }
-
-  @Override
-  public String toString() {
-    return "TermGatedExecutor{" + delegate + "}";
   }
 }
