@@ -69,6 +69,8 @@ final class Fabric8LeaseTransport implements LeaseTransport {
   private volatile long preflightDeadlineNanos = TimeUnit.MILLISECONDS.toNanos(PREFLIGHT_DEADLINE_MILLIS);
   // What the preflight asks for: an election's verbs, unless a sharded runner's assembly said otherwise.
   private volatile LeaseNeeds needs = LeaseNeeds.election();
+  // The advised verbs the preflight found denied and warned of (written on an I/O thread, read on the loop).
+  private final Set<String> advisedDenied = ConcurrentHashMap.newKeySet();
 
   Fabric8LeaseTransport(KubernetesClient userClient, String namespace, LeaseSettings settings, ExecutorService io) {
     this(userClient, namespace, settings, io, SharedPools.handOver(), SharedPools.leaseRequests(),
@@ -368,6 +370,11 @@ final class Fabric8LeaseTransport implements LeaseTransport {
   }
 
   @Override
+  public boolean warnedDenied(String verb) {
+    return advisedDenied.contains(verb);
+  }
+
+  @Override
   public void firstAttemptOver() {
     Runnable advice = afterFirstAttempt.getAndSet(null);
     if (advice != null && !closed.get()) {
@@ -381,7 +388,7 @@ final class Fabric8LeaseTransport implements LeaseTransport {
     try {
       denied = RbacPreflight.check(reviewClient, rulesClient, namespace, settings, needs,
           () -> over.get() || closed.get(),
-          closed::get, this::review, eventAccess, afterFirstAttempt::set);
+          closed::get, this::review, eventAccess, afterFirstAttempt::set, advisedDenied::add);
     } catch (RuntimeException | Error e) {
       if (finish(call, over)) {
         failed.accept(e);

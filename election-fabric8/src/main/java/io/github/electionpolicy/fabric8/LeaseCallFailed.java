@@ -4,6 +4,7 @@ package io.github.electionpolicy.fabric8;
 final class LeaseCallFailed extends Exception {
   private static final long serialVersionUID = 1L;
 
+  static final int FORBIDDEN = 403;
   static final int CONFLICT = 409;
   static final int NOT_FOUND = 404;
 

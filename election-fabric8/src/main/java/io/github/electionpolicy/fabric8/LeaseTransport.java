@@ -74,6 +74,14 @@ interface LeaseTransport extends AutoCloseable {
   default void firstAttemptOver() {}
 
   /**
+   * Whether the preflight found the advised {@code verb} denied and warned of it already, so that a refusal of it
+   * later (the close's {@code delete}) need not warn again. Any thread.
+   */
+  default boolean warnedDenied(String verb) {
+    return false;
+  }
+
+  /**
    * Records a leadership Event on the Lease, best effort: written off the caller's thread, bounded by a short
    * timeout and never retried. {@code done} runs exactly once, on any thread, when the write is over, whatever
    * became of it (written, refused, failed, or not sent); what failed is the transport's to report. Not a call

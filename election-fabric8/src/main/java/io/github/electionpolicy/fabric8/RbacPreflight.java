@@ -81,16 +81,19 @@ final class RbacPreflight {
       String namespace, LeaseSettings settings, BooleanSupplier closing, BooleanSupplier closed, Executor io,
       EventAccess events, java.util.function.Consumer<Runnable> later) {
     return check(userClient, rulesClient, namespace, settings, LeaseNeeds.election(), closing, closed, io, events,
-        later);
+        later, verb -> { });
   }
 
   /**
    * As above, for a runner with {@code needs}: an {@link ElectionRunner}'s ({@link LeaseNeeds#election()}), or a
    * {@link ShardedRunner}'s, whose membership runner asks its own list of verbs ({@link LeaseNeeds#sharded}).
+   * {@code advisedDenied} is told each advised verb a review found denied, after its warning was logged (so that a
+   * refusal of it later, such as the close's delete, need not warn again).
    */
   static Optional<LeaseAccessDeniedException> check(KubernetesClient userClient, KubernetesClient rulesClient,
       String namespace, LeaseSettings settings, LeaseNeeds needs, BooleanSupplier closing, BooleanSupplier closed,
-      Executor io, EventAccess events, java.util.function.Consumer<Runnable> later) {
+      Executor io, EventAccess events, java.util.function.Consumer<Runnable> later,
+      java.util.function.Consumer<String> advisedDenied) {
     String leaseName = settings.leaseName();
     LeaseAccess.Reviewer reviewer = reviewer(userClient, closing);
     Optional<LeaseRules> rules = rules(rulesClient, namespace, closing);
@@ -107,7 +110,7 @@ final class RbacPreflight {
       if (!unshown.isEmpty()) {
         LeaseAccess.Reviewer adviceReviewer = reviewer(userClient, closed);
         later.accept(() -> unshown.forEach(ask -> askAdvised(adviceReviewer, namespace, settings, needs, ask, closed,
-            io)));
+            io, advisedDenied)));
       }
       return Optional.empty();
     }
@@ -138,7 +141,7 @@ final class RbacPreflight {
       if (access.verdict() == LeaseAccess.Verdict.GRANTED && !closing.getAsBoolean() && !needs.advised().isEmpty()) {
         LeaseAccess.Reviewer adviceReviewer = reviewer(userClient, closed);
         later.accept(() -> needs.advised().forEach(ask -> askAdvised(adviceReviewer, namespace, settings, needs, ask,
-            closed, io)));
+            closed, io, advisedDenied)));
       }
       return denied;
     } finally {
@@ -225,7 +228,8 @@ final class RbacPreflight {
    * runner closed; a review that failed, gave no verdict or found no free I/O thread is no denial.
    */
   private static void askAdvised(LeaseAccess.Reviewer reviewer, String namespace, LeaseSettings settings,
-      LeaseNeeds needs, LeaseNeeds.Ask ask, BooleanSupplier closed, Executor io) {
+      LeaseNeeds needs, LeaseNeeds.Ask ask, BooleanSupplier closed, Executor io,
+      java.util.function.Consumer<String> advisedDenied) {
     var question = LeaseAccess.question(namespace, ask, settings.leaseName());
     try {
       io.execute(() -> {
@@ -254,6 +258,7 @@ final class RbacPreflight {
               + "duration ({}). To fix, grant the Role:\n{}", namespace, Durations.format(settings.retryPeriod()),
               Durations.format(settings.leaseDuration()), needs.roleYaml(namespace, settings.leaseName()));
         }
+        advisedDenied.accept(ask.verb());
       });
     } catch (RejectedExecutionException e) {
       LOG.debug("Could not check RBAC for {}: {}", ask.verb(), e.toString());

@@ -8,7 +8,7 @@ import java.time.Duration;
  * Lease should not outlive it (every restart has a new identity). The delete is conditional on the released record
  * (its resourceVersion and uid, see {@link LeaseTransport#delete}), so that a Lease anyone wrote since stays, and
  * bounded by one request timeout, as the release was. A 409 (written since) or a 404 (gone) is an answer, logged at
- * DEBUG; any other failure is logged once at WARN. Either way the close goes on: {@code done} runs once, on the loop.
+ * DEBUG; a 403 the RBAC preflight warned of already, at INFO; any other failure is logged once at WARN. Either way the close goes on: {@code done} runs once, on the loop.
  *
  * <p>Not thread-safe: every method runs on the runner's loop. Its lines are the elector's (same logger).
  */
@@ -61,6 +61,11 @@ final class ReleasedLeaseDelete {
     if (answer instanceof Answer.Failed failed) {
       if (failed.kind() == LeaseStep.FailureKind.CONFLICT || failed.kind() == LeaseStep.FailureKind.NOT_FOUND) {
         log.debug("Lease {} not deleted after its release ({}): written since, or gone", lease, failed.failure());
+      } else if (failure instanceof LeaseCallFailed refused && refused.code() == LeaseCallFailed.FORBIDDEN
+          && transport.warnedDenied("delete")) {
+        // The preflight warned of this at start, with the rule to add: once is enough.
+        log.info("Lease {} was released and stays, not deleted ({}), as the RBAC preflight warned", lease,
+            failed.failure());
       } else {
         log.warn("Lease {} was released but could not be deleted ({}); it stays, released, until deleted by "
             + "hand. Deleting it needs the \"delete\" verb on coordination.k8s.io leases", lease, failed.failure());

@@ -432,6 +432,58 @@ class RbacPreflightTest {
         .containsExactly("delete:" + MEMBER_LEASE);
   }
 
+  /**
+   * The close's delete of the membership Lease, refused with a 403: warned of once in all. When the preflight warned
+   * already (with the rule to add) the refusal is one INFO line; when the preflight saw nothing of it (its review
+   * said allowed), the refusal is the warning.
+   */
+  @Test
+  void aRefusedDeleteAtCloseWarnsOnlyWhenThePreflightDidNot() throws Exception {
+    for (boolean reviewDenies : new boolean[] {true, false}) {
+      String logged;
+      try (MockApi api = refusingLeaseDeletes(); LogCapture logs = new LogCapture()) {
+        if (reviewDenies) {
+          api.denying(Set.of("delete"));
+        }
+        ShardedRunner runner = sharded(api::client, NO_WORK);
+        try {
+          Await.until("the replica owns every shard", () -> runner.ownedShards().size() == 4,
+              () -> runner.ownedShards() + " " + runner.failure());
+          if (reviewDenies) {
+            Await.until("the delete warning", () -> logs.text().contains("may not delete leases"));
+          }
+        } finally {
+          runner.close();
+        }
+        logged = logs.text();
+      }
+      List<String> warned = logged.lines().filter(line -> line.contains(" WARN "))
+          .filter(line -> line.contains("delete")).toList();
+      assertThat(warned).as("one warning of the delete (review denies: %s), in %s", reviewDenies, logged)
+          .singleElement().asString()
+          .contains(reviewDenies ? "may not delete leases" : "was released but could not be deleted");
+      assertThat(logged.lines().anyMatch(line -> line.contains(" INFO ")
+          && line.contains("stays, not deleted (delete Lease failed: HTTP 403")
+          && line.contains("as the RBAC preflight warned")))
+          .as("the refusal as INFO (review denies: %s), in %s", reviewDenies, logged).isEqualTo(reviewDenies);
+    }
+  }
+
+  /** Refuses every delete of a Lease with a 403, as a server whose Role lacks the verb does. */
+  private static MockApi refusingLeaseDeletes() {
+    return new MockApi(delegate -> new io.fabric8.mockwebserver.http.Dispatcher() {
+      @Override
+      public io.fabric8.mockwebserver.http.MockResponse dispatch(
+          io.fabric8.mockwebserver.http.RecordedRequest request) {
+        String path = request.getPath() == null ? "" : request.getPath();
+        if ("DELETE".equals(request.getMethod()) && path.contains("/leases/")) {
+          return MockApi.rulesReviewRefused();
+        }
+        return delegate.dispatch(request);
+      }
+    });
+  }
+
   @Test
   void aShardedRunnerWhoseRulesAllowEveryVerbAsksNoAccessReview() throws Exception {
     List<String> asked = new CopyOnWriteArrayList<>();
