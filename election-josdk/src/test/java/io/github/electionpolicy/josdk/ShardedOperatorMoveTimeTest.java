@@ -16,9 +16,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Measures the warm sharded mode's hand-over: the time from the old owner's release ({@code close()} of its runner
- * begins) to the new owner's first reconciliation of a moved widget, and to its reconciliation of every moved widget,
- * with every widget in both replicas' caches. Prints one {@code MEASURED} line. The widget count is {@code
+ * Measures the warm sharded mode's hand-over: the time from the old owner's {@code close()} of its runner to the new
+ * owner's first reconciliation of a moved widget, and to its reconciliation of every moved widget, and, per moved
+ * shard, from the shard Lease's release (as a watch of the fixture's own saw it) to the new owner's first
+ * reconciliation of one of the shard's widgets (issue 17's measure), with every widget in both replicas' caches. Prints one {@code MEASURED} line. The widget count is {@code
  * -Delection.josdk.measure.widgets=N}: 300 by default, so that the module's suite stays short (creating widgets
  * through the mock server is slow); docs/sharding.md gives the numbers of runs with 2,000 and 10,000. With {@code
  * -Delection.josdk.measure.kubeconfig=PATH} the replicas run on that real kube-apiserver instead (in a namespace of
@@ -34,7 +35,7 @@ class ShardedOperatorMoveTimeTest {
   final LeaseApiExtension api = LeaseApiExtension.create();
 
   @Test
-  void aClosedReplicasWidgetsAreReconciledByTheOtherFromItsWarmCache() {
+  void aClosedReplicasWidgetsAreReconciledByTheOtherFromItsWarmCache() throws Exception {
     try (ShardedReplicas cluster = KUBECONFIG.isEmpty() ? new ShardedReplicas(api)
         : ShardedReplicas.onRealServer(Path.of(KUBECONFIG))) {
       long creating = System.nanoTime();
@@ -52,12 +53,25 @@ class ShardedOperatorMoveTimeTest {
           .map(Map.Entry::getKey).collect(Collectors.toCollection(TreeSet::new));
       moved.forEach(name -> cluster.firstReconciled.get(name).remove("pod-a"));
 
-      long release = System.nanoTime();
-      b.runner().close();
-      long closed = System.nanoTime();
-      Await.until("pod-a reconciled every moved widget", () -> moved.stream()
-          .allMatch(n -> cluster.reconciledBy(n, "pod-a")), Duration.ofMinutes(2),
-          () -> moved.stream().filter(n -> !cluster.reconciledBy(n, "pod-a")).count() + " left");
+      Map<Integer, Long> releasedAt = new java.util.concurrent.ConcurrentHashMap<>();
+      long release;
+      long closed;
+      try (AutoCloseable releases = cluster.recordReleases(releasedAt)) {
+        release = System.nanoTime();
+        b.runner().close();
+        closed = System.nanoTime();
+        Await.until("pod-a reconciled every moved widget", () -> moved.stream()
+            .allMatch(n -> cluster.reconciledBy(n, "pod-a")), Duration.ofMinutes(2),
+            () -> moved.stream().filter(n -> !cluster.reconciledBy(n, "pod-a")).count() + " left");
+        Await.until("every moved shard seen released", () -> releasedAt.keySet().containsAll(moving),
+            Duration.ofSeconds(30), () -> releasedAt.keySet() + " of " + moving);
+      }
+      // Issue 17's measure: from a shard's release (as the fixture's watch saw it) to the new owner's first
+      // reconciliation of one of that shard's widgets, per moved shard.
+      Map<Integer, Long> firstOfShard = moved.stream().collect(Collectors.toMap(
+          n -> shards.shardOf(uids.get(n)), n -> cluster.firstReconciled.get(n).get("pod-a"), Math::min));
+      long[] releaseToFirst = firstOfShard.entrySet().stream()
+          .mapToLong(e -> e.getValue() - releasedAt.get(e.getKey())).sorted().toArray();
       long first = moved.stream().mapToLong(n -> cluster.firstReconciled.get(n).get("pod-a")).min().orElseThrow();
       long last = moved.stream().mapToLong(n -> cluster.firstReconciled.get(n).get("pod-a")).max().orElseThrow();
       // From the new owner's start(shard) to its reconciliation of each of the shard's widgets: the JOSDK part.
@@ -67,9 +81,12 @@ class ShardedOperatorMoveTimeTest {
 
       System.out.printf("MEASURED josdk-warm server=%s widgets=%d moved=%d shards_moved=%d create_s=%.1f close_ms=%d "
               + "first_moved_reconcile_ms=%d all_moved_reconciled_ms=%d start_to_reconcile_ms_min=%d "
-              + "median=%d max=%d%n", KUBECONFIG.isEmpty() ? "mock" : "real", WIDGETS, moved.size(), moving.size(),
+              + "median=%d max=%d release_to_first_reconcile_ms_per_shard_min=%d median=%d max=%d%n",
+          KUBECONFIG.isEmpty() ? "mock" : "real", WIDGETS, moved.size(), moving.size(),
           (created - creating) / 1e9, millis(closed - release), millis(first - release), millis(last - release),
-          millis(fromStart[0]), millis(fromStart[fromStart.length / 2]), millis(fromStart[fromStart.length - 1]));
+          millis(fromStart[0]), millis(fromStart[fromStart.length / 2]), millis(fromStart[fromStart.length - 1]),
+          millis(releaseToFirst[0]), millis(releaseToFirst[releaseToFirst.length / 2]),
+          millis(releaseToFirst[releaseToFirst.length - 1]));
       assertThat(cluster.violations).isEmpty();
     }
   }

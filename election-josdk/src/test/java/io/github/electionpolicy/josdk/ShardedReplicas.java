@@ -284,6 +284,36 @@ final class ShardedReplicas implements AutoCloseable {
     return replica;
   }
 
+  /**
+   * Watches the shard Leases from the fixture's own client and records, for each shard, the {@code System.nanoTime()}
+   * at which the watch first delivered it released (no holder) after this call: the instant a move's clock starts
+   * from. Closing the returned handle ends the watch.
+   */
+  AutoCloseable recordReleases(Map<Integer, Long> releasedAt) {
+    KubernetesClient watching = server.creatingClient();
+    java.util.regex.Pattern shardLease = java.util.regex.Pattern.compile(
+        java.util.regex.Pattern.quote(OperatorReplicas.LEASE) + "-shard-(\\d+)");
+    io.fabric8.kubernetes.client.Watch watch = watching.leases().inNamespace(server.namespace())
+        .watch(new io.fabric8.kubernetes.client.Watcher<io.fabric8.kubernetes.api.model.coordination.v1.Lease>() {
+          @Override
+          public void eventReceived(Action action, io.fabric8.kubernetes.api.model.coordination.v1.Lease lease) {
+            long now = System.nanoTime();
+            var matched = shardLease.matcher(lease.getMetadata().getName());
+            String holder = lease.getSpec() == null ? null : lease.getSpec().getHolderIdentity();
+            if (action == Action.MODIFIED && matched.matches() && (holder == null || holder.isEmpty())) {
+              releasedAt.putIfAbsent(Integer.parseInt(matched.group(1)), now);
+            }
+          }
+
+          @Override
+          public void onClose(io.fabric8.kubernetes.client.WatcherException cause) {}
+        });
+    return () -> {
+      watch.close();
+      watching.close();
+    };
+  }
+
   /** The widgets {@code identity} has reconciled since the last reset. */
   boolean reconciledBy(String widget, String identity) {
     Map<String, Long> by = firstReconciled.get(widget);
