@@ -1,6 +1,6 @@
 package io.github.electionpolicy.fabric8;
 
-import java.util.Set;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
@@ -14,8 +14,10 @@ import java.util.function.Supplier;
  * 410 Gone as its first event) would get a list every first interval (a 32nd of the retry period) for as long as it
  * does. So a list that comes less than twice the cap after the one before is held until the pace has passed since
  * that one, the pace doubling from the first interval up to the cap with each such list; a list that comes later
- * (its watch stayed open at least about a retry period) goes out at once and starts the pace again. A list after a
- * failed one is never held: fabric8's own back-off after a failure is at least the pace.
+ * (its watch stayed open at least about a retry period) goes out at once and starts the pace again. No list is held
+ * past the cap after the one before, so a view whose server answers again is still listed within a retry period; and
+ * lists that fail in a row from a fresh pace (an outage) are not held at all: fabric8's own back-off after each is
+ * as long as the pace.
  *
  * <p>Thread-safe: {@link #send} may be called from any thread; a held list is sent from a worker ({@link
  * SharedPools#handOver()}, as a Lease request: its interceptors may block), never from the loop.
@@ -27,7 +29,9 @@ final class ListPace {
   private final Ticker ticker;
   private final RunnerLoop loop;
   private final Executor handOver;
-  private final Set<CompletableFuture<?>> held = ConcurrentHashMap.newKeySet();
+  // The lists held, each with its timer (NOT_YET until it is scheduled).
+  private final Map<CompletableFuture<?>, RunnerLoop.Timer> held = new ConcurrentHashMap<>();
+  private static final RunnerLoop.Timer NOT_YET = () -> { };
 
   // Guarded by this.
   private boolean any;
@@ -68,27 +72,29 @@ final class ListPace {
     return delay;
   }
 
-  /** Sends the list with {@code send}, at once or once the pace allows. */
+  /**
+   * Sends the list with {@code send}, at once or once the pace allows. A list still held when the client closes is
+   * never sent and never answered: the informer stopped first (its source closes it before its client), and an
+   * answer, a failure included, would only have it log at ERROR that its list failed.
+   */
   <T> CompletableFuture<T> send(Supplier<CompletableFuture<T>> send) {
     long delay = admit(ticker.read());
     if (delay == 0) {
       return send.get();
     }
     CompletableFuture<T> result = new CompletableFuture<>();
-    held.add(result);
     synchronized (this) {
       if (closed) {
-        held.remove(result);
-        result.completeExceptionally(new IllegalStateException("the informer's client was closed"));
         return result;
       }
+      held.put(result, NOT_YET);
     }
     RunnerLoop.Timer timer = loop.schedule(delay, () -> {
+      if (held.remove(result) == null) {
+        return; // cancelled or closed meanwhile
+      }
       try {
         handOver.execute(() -> {
-          if (!held.remove(result)) {
-            return; // cancelled or closed meanwhile
-          }
           try {
             send.get().whenComplete((answer, failure) -> {
               if (failure != null) {
@@ -102,26 +108,31 @@ final class ListPace {
           }
         });
       } catch (RejectedExecutionException e) {
-        held.remove(result);
         result.completeExceptionally(e);
       }
     });
-    // Cancelled, or failed by the close: the timer goes with it (after it ran, a no-op).
-    result.whenComplete((answer, failure) -> {
-      held.remove(result);
-      timer.cancel();
-    });
+    if (held.replace(result, NOT_YET, timer)) {
+      // Cancelled by its caller: the timer goes with it (after it ran, a no-op).
+      result.whenComplete((answer, failure) -> {
+        if (result.isCancelled() && held.remove(result) != null) {
+          timer.cancel();
+        }
+      });
+    } else {
+      timer.cancel(); // closed meanwhile (or already sent, then a no-op)
+    }
     return result;
   }
 
-  /** Fails the lists still held: the client closed, and no list goes out after. */
+  /** Drops the lists still held, with their timers: the client closed, and none of them goes out. */
   void close() {
     synchronized (this) {
       closed = true;
     }
-    for (CompletableFuture<?> list : held.toArray(new CompletableFuture<?>[0])) {
-      if (held.remove(list)) {
-        list.completeExceptionally(new IllegalStateException("the informer's client was closed"));
+    for (CompletableFuture<?> list : held.keySet()) {
+      RunnerLoop.Timer timer = held.remove(list);
+      if (timer != null) {
+        timer.cancel(); // NOT_YET: send() cancels it once scheduled, finding it gone
       }
     }
   }
