@@ -98,10 +98,14 @@ final class BorrowedHttpClient implements HttpClient, Interceptor.RequestTags {
     return derived.sendAsync(request, type);
   }
 
-  /** A GET that is not a watch: an informer's list (its client sends nothing else but its watches). */
+  /**
+   * A GET that is neither a watch nor the next page of a list: an informer's list (its client sends nothing else
+   * but its watches).
+   */
   private static boolean isList(HttpRequest request) {
     String query = request.uri().getRawQuery();
-    return "GET".equals(request.method()) && (query == null || !query.contains("watch=true"));
+    return "GET".equals(request.method())
+        && (query == null || !query.contains("watch=true") && !query.contains("continue="));
   }
 
   @Override
