@@ -28,10 +28,13 @@ import javax.net.ssl.TrustManager;
 final class BorrowedHttpClient implements HttpClient, Interceptor.RequestTags {
 
   private final HttpClient derived;
+  // Null but for an informer's client (DerivedClients.forInformer): the pace of its lists, shared by its derivations.
+  private final ListPace lists;
   private final AtomicBoolean closed = new AtomicBoolean();
 
-  private BorrowedHttpClient(HttpClient derived) {
+  private BorrowedHttpClient(HttpClient derived, ListPace lists) {
     this.derived = derived;
+    this.lists = lists;
   }
 
   /**
@@ -39,15 +42,23 @@ final class BorrowedHttpClient implements HttpClient, Interceptor.RequestTags {
    * ignores the {@code Config}: the user's client applied it (credentials, impersonation, TLS) when it was built.
    */
   static HttpClient.Factory factory(HttpClient.DerivedClientBuilder derivedBuilder) {
+    return factory(derivedBuilder, null);
+  }
+
+  /**
+   * As {@link #factory(HttpClient.DerivedClientBuilder)}, for an informer's client: its lists (GETs that are not
+   * watches), and those of the clients derived from it, go out at {@code lists}' pace, which the close ends.
+   */
+  static HttpClient.Factory factory(HttpClient.DerivedClientBuilder derivedBuilder, ListPace lists) {
     return new HttpClient.Factory() {
       @Override
       public HttpClient.Builder newBuilder(Config config) {
-        return new Builder(derivedBuilder);
+        return new Builder(derivedBuilder, lists);
       }
 
       @Override
       public HttpClient.Builder newBuilder() {
-        return new Builder(derivedBuilder);
+        return new Builder(derivedBuilder, lists);
       }
     };
   }
@@ -55,6 +66,9 @@ final class BorrowedHttpClient implements HttpClient, Interceptor.RequestTags {
   @Override
   public void close() {
     closed.set(true);
+    if (lists != null) {
+      lists.close();
+    }
   }
 
   @Override
@@ -64,7 +78,7 @@ final class BorrowedHttpClient implements HttpClient, Interceptor.RequestTags {
 
   @Override
   public DerivedClientBuilder newBuilder() {
-    return new Builder(derived.newBuilder());
+    return new Builder(derived.newBuilder(), lists);
   }
 
   @Override
@@ -75,7 +89,23 @@ final class BorrowedHttpClient implements HttpClient, Interceptor.RequestTags {
   @Override
   public <T> CompletableFuture<HttpResponse<T>> sendAsync(HttpRequest request, Class<T> type) {
     checkOpen();
+    if (lists != null && isList(request)) {
+      return lists.send(() -> {
+        checkOpen();
+        return derived.sendAsync(request, type);
+      });
+    }
     return derived.sendAsync(request, type);
+  }
+
+  /**
+   * A GET that is neither a watch nor the next page of a list: an informer's list (its client sends nothing else
+   * but its watches).
+   */
+  private static boolean isList(HttpRequest request) {
+    String query = request.uri().getRawQuery();
+    return "GET".equals(request.method())
+        && (query == null || !query.contains("watch=true") && !query.contains("continue="));
   }
 
   @Override
@@ -109,14 +139,16 @@ final class BorrowedHttpClient implements HttpClient, Interceptor.RequestTags {
   private static final class Builder implements HttpClient.Builder {
 
     private final DerivedClientBuilder derivedBuilder;
+    private final ListPace lists;
 
-    Builder(DerivedClientBuilder derivedBuilder) {
+    Builder(DerivedClientBuilder derivedBuilder, ListPace lists) {
       this.derivedBuilder = derivedBuilder;
+      this.lists = lists;
     }
 
     @Override
     public HttpClient build() {
-      return new BorrowedHttpClient(derivedBuilder.build());
+      return new BorrowedHttpClient(derivedBuilder.build(), lists);
     }
 
     @Override

@@ -65,8 +65,10 @@ final class DerivedClients {
    * HTTP client), and over a copy of its Config and request settings (impersonation included) in which the informer's
    * list-and-watch-again and its watch's reconnects start after {@code reconnectMillis} and double each time, as
    * fabric8 does, up to 32 times that (fabric8's cap: 2^5), with no limit on reconnects and no request retries of
-   * the user's (each of which would wait the user's own back-off first). The user's client and the watches they open
-   * through it keep their settings.
+   * the user's (each of which would wait the user's own back-off first). fabric8 starts that back-off again after
+   * every list and watch that opened, so its lists also go at a {@link ListPace} of the same intervals, which starts
+   * again only after a list and watch that lasted: a server that ends every watch at once gets a list once per cap,
+   * not once per first interval. The user's client and the watches they open through it keep their settings.
    *
    * @param reconnectMillis the first interval, at least 1
    */
@@ -80,7 +82,8 @@ final class DerivedClients {
     KubernetesClient over = new KubernetesClientBuilder()
         .withConfig(config)
         .withKubernetesSerialization(userClient.getKubernetesSerialization())
-        .withHttpClientFactory(BorrowedHttpClient.factory(userClient.getHttpClient().newBuilder()))
+        .withHttpClientFactory(BorrowedHttpClient.factory(userClient.getHttpClient().newBuilder(),
+            ListPace.forInformer(reconnectMillis)))
         .build();
     return derive(over, userClient, requests -> requests
         .withWatchReconnectInterval(reconnectMillis)

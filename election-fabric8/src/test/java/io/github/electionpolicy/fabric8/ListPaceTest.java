@@ -1,0 +1,106 @@
+package io.github.electionpolicy.fabric8;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The pace of an informer's lists ({@link ListPace}), on a ticker and a loop of the test's own: which list waits and
+ * how long, and that a list held when the client closes is never sent nor answered.
+ */
+class ListPaceTest {
+
+  private static final long MS = 1_000_000L;
+
+  private final AtomicLong now = new AtomicLong(1_000 * MS);
+  private final List<Runnable> due = new ArrayList<>();
+  private final AtomicInteger cancelled = new AtomicInteger();
+  private final RunnerLoop loop = new RunnerLoop() {
+    @Override
+    public void execute(Runnable task) {
+      task.run();
+    }
+
+    @Override
+    public Timer schedule(long delayNanos, Runnable task) {
+      due.add(task);
+      return () -> {
+        if (due.remove(task)) {
+          cancelled.incrementAndGet();
+        }
+      };
+    }
+
+    @Override
+    public boolean inLoop() {
+      return true;
+    }
+  };
+  private final ListPace pace = new ListPace(10 * MS, 320 * MS, now::get, loop, Runnable::run);
+
+  @Test
+  void listsThatFollowEachOtherAtOnceAreHeldFromTheFirstIntervalDoublingToTheCapAndALaterOneGoesAtOnce() {
+    List<Long> delays = new ArrayList<>();
+    delays.add(pace.admit(now.get()));
+    for (int i = 0; i < 8; i++) {
+      now.addAndGet(MS + delays.get(delays.size() - 1)); // each list 1 ms after the one before went out
+      delays.add(pace.admit(now.get()));
+    }
+    assertThat(delays).containsExactly(0L, 9 * MS, 19 * MS, 39 * MS, 79 * MS, 159 * MS, 319 * MS, 319 * MS, 319 * MS);
+
+    now.addAndGet(delays.get(delays.size() - 1) + 640 * MS); // its watch lasted twice the cap after it went out
+    assertThat(pace.admit(now.get())).as("after a list and watch that lasted").isZero();
+    now.addAndGet(MS);
+    assertThat(pace.admit(now.get())).as("the pace starts again").isEqualTo(9 * MS);
+  }
+
+  @Test
+  void listsThatFailInARowAfterFabric8sOwnBackoffAreNotHeld() {
+    long backoff = 10 * MS;
+    assertThat(pace.admit(now.get())).isZero();
+    for (int i = 0; i < 6; i++) {
+      now.addAndGet(backoff); // failed at once, then fabric8 waited its back-off
+      assertThat(pace.admit(now.get())).as("list %d", i + 2).isZero();
+      backoff = Math.min(320 * MS, backoff * 2);
+    }
+  }
+
+  @Test
+  void aListHeldWhenTheClientClosesIsNeverSentNorAnsweredAndItsTimerIsCancelled() {
+    AtomicInteger sent = new AtomicInteger();
+    CompletableFuture<String> first = pace.send(() -> {
+      sent.incrementAndGet();
+      return CompletableFuture.completedFuture("listed");
+    });
+    assertThat(first).isCompletedWithValue("listed");
+    CompletableFuture<String> held = pace.send(() -> {
+      sent.incrementAndGet();
+      return CompletableFuture.completedFuture("listed");
+    });
+    assertThat(held).isNotDone();
+    assertThat(due).hasSize(1);
+
+    pace.close();
+    assertThat(cancelled).hasValue(1);
+    assertThat(due).isEmpty();
+    assertThat(held).as("no answer, no failure: the stopped informer would log one at ERROR").isNotDone();
+    assertThat(sent).hasValue(1);
+  }
+
+  @Test
+  void aHeldListIsSentOnceItsTimeCameAndAnsweredWithItsAnswer() {
+    pace.send(() -> CompletableFuture.completedFuture("first"));
+    CompletableFuture<String> answer = new CompletableFuture<>();
+    CompletableFuture<String> held = pace.send(() -> answer);
+    assertThat(due).hasSize(1);
+    due.remove(0).run();
+    assertThat(held).isNotDone();
+    answer.complete("second");
+    assertThat(held).isCompletedWithValue("second");
+  }
+}
