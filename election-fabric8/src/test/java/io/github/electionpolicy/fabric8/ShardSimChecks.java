@@ -55,6 +55,8 @@ final class ShardSimChecks {
   private long lastDisturbanceEnd;
   private long lastDeath = Long.MIN_VALUE / 4;
   private long lastStart = Long.MIN_VALUE / 4;
+  // When a list and watch that failed last listed again (a fault's or a start's during one): see gapFrom.
+  private long lastListAfterFailure = Long.MIN_VALUE / 4;
 
   int shardOverlaps;
   int tokenRegressions;
@@ -69,6 +71,11 @@ final class ShardSimChecks {
   int fairnessViolations;
   int ownershipGaps;
   int takesGivenUp;
+  // Lists after a failure later than the back-off's cap and a round trip after the failure or the fault's end.
+  int lateLists;
+  // The longest wait of a list after a failure, from the later of the failure and the fault's end; how many.
+  long maxListWaitNanos;
+  long listsAfterFailure;
   // The most takes given up within one gap's bound, since its clock started.
   int maxGivenUp;
   // By GapKind: the longest gap at its end, counted as its bound counts it; its largest share of its bound; how many.
@@ -429,6 +436,32 @@ final class ShardSimChecks {
     lastTransitions[shard] = record.transitions();
   }
 
+  /**
+   * A list and watch of {@code replica} that failed at {@code failedAt} (during a fault, or opened during one) listed
+   * again now: its view judges a Lease it had not seen change from now (a departed member's, silent, counts as live
+   * for a lease duration from this list), so the crash and fault bounds count from the latest such list ({@link
+   * #gapFrom}). That list must come within the back-off's cap (about a retry period) and a round trip of the later
+   * of the failure and the fault's end: its informer's next try at the latest, and at the first answer of the server
+   * to one of the replica's Lease calls when that comes first ({@link ShardViewFeed#answered}).
+   */
+  void listedAfterFailure(ShardSimReplica replica, long failedAt) {
+    long now = sim.now();
+    lastListAfterFailure = Math.max(lastListAfterFailure, now);
+    long from = Math.max(failedAt, lastDisturbanceEnd);
+    long wait = now - from;
+    long bound = sim.backoffCapNanos() + 2 * sim.config().maxLatencyMillis() * 1_000_000L;
+    listsAfterFailure++;
+    if (disturbances == 0 && wait > bound) {
+      lateLists++;
+      violation(replica + "'s list and watch listed " + wait / 1_000_000 + " ms after it could (bound " + bound
+          / 1_000_000 + " ms: the back-off's cap and a round trip)");
+    }
+    if (disturbances == 0) {
+      maxListWaitNanos = Math.max(maxListWaitNanos, Math.max(0, wait));
+    }
+    sim.trace(() -> replica + " listed after a failure, " + wait / 1_000_000 + " ms after it could");
+  }
+
   /** A fault that just ended delayed legs sent during it by up to {@code nanos}: for the gaps it ends as they land. */
   void lingers(long nanos) {
     lastDisturbanceEnd = Math.max(lastDisturbanceEnd, sim.now() + nanos);
@@ -449,7 +482,7 @@ final class ShardSimChecks {
   private boolean calm(long since) {
     long lease = sim.config().leaseNanos();
     return disturbances == 0 && lastDisturbanceEnd < since - lease && lastDeath < since - crashBoundNanos()
-        && lastStart < since - lease;
+        && lastStart < since - lease && lastListAfterFailure < since - lease;
   }
 
   /** The takes of {@code shard} given up in its gap since {@code from}: only those delay it past its clock's start. */
@@ -474,13 +507,15 @@ final class ShardSimChecks {
     if (gapGraceful[shard] && calm(gapStart[shard])) {
       return GapKind.GRACEFUL;
     }
-    return gapFrom(shard, GapKind.CRASH) == lastDisturbanceEnd ? GapKind.FAULT : GapKind.CRASH;
+    long from = gapFrom(shard, GapKind.CRASH);
+    return from == lastDisturbanceEnd || from == lastListAfterFailure ? GapKind.FAULT : GapKind.CRASH;
   }
 
   /** When the clock of a gap of {@code shard} held to {@code kind} started. */
   private long gapFrom(int shard, GapKind kind) {
     return kind == GapKind.GRACEFUL ? gapStart[shard]
-        : Math.max(Math.max(gapStart[shard], lastDisturbanceEnd), Math.max(lastDeath, lastStart + startNanos()));
+        : Math.max(Math.max(Math.max(gapStart[shard], lastDisturbanceEnd), lastListAfterFailure),
+            Math.max(lastDeath, lastStart + startNanos()));
   }
 
   /**
