@@ -27,9 +27,12 @@ import java.util.SortedMap;
  *   <li>{@code ownership_gaps}: while a replica lives and no fault is active, no shard has no work running for
  *       longer than its bound ({@link #gapBounds}): the graceful one after a stop in a live process with nothing
  *       disturbed nor a start of a process for a lease duration before it, nor a crash within the crash bound;
- *       else the fault bound from the end of the last fault, or the crash bound from the last crash or start of a
- *       process, whichever is later, if later than the gap's start. Checked at each probe and, exactly, as the
+ *       else the fault bound from the end of the last fault or from the latest first list of a list and watch that
+ *       failed ({@link #listedAfterFailure}), or the crash bound from the last crash or start of a process,
+ *       whichever is later, if later than the gap's start. Checked at each probe and, exactly, as the
  *       gap ends (the start's wait for its pool thread left out).</li>
+ *   <li>{@code late_lists}: a list and watch that failed lists again within the back-off's cap (about a retry
+ *       period) and a round trip of the later of its failure and the fault's end.</li>
  * </ul>
  */
 final class ShardSimChecks {
@@ -157,7 +160,11 @@ final class ShardSimChecks {
    * could not renew or release during the fault is judged expired a lease duration after each view last saw it
    * change, which was before the fault's legs all landed; a member that lost its membership Lease takes it back at
    * once (its own last term) and plans with the rest;
-   * the same steps as after a crash follow: the crash's bound.
+   * the same steps as after a crash follow: the crash's bound. A replica whose list and watch failed during the fault
+   * judges the Leases it had not seen change from its first list after it (a departed member's silent Lease is live
+   * for a lease duration from there): the clock then starts at the latest such list ({@link #listedAfterFailure}),
+   * which comes at the first answer of the server to one of the replica's Lease calls, or at its back-off's next
+   * try at the latest.
    *
    * <p><b>A take given up</b> ({@code 2rtt} each, found by this simulation): while several shards become free one after
    * the other (a leaver's releases, Leases judged expired at slightly different times), each new free shard can
