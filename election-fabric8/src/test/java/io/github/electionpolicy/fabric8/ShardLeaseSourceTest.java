@@ -129,7 +129,8 @@ class ShardLeaseSourceTest {
 
   /**
    * A list and watch opened while the API server refuses its lists (an outage, as for a replica started during one)
-   * reports the failure and waits for its back-off: a 32nd of the retry period, here ten minutes, so almost 19 s.
+   * reports the failure and waits for its back-off: a 32nd of the retry period, here 20 minutes, so 37.5 s, longer
+   * than any wait of this test ({@link Await#GENEROUS}).
    * {@code relist()}, which the runner calls at the first answer of the server to one of its Lease calls
    * (ShardViewFeed.answered), lists at once through a new informer: the Leases are reported, then the list, with one
    * list sent; a second {@code relist()} while it watches does nothing, and the replaced informer sends nothing more.
@@ -178,11 +179,11 @@ class ShardLeaseSourceTest {
         }
       };
       try (ShardLeaseSource source = ShardLeaseSource.open(server.client(), MockApi.NAMESPACE, leases,
-          Duration.ofMinutes(10), ticks::incrementAndGet, counting)) {
+          Duration.ofMinutes(20), ticks::incrementAndGet, counting)) {
         Await.until("the first list failed", () -> failures.get() == 1, () -> lists + " lists");
         assertThat(source.synced()).isFalse();
         int before = lists.get();
-        down.set(false); // the server is back; the informer's own next try is almost 19 s away
+        down.set(false); // the server is back; the informer's own next try is 37.5 s away
 
         assertThat(source.relist()).as("relisted: it was not watching").isTrue();
         Await.until("the relist's list", () -> listed.get() == 1 && seen.containsKey(leases.memberLease("pod-a")),

@@ -78,6 +78,11 @@ final class ShardSim {
     // Its informer's back-off: the wait before its next try, and whether one is scheduled.
     long backoffNanos;
     boolean retryScheduled;
+    // Since its last list: whether its sink heard of a failure, when the server first answered a Lease call of the
+    // replica's after that (-1: not yet), and whether a relist the runner asked for failed (the server unreachable).
+    boolean failureReported;
+    long answeredAt = -1;
+    boolean earlyRelistFailed;
 
     ViewConnection(ShardSimReplica replica, int process, ShardLeaseSource.Sink sink) {
       this.replica = replica;
@@ -418,9 +423,22 @@ final class ShardSim {
     // After a list already on its way (it lands, then the watch fails).
     at(Math.max(now, view.last), view.replica, view.process, () -> {
       if (view.open) {
+        view.failureReported = true;
         view.sink.failed();
       }
     });
+  }
+
+  /**
+   * The server answered a Lease call of {@code replica}'s (not a failure: a read, a write, a 409, a 404): the first
+   * such answer after its list and watch's sink heard of a failure, which the runner lists again at.
+   */
+  void answered(ShardSimReplica replica) {
+    for (ViewConnection view : views) {
+      if (view.replica == replica && view.process == replica.process && view.failureReported && view.answeredAt < 0) {
+        view.answeredAt = now;
+      }
+    }
   }
 
   /**
@@ -432,6 +450,7 @@ final class ShardSim {
       return false;
     }
     if (network.watchCut(view.replica.slot) || network.serverDown()) {
+      view.earlyRelistFailed = true;
       breakView(view);
     } else {
       relist(view);
@@ -574,7 +593,11 @@ final class ShardSim {
     view.broken = false;
     boolean afterFailure = view.failedSinceList;
     long brokenAt = view.brokenAt;
+    long answeredAt = view.earlyRelistFailed ? -1 : view.answeredAt;
     view.failedSinceList = false;
+    view.failureReported = false;
+    view.answeredAt = -1;
+    view.earlyRelistFailed = false;
     view.last = Math.max(view.last, now + network.down(view.replica.slot));
     at(view.last, view.replica, view.process, () -> {
       for (ShardSimServer.Stored stored : new ArrayList<>(server.all().values())) {
@@ -585,7 +608,7 @@ final class ShardSim {
       view.backoffNanos = 0; // a list and watch that opened starts its back-off again from its first interval
       if (view.open) {
         if (afterFailure) {
-          checks.listedAfterFailure(view.replica, brokenAt);
+          checks.listedAfterFailure(view.replica, brokenAt, answeredAt);
         }
         view.sink.listed();
       }

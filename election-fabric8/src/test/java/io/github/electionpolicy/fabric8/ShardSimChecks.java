@@ -32,7 +32,9 @@ import java.util.SortedMap;
  *       whichever is later, if later than the gap's start. Checked at each probe and, exactly, as the
  *       gap ends (the start's wait for its pool thread left out).</li>
  *   <li>{@code late_lists}: a list and watch that failed lists again within the back-off's cap (about a retry
- *       period) and a round trip of the later of its failure and the fault's end.</li>
+ *       period) and a round trip of the later of its failure and the fault's end, and within a round trip of the
+ *       first answer of the server to one of the replica's Lease calls after that failure, when one came after the
+ *       fault's end ({@link ShardViewFeed#answered}).</li>
  * </ul>
  */
 final class ShardSimChecks {
@@ -451,7 +453,7 @@ final class ShardSimChecks {
    * of the failure and the fault's end: its informer's next try at the latest, and at the first answer of the server
    * to one of the replica's Lease calls when that comes first ({@link ShardViewFeed#answered}).
    */
-  void listedAfterFailure(ShardSimReplica replica, long failedAt) {
+  void listedAfterFailure(ShardSimReplica replica, long failedAt, long answeredAt) {
     long now = sim.now();
     lastListAfterFailure = Math.max(lastListAfterFailure, now);
     long from = Math.max(failedAt, lastDisturbanceEnd);
@@ -465,6 +467,14 @@ final class ShardSimChecks {
     }
     if (disturbances == 0) {
       maxListWaitNanos = Math.max(maxListWaitNanos, Math.max(0, wait));
+    }
+    // And within a round trip of the first answer of the server to a Lease call of the replica's after its sink heard
+    // of the failure, if one came after the fault's end: the runner lists again at that answer, not at its back-off.
+    long rtt = 2 * sim.config().maxLatencyMillis() * 1_000_000L;
+    if (disturbances == 0 && answeredAt >= 0 && answeredAt > lastDisturbanceEnd && now - answeredAt > rtt) {
+      lateLists++;
+      violation(replica + "'s list and watch listed " + (now - answeredAt) / 1_000_000 + " ms after the server "
+          + "answered one of its Lease calls (bound " + rtt / 1_000_000 + " ms: a round trip)");
     }
     sim.trace(() -> replica + " listed after a failure, " + wait / 1_000_000 + " ms after it could");
   }
