@@ -386,9 +386,9 @@ final class ShardSim {
 
   /**
    * Opens a replica's list and watch by label: a first list, then every change, re-listed after a break (each break
-   * reported to the sink as its informer's failure), at the informer's next try ({@link #scheduleRetry}: production's back-off) or at once
-   * when the runner asks for it ({@link ShardDriver.View#relist}: the production {@link ShardViewFeed} does, at the
-   * first answer of the server after a failure).
+   * reported to the sink as its informer's failure), at the informer's next try ({@link #scheduleRetry}:
+   * production's back-off) or at once when the runner asks for it ({@link ShardDriver.View#relist}: the production
+   * {@link ShardViewFeed} does, at the first answer of the server after a failure).
    */
   ShardDriver.View openView(ShardSimReplica replica, int process, ShardLeaseSource.Sink sink) {
     ViewConnection view = new ViewConnection(replica, process, sink);
