@@ -73,6 +73,11 @@ final class DerivedClients {
    * @param reconnectMillis the first interval, at least 1
    */
   static KubernetesClient forInformer(KubernetesClient userClient, int reconnectMillis) {
+    return forInformer(userClient, reconnectMillis, ListPace.forInformer(reconnectMillis));
+  }
+
+  /** As {@link #forInformer(KubernetesClient, int)}, its lists at {@code pace}, which its owner may restart. */
+  static KubernetesClient forInformer(KubernetesClient userClient, int reconnectMillis, ListPace pace) {
     Config config = new ConfigBuilder(userClient.getConfiguration())
         .withAutoConfigure(false) // a copy: read nothing again from the kubeconfig or the environment
         .withWatchReconnectInterval(reconnectMillis)
@@ -82,8 +87,7 @@ final class DerivedClients {
     KubernetesClient over = new KubernetesClientBuilder()
         .withConfig(config)
         .withKubernetesSerialization(userClient.getKubernetesSerialization())
-        .withHttpClientFactory(BorrowedHttpClient.factory(userClient.getHttpClient().newBuilder(),
-            ListPace.forInformer(reconnectMillis)))
+        .withHttpClientFactory(BorrowedHttpClient.factory(userClient.getHttpClient().newBuilder(), pace))
         .build();
     return derive(over, userClient, requests -> requests
         .withWatchReconnectInterval(reconnectMillis)

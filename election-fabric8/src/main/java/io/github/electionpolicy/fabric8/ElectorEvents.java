@@ -40,6 +40,11 @@ final class ElectorEvents implements ElectorSignals {
   }
 
   @Override
+  public void answered() {
+    driver.dispatchAnswered();
+  }
+
+  @Override
   public void renewFailed(Throwable cause, Duration sinceLastRenewal) {
     driver.dispatch(listener -> listener.renewFailed(cause, sinceLastRenewal));
   }

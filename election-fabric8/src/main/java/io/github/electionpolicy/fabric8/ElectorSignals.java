@@ -20,6 +20,13 @@ interface ElectorSignals {
   /** A renewal failed; the leader keeps trying until its deadline. */
   void renewFailed(Throwable cause, Duration sinceLastRenewal);
 
+  /**
+   * The API server answered a request of this elector's: the Lease read or written, or a 409 or a 404 (not a call
+   * that failed otherwise: no answer in time, a 5xx, a 403, a refused connection). A sharded replica then lists its
+   * Leases again at once if its list and watch failed meanwhile (the server is back).
+   */
+  default void answered() {}
+
   /** The loop is over: nothing more will be sent. */
   void finished();
 

@@ -387,6 +387,9 @@ final class LeaseElector {
       lastFailure = failure instanceof LeaseCallFailed failed ? failed
           : new LeaseCallFailed(((Answer.Failed) answer).failure(), failure, 0);
     }
+    if (!(answer instanceof Answer.Failed f) || f.kind() != LeaseStep.FailureKind.OTHER) {
+      events.answered(); // the server is reachable: it only hands that on
+    }
     mode = Mode.BUSY;
     // Dated when it came: dated when the request was sent, a change it shows would count as seen earlier than
     // it was, and a follower would take over too soon.

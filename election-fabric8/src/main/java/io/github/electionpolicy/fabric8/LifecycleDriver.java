@@ -68,6 +68,7 @@ final class LifecycleDriver {
   private Consumer<ElectionState> loopObserver;
   private Consumer<java.time.Duration> renewalObserver;
   private Runnable accessObserver;
+  private Runnable answerObserver;
 
   private volatile RunnerView view;
   // Set once, by the first close() of any thread: one compare-and-set, so that two closers cannot both take it.
@@ -397,6 +398,22 @@ final class LifecycleDriver {
    */
   void observeRenewalsOnLoop(Consumer<java.time.Duration> observer) {
     this.renewalObserver = java.util.Objects.requireNonNull(observer, "observer");
+  }
+
+  /**
+   * Has {@code observer} told, on the loop, each time the API server answered one of the elector's requests
+   * ({@link ElectorSignals#answered}); it runs inside the elector's step, so it must only hand it on, as {@link
+   * #observeOnLoop}'s. Called once, before start.
+   */
+  void observeAnswersOnLoop(Runnable observer) {
+    this.answerObserver = java.util.Objects.requireNonNull(observer, "observer");
+  }
+
+  /** The API server answered a request of the elector's. */
+  void dispatchAnswered() {
+    if (answerObserver != null) {
+      answerObserver.run();
+    }
   }
 
   /**

@@ -124,11 +124,28 @@ final class ListPace {
     return result;
   }
 
+  /**
+   * Starts the pace again, so that the next list goes out at once, and drops the lists still held, with their timers
+   * (as {@link #close} does): for {@link ShardLeaseSource#relist}, whose new informer replaces the one that asked for
+   * them. The relist is already bounded (once per failure of the list and watch), and a list it asks for must not
+   * wait for the pace the failures before it built up: that would be the back-off's next try it cuts short.
+   */
+  void restart() {
+    synchronized (this) {
+      any = false;
+    }
+    dropHeld();
+  }
+
   /** Drops the lists still held, with their timers: the client closed, and none of them goes out. */
   void close() {
     synchronized (this) {
       closed = true;
     }
+    dropHeld();
+  }
+
+  private void dropHeld() {
     for (CompletableFuture<?> list : held.keySet()) {
       RunnerLoop.Timer timer = held.remove(list);
       if (timer != null) {

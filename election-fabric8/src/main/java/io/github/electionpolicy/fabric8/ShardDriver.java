@@ -50,7 +50,22 @@ final class ShardDriver {
 
   /** Opens the one list and watch of the controller's Leases, reporting to {@code sink} from any thread. */
   interface ViewSource {
-    AutoCloseable open(ShardLeaseSource.Sink sink);
+    View open(ShardLeaseSource.Sink sink);
+  }
+
+  /** An open list and watch; on the loop. */
+  interface View extends AutoCloseable {
+    /** Closes it: nothing is reported after. */
+    @Override
+    void close();
+
+    /**
+     * Lists and watches again at once if the list and watch is down (it failed, and waits for its back-off to try
+     * again), reporting {@link ShardLeaseSource.Sink#listed} once that list was taken in; returns whether it did.
+     */
+    default boolean relist() {
+      return false;
+    }
   }
 
   /** What readers see: the coordinator's phase and the terms of the shards this replica owns and keeps. */
@@ -289,6 +304,7 @@ final class ShardDriver {
         mark.renewed(roundTrip);
       }
     }));
+    observeAnswers(runner.driver());
     runner.driver().start();
   }
 
@@ -305,7 +321,21 @@ final class ShardDriver {
     // record alone would drop (a PUT replaces the object): that one is read first, and the take keeps it.
     view.sighting(lease).ifPresent(seen -> runner.driver().seen(seen.record(),
         parts.driverFlaw() == Flaw.SIGHTING_DATED_AT_CONTEND ? ticker.read() : seen.changedNanos(), seen.bare()));
+    observeAnswers(runner.driver());
     runner.driver().start();
+  }
+
+  /**
+   * An answer of the API server to a call of {@code driver}'s shows the server reachable: the list and watch, if it
+   * failed meanwhile, lists again at once rather than at its back-off's next try ({@link ShardViewFeed#answered}).
+   * In a task of its own (the answer is taken in inside the runner's step), and only while a relist is due.
+   */
+  private void observeAnswers(LifecycleDriver driver) {
+    driver.observeAnswersOnLoop(() -> {
+      if (feed.relistDue()) {
+        onLoop(feed::answered);
+      }
+    });
   }
 
   /**

@@ -5,6 +5,8 @@ import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -12,11 +14,14 @@ import java.util.Objects;
  * ShardLeases#labelValue()} in one namespace), through a fabric8 informer: it lists, watches, lists again after a
  * watch it cannot resume or any failure (until closed, after a back-off capped at the retry period) and reports only
  * what changed, which is what {@link ShardLeaseView} takes in. Each Lease is reported with the time it arrived, on
- * the driver's {@link Ticker}, from the informer's own thread; the sink hands it to the driver's loop.
+ * the driver's {@link Ticker}, from the informer's own thread; the sink hands it to the driver's loop. Each failure
+ * is reported too ({@link Sink#failed}), and {@link #relist} cuts a back-off short: the informer is replaced by one
+ * that starts from the Leases as last reported and lists at once, reporting what changed since (deletions included),
+ * and nothing more is reported from the one replaced.
  *
- * <p>Thread-safe: {@link #close} may be called from any thread, once or more.
+ * <p>Thread-safe: {@link #close} may be called from any thread, once or more; {@link #relist} from any thread.
  */
-final class ShardLeaseSource implements AutoCloseable {
+final class ShardLeaseSource implements ShardDriver.View {
 
   /** Where the Leases go, called on the informer's thread, one event at a time. */
   interface Sink {
@@ -28,6 +33,17 @@ final class ShardLeaseSource implements AutoCloseable {
 
     /** The first list was reported in full. */
     default void synced() {}
+
+    /**
+     * A list was reported in full: the first, or the first of a list and watch opened again by {@link
+     * ShardDriver.View#relist}. By default {@link #synced}.
+     */
+    default void listed() {
+      synced();
+    }
+
+    /** The list or the watch failed: it lists and watches again after its back-off, or at a relist. */
+    default void failed() {}
   }
 
   /** The ERROR of a replica whose list and watch did not list the Leases in time: label, value, milliseconds. */
@@ -38,15 +54,30 @@ final class ShardLeaseSource implements AutoCloseable {
   /** How many times the first interval of the back-off its cap is: fabric8's, 2^5, for informers and watches. */
   static final int BACKOFF_CAP_FACTOR = 32;
 
-  private final SharedIndexInformer<Lease> informer;
   private final KubernetesClient client;
-  private final java.util.concurrent.atomic.AtomicBoolean closed;
+  // The pace of the client's lists (DerivedClients.forInformer), restarted by a relist.
+  private final ListPace pace;
+  private final String namespace;
+  private final ShardLeases leases;
+  private final Ticker ticker;
+  private final Sink sink;
+  private volatile boolean closed;
+  // Guarded by this: the informer whose events are reported (its generation: one replaced reports nothing more),
+  // whether any list was reported, and each Lease as last reported, which a relist's informer starts from so that it
+  // reports exactly what changed since.
+  private SharedIndexInformer<Lease> informer;
+  private int generation;
+  private boolean listedOnce;
+  private final Map<String, Lease> reported = new HashMap<>();
 
-  private ShardLeaseSource(SharedIndexInformer<Lease> informer, KubernetesClient client,
-      java.util.concurrent.atomic.AtomicBoolean closed) {
-    this.informer = informer;
+  private ShardLeaseSource(KubernetesClient client, ListPace pace, String namespace, ShardLeases leases, Ticker ticker,
+      Sink sink) {
     this.client = client;
-    this.closed = closed;
+    this.pace = pace;
+    this.namespace = namespace;
+    this.leases = leases;
+    this.ticker = ticker;
+    this.sink = sink;
   }
 
   /**
@@ -63,45 +94,101 @@ final class ShardLeaseSource implements AutoCloseable {
     // at 1 s and doubles to 32 s; a user may have tuned it longer). From a 32nd of the retry period, doubling, it
     // reaches the retry period after five failures in a row and stays there: a server that is down gets a list or a
     // watch from each replica once a retry period, as often as each Lease the replica holds gets a renewal.
-    KubernetesClient client = DerivedClients.forInformer(userClient, reconnectMillis(retryPeriod));
+    ListPace pace = ListPace.forInformer(reconnectMillis(retryPeriod));
+    KubernetesClient client = DerivedClients.forInformer(userClient, reconnectMillis(retryPeriod), pace);
     try {
-      return open(client, namespace, leases, ticker, sink);
+      ShardLeaseSource source = new ShardLeaseSource(client, pace, namespace, leases, ticker, sink);
+      synchronized (source) {
+        source.startInformer();
+      }
+      return source;
     } catch (RuntimeException | Error e) {
       client.close();
       throw e;
     }
   }
 
-  private static ShardLeaseSource open(KubernetesClient client, String namespace, ShardLeases leases, Ticker ticker,
-      Sink sink) {
-    SharedIndexInformer<Lease> informer = client.leases().inNamespace(namespace)
+  /** A new informer, started from the Leases as last reported, whose events are now the ones reported. */
+  private void startInformer() {
+    int mine = ++generation;
+    SharedIndexInformer<Lease> next = client.leases().inNamespace(namespace)
         .withLabel(ShardLeases.LABEL, leases.labelValue())
         .runnableInformer(0);
+    if (!reported.isEmpty()) {
+      // Its first list then reports only what changed since (an update of a newer resourceVersion, a deletion).
+      next.initialState(new java.util.ArrayList<>(reported.values()).stream());
+    }
     // fabric8's default handler stops the informer for good on any failure before the first list and on any watch
     // error but a 410 Gone after it (a response cut mid-event, an event its model cannot take), and nothing would
     // start it again: the view would never change, every other replica's Leases would expire in it, and this replica,
     // counting itself the only member, would never hand a shard to one that joins. Until closed, it lists and watches
-    // again after every failure, with the back-off above.
-    java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
-    informer.exceptionHandler((started, failure) -> !closed.get());
-    informer.addEventHandler(new ResourceEventHandler<>() {
+    // again after every failure, with the back-off above, and the sink hears of each failure.
+    next.exceptionHandler((started, failure) -> failed(mine));
+    next.addEventHandler(new ResourceEventHandler<>() {
       @Override
       public void onAdd(Lease lease) {
-        sink.changed(listed(lease), ticker.read());
+        report(mine, () -> changed(lease));
       }
 
       @Override
       public void onUpdate(Lease before, Lease lease) {
-        sink.changed(listed(lease), ticker.read());
+        report(mine, () -> changed(lease));
       }
 
       @Override
       public void onDelete(Lease lease, boolean finalStateUnknown) {
-        sink.deleted(lease.getMetadata().getName(), ticker.read());
+        report(mine, () -> {
+          reported.remove(lease.getMetadata().getName());
+          sink.deleted(lease.getMetadata().getName(), ticker.read());
+        });
       }
     });
-    informer.start().thenRun(sink::synced);
-    return new ShardLeaseSource(informer, client, closed);
+    informer = next;
+    next.start().thenRun(() -> report(mine, () -> {
+      listedOnce = true;
+      sink.listed();
+    }));
+  }
+
+  private void changed(Lease lease) {
+    reported.put(lease.getMetadata().getName(), lease);
+    sink.changed(listed(lease), ticker.read());
+  }
+
+  /** A failure of the informer of generation {@code of}: whether it tries again (not once replaced or closed). */
+  private synchronized boolean failed(int of) {
+    if (of != generation || closed) {
+      return false;
+    }
+    sink.failed();
+    return true;
+  }
+
+  /** Reports through {@code report} if the informer of generation {@code of} is still the one reported, not closed. */
+  private synchronized void report(int of, Runnable report) {
+    if (of == generation && !closed) {
+      report.run();
+    }
+  }
+
+  /**
+   * Lists and watches again at once if the informer is not watching (it failed and waits for its back-off, or lists
+   * again on its own): through a new informer that starts from the Leases as last reported, the old one stopped.
+   * Returns whether it did; not after {@link #close}.
+   */
+  @Override
+  public boolean relist() {
+    SharedIndexInformer<Lease> replaced;
+    synchronized (this) {
+      if (closed || informer.isWatching()) {
+        return false;
+      }
+      replaced = informer;
+      pace.restart(); // the new informer's list goes out now, not at the pace the failures before it built up
+      startInformer();
+    }
+    replaced.stop(); // outside the lock: its threads may be reporting, and find it replaced
+    return true;
   }
 
   /** The first interval of the back-off, in milliseconds: a 32nd of {@code retryPeriod}, at least 1. */
@@ -114,9 +201,9 @@ final class ShardLeaseSource implements AutoCloseable {
     return client;
   }
 
-  /** Whether the first list has been reported. */
-  boolean synced() {
-    return informer.hasSynced();
+  /** Whether a list has been reported. */
+  synchronized boolean synced() {
+    return listedOnce;
   }
 
   /** A Lease as the view takes it: its name, its record, whether it is marked as leaving, and whether it is bare. */
@@ -149,9 +236,13 @@ final class ShardLeaseSource implements AutoCloseable {
 
   @Override
   public void close() {
-    closed.set(true);
+    SharedIndexInformer<Lease> last;
+    synchronized (this) {
+      closed = true;
+      last = informer;
+    }
     try {
-      informer.close();
+      last.close();
     } finally {
       client.close(); // its own: the user's client and HTTP client stay open
     }

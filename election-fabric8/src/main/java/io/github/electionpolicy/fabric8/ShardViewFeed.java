@@ -8,7 +8,9 @@ import java.util.function.Consumer;
  * ({@link ShardDriver.ViewSource}), takes each change into the {@link ShardLeaseView}, hands the coordinator the view
  * after each change and when the next held Lease expires with no event (a timer), tells the driver of each Lease as it
  * arrived (for the shard runners' {@code sighted}), and logs one ERROR if the list has not listed the Leases within a
- * lease duration. After {@link #close} it takes nothing in and leaves no timer behind.
+ * lease duration. When the list and watch failed and the API server then answers a Lease call of the replica's
+ * ({@link #answered}), it has the list and watch list again at once, not at its back-off's next try: once per
+ * failure, until that list was taken in. After {@link #close} it takes nothing in and leaves no timer behind.
  *
  * <p>Not thread-safe: the driver's loop; the source's callbacks only hand their events to it.
  */
@@ -31,11 +33,16 @@ final class ShardViewFeed {
   private final Consumer<Runnable> onLoop;
   private final Listener listener;
   private final RunnerLog log;
-  private AutoCloseable source;
+  private ShardDriver.View source;
   private RunnerLoop.Timer expiryTimer;
   private long expiryAt;
   private RunnerLoop.Timer syncCheck;
   private boolean synced;
+  // The list and watch failed and has not listed since: the next answer of the server lists it again at once.
+  private boolean relistDue;
+  // That relist was asked for and has not listed yet: a failure meanwhile asks for no other (a list that keeps
+  // failing while Lease calls are answered, a Role without list, gets one list more per failure, not one per answer).
+  private boolean relisting;
   private boolean closed;
 
   /** @param onLoop runs a task of the driver's on its loop (and steps the coordinator after it) */
@@ -89,12 +96,44 @@ final class ShardViewFeed {
       public void synced() {
         onLoop.accept(() -> synced = true);
       }
+
+      @Override
+      public void failed() {
+        onLoop.accept(() -> relistDue = !closed && !relisting);
+      }
+
+      @Override
+      public void listed() {
+        onLoop.accept(() -> {
+          synced = true;
+          relistDue = false;
+          relisting = false;
+        });
+      }
     });
     syncCheck = loop.schedule(leaseDurationNanos, () -> onLoop.accept(() -> {
       if (!synced && !closed) {
         log.error(ShardLeaseSource.NOT_LISTED, ShardLeases.LABEL, leases.labelValue(), leaseDurationNanos / 1_000_000);
       }
     }));
+  }
+
+  /** Whether the list and watch failed since it last listed, and an answer of the server would list it again. */
+  boolean relistDue() {
+    return relistDue;
+  }
+
+  /**
+   * The API server answered a Lease call of this replica's (a renewal, a take, a 409): it is reachable. If the list
+   * and watch failed since it last listed, it lists and watches again now: the view is listed about one round trip
+   * after the server is back, not at the back-off's next try (up to a retry period on), which a replica started
+   * during an outage would wait for with a view that counts a departed member as live for a lease duration from it.
+   */
+  void answered() {
+    if (relistDue && !closed && source != null) {
+      relistDue = false;
+      relisting = source.relist();
+    }
   }
 
   /** Whether the list and watch listed the Leases once (or reported one). */

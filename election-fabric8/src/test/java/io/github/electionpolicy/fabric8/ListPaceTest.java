@@ -103,4 +103,30 @@ class ListPaceTest {
     answer.complete("second");
     assertThat(held).isCompletedWithValue("second");
   }
+
+  /**
+   * A relist after failures (ShardLeaseSource#relist) restarts the pace: its list goes out at once, not at the pace
+   * the lists before it built up (which would be the back-off's next try the relist cuts short), and a list the
+   * replaced informer still had held is dropped with its timer.
+   */
+  @Test
+  void aRestartSendsTheNextListAtOnceAndDropsTheHeldOnes() {
+    for (int i = 0; i < 7; i++) {
+      pace.admit(now.get()); // lists in a row: the pace reaches the cap
+      now.addAndGet(MS);
+    }
+    CompletableFuture<String> held = pace.send(() -> CompletableFuture.completedFuture("old informer's"));
+    assertThat(held).isNotDone();
+    assertThat(due).hasSize(1);
+
+    pace.restart();
+    assertThat(cancelled).hasValue(1);
+    assertThat(due).isEmpty();
+    assertThat(held).isNotDone();
+    now.addAndGet(MS);
+    assertThat(pace.send(() -> CompletableFuture.completedFuture("relist's")))
+        .as("the relist's list, at once").isCompletedWithValue("relist's");
+    now.addAndGet(MS);
+    assertThat(pace.admit(now.get())).as("then the pace again, from its first interval").isEqualTo(9 * MS);
+  }
 }

@@ -127,6 +127,81 @@ class ShardLeaseSourceTest {
     }
   }
 
+  /**
+   * A list and watch opened while the API server refuses its lists (an outage, as for a replica started during one)
+   * reports the failure and waits for its back-off: a 32nd of the retry period, here 20 minutes, so 37.5 s, longer
+   * than any wait of this test ({@link Await#GENEROUS}).
+   * {@code relist()}, which the runner calls at the first answer of the server to one of its Lease calls
+   * (ShardViewFeed.answered), lists at once through a new informer: the Leases are reported, then the list, with one
+   * list sent; a second {@code relist()} while it watches does nothing, and the replaced informer sends nothing more.
+   */
+  @Test
+  void aRelistAfterAFailureListsAtOnceRatherThanAtTheBackoffsNextTry() {
+    java.util.concurrent.atomic.AtomicBoolean down = new java.util.concurrent.atomic.AtomicBoolean(true);
+    java.util.concurrent.atomic.AtomicInteger lists = new java.util.concurrent.atomic.AtomicInteger();
+    java.util.concurrent.atomic.AtomicInteger failures = new java.util.concurrent.atomic.AtomicInteger();
+    java.util.concurrent.atomic.AtomicInteger listed = new java.util.concurrent.atomic.AtomicInteger();
+    try (MockApi server = new MockApi(delegate -> new Dispatcher() {
+      @Override
+      public MockResponse dispatch(RecordedRequest request) {
+        String path = request.getPath() == null ? "" : request.getPath();
+        if (path.contains("labelSelector") && !path.contains("watch=true")) {
+          lists.incrementAndGet();
+          if (down.get()) {
+            return new MockResponse().setResponseCode(503).setHeader("Content-Type", "application/json")
+                .setBody("{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"code\":503}");
+          }
+        }
+        return delegate.dispatch(request);
+      }
+    })) {
+      server.client().leases().inNamespace(MockApi.NAMESPACE)
+          .resource(lease(leases.memberLease("pod-a"), "pod-a", true, false)).create();
+      ShardLeaseSource.Sink counting = new ShardLeaseSource.Sink() {
+        @Override
+        public void changed(ShardLeaseView.Listed l, long arrivedNanos) {
+          sink.changed(l, arrivedNanos);
+        }
+
+        @Override
+        public void deleted(String name, long arrivedNanos) {
+          sink.deleted(name, arrivedNanos);
+        }
+
+        @Override
+        public void listed() {
+          listed.incrementAndGet();
+        }
+
+        @Override
+        public void failed() {
+          failures.incrementAndGet();
+        }
+      };
+      try (ShardLeaseSource source = ShardLeaseSource.open(server.client(), MockApi.NAMESPACE, leases,
+          Duration.ofMinutes(20), ticks::incrementAndGet, counting)) {
+        Await.until("the first list failed", () -> failures.get() == 1, () -> lists + " lists");
+        assertThat(source.synced()).isFalse();
+        int before = lists.get();
+        down.set(false); // the server is back; the informer's own next try is 37.5 s away
+
+        assertThat(source.relist()).as("relisted: it was not watching").isTrue();
+        Await.until("the relist's list", () -> listed.get() == 1 && seen.containsKey(leases.memberLease("pod-a")),
+            () -> lists + " lists, seen " + seen.keySet());
+        assertThat(source.synced()).isTrue();
+
+        server.client().leases().inNamespace(MockApi.NAMESPACE)
+            .resource(lease(leases.memberLease("pod-b"), "pod-b", true, false)).create();
+        Await.until("the new informer's watch reports a change", () -> seen.containsKey(leases.memberLease("pod-b")),
+            seen::keySet);
+        assertThat(source.relist()).as("no relist while it watches").isFalse();
+        assertThat(lists.get() - before).as("lists sent since the server came back").isEqualTo(1);
+        assertThat(failures.get()).as("failures reported (the replaced informer's retries send nothing)")
+            .isEqualTo(1);
+      }
+    }
+  }
+
   @Test
   void theBackoffStartsAtA32ndOfTheRetryPeriodSoItsCapIsTheRetryPeriod() {
     assertThat(ShardLeaseSource.reconnectMillis(Duration.ofSeconds(2))).isEqualTo(62);

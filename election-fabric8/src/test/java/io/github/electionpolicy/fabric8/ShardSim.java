@@ -72,6 +72,17 @@ final class ShardSim {
     long last;
     boolean open = true;
     boolean broken;
+    // Failed since its last list (from brokenAt): its next list is one after a failure, which the checks time.
+    boolean failedSinceList;
+    long brokenAt;
+    // Its informer's back-off: the wait before its next try, and whether one is scheduled.
+    long backoffNanos;
+    boolean retryScheduled;
+    // Since its last list: whether its sink heard of a failure, when the server first answered a Lease call of the
+    // replica's after that (-1: not yet), and whether a relist the runner asked for failed (the server unreachable).
+    boolean failureReported;
+    long answeredAt = -1;
+    boolean earlyRelistFailed;
 
     ViewConnection(ShardSimReplica replica, int process, ShardLeaseSource.Sink sink) {
       this.replica = replica;
@@ -221,7 +232,6 @@ final class ShardSim {
       script.accept(this);
     }
     at(0, this::probe);
-    at(0, this::relistPoll);
     while (!queue.isEmpty()) {
       Event event = queue.poll();
       if (event.time() > config.endNanos()) {
@@ -374,19 +384,78 @@ final class ShardSim {
         watch.events::closed);
   }
 
-  /** Opens a replica's list and watch by label: a first list, then every change, re-listed after a break. */
-  AutoCloseable openView(ShardSimReplica replica, int process, ShardLeaseSource.Sink sink) {
+  /**
+   * Opens a replica's list and watch by label: a first list, then every change, re-listed after a break (each break
+   * reported to the sink as its informer's failure), at the informer's next try ({@link #scheduleRetry}:
+   * production's back-off) or at once when the runner asks for it ({@link ShardDriver.View#relist}: the production
+   * {@link ShardViewFeed} does, at the first answer of the server after a failure).
+   */
+  ShardDriver.View openView(ShardSimReplica replica, int process, ShardLeaseSource.Sink sink) {
     ViewConnection view = new ViewConnection(replica, process, sink);
     views.add(view);
     if (network.watchCut(replica.slot) || network.serverDown()) {
-      view.broken = true; // the first list comes once the server can be reached, as a re-list does
+      breakView(view); // the first list comes once the server can be reached, as a re-list does
     } else {
       relist(view);
     }
-    return () -> {
-      view.open = false;
-      views.remove(view);
+    return new ShardDriver.View() {
+      @Override
+      public void close() {
+        view.open = false;
+        views.remove(view);
+      }
+
+      @Override
+      public boolean relist() {
+        return relistNow(view);
+      }
     };
+  }
+
+  /** The list and watch broke (or its list failed): its informer backs off, and its sink hears of the failure. */
+  private void breakView(ViewConnection view) {
+    if (!view.failedSinceList) {
+      view.failedSinceList = true;
+      view.brokenAt = now;
+    }
+    view.broken = true;
+    scheduleRetry(view);
+    // After a list already on its way (it lands, then the watch fails).
+    at(Math.max(now, view.last), view.replica, view.process, () -> {
+      if (view.open) {
+        view.failureReported = true;
+        view.sink.failed();
+      }
+    });
+  }
+
+  /**
+   * The server answered a Lease call of {@code replica}'s (not a failure: a read, a write, a 409, a 404): the first
+   * such answer after its list and watch's sink heard of a failure, which the runner lists again at.
+   */
+  void answered(ShardSimReplica replica) {
+    for (ViewConnection view : views) {
+      if (view.replica == replica && view.process == replica.process && view.failureReported && view.answeredAt < 0) {
+        view.answeredAt = now;
+      }
+    }
+  }
+
+  /**
+   * A relist the runner asked for: lists at once if the list and watch is broken; if the server cannot be reached,
+   * that list fails (a failure the sink hears of) and the informer's own retry lists later.
+   */
+  private boolean relistNow(ViewConnection view) {
+    if (!view.open || !view.broken) {
+      return false;
+    }
+    if (network.watchCut(view.replica.slot) || network.serverDown()) {
+      view.earlyRelistFailed = true;
+      breakView(view);
+    } else {
+      relist(view);
+    }
+    return true;
   }
 
   void closeWatches(ShardSimReplica replica) {
@@ -433,7 +502,7 @@ final class ShardSim {
         continue;
       }
       if (network.watchCut(view.replica.slot)) {
-        view.broken = true;
+        breakView(view);
         continue;
       }
       view.last = Math.max(view.last, now + network.down(view.replica.slot) + network.eventDelay());
@@ -464,7 +533,7 @@ final class ShardSim {
         continue;
       }
       if (network.watchCut(view.replica.slot)) {
-        view.broken = true;
+        breakView(view);
         continue;
       }
       view.last = Math.max(view.last, now + network.down(view.replica.slot) + network.eventDelay());
@@ -487,18 +556,48 @@ final class ShardSim {
     }
   }
 
-  /** Every 500 ms, a broken list and watch that can reach the server again lists again (fabric8's informer). */
-  private void relistPoll() {
-    for (ViewConnection view : new ArrayList<>(views)) {
-      if (view.broken && !network.watchCut(view.replica.slot) && !network.serverDown()) {
-        relist(view);
-      }
+  /**
+   * The first interval of a list and watch's back-off, as production's ({@link ShardLeaseSource#reconnectMillis}: a
+   * 32nd of the retry period, at least 1 ms), doubling at each failure in a row up to 32 times that.
+   */
+  long firstBackoffNanos() {
+    return ShardLeaseSource.reconnectMillis(java.time.Duration.ofMillis(config.retryMillis())) * 1_000_000L;
+  }
+
+  /** The longest a list and watch waits between two tries: its back-off's cap, about the retry period. */
+  long backoffCapNanos() {
+    return firstBackoffNanos() * ShardLeaseSource.BACKOFF_CAP_FACTOR;
+  }
+
+  /** The informer tries again after its back-off: it lists if it can reach the server, or fails once more. */
+  private void scheduleRetry(ViewConnection view) {
+    if (view.retryScheduled) {
+      return;
     }
-    at(now + 500_000_000L, this::relistPoll);
+    view.retryScheduled = true;
+    long wait = view.backoffNanos == 0 ? firstBackoffNanos() : view.backoffNanos;
+    view.backoffNanos = Math.min(2 * wait, backoffCapNanos());
+    at(now + wait, view.replica, view.process, () -> {
+      view.retryScheduled = false;
+      if (view.open && view.broken) {
+        if (network.watchCut(view.replica.slot) || network.serverDown()) {
+          breakView(view);
+        } else {
+          relist(view);
+        }
+      }
+    });
   }
 
   private void relist(ViewConnection view) {
     view.broken = false;
+    boolean afterFailure = view.failedSinceList;
+    long brokenAt = view.brokenAt;
+    long answeredAt = view.earlyRelistFailed ? -1 : view.answeredAt;
+    view.failedSinceList = false;
+    view.failureReported = false;
+    view.answeredAt = -1;
+    view.earlyRelistFailed = false;
     view.last = Math.max(view.last, now + network.down(view.replica.slot));
     at(view.last, view.replica, view.process, () -> {
       for (ShardSimServer.Stored stored : new ArrayList<>(server.all().values())) {
@@ -506,6 +605,13 @@ final class ShardSim {
       }
       // A re-list no longer shows a Lease deleted meanwhile: fabric8's informer reports it deleted.
       server.tombstones().forEach((name, version) -> deliverDeleted(view, name, version));
+      view.backoffNanos = 0; // a list and watch that opened starts its back-off again from its first interval
+      if (view.open) {
+        if (afterFailure) {
+          checks.listedAfterFailure(view.replica, brokenAt, answeredAt);
+        }
+        view.sink.listed();
+      }
     });
   }
 

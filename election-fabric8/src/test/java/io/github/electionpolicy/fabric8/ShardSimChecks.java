@@ -27,9 +27,14 @@ import java.util.SortedMap;
  *   <li>{@code ownership_gaps}: while a replica lives and no fault is active, no shard has no work running for
  *       longer than its bound ({@link #gapBounds}): the graceful one after a stop in a live process with nothing
  *       disturbed nor a start of a process for a lease duration before it, nor a crash within the crash bound;
- *       else the fault bound from the end of the last fault, or the crash bound from the last crash or start of a
- *       process, whichever is later, if later than the gap's start. Checked at each probe and, exactly, as the
+ *       else the fault bound from the end of the last fault or from the latest first list of a list and watch that
+ *       failed ({@link #listedAfterFailure}), or the crash bound from the last crash or start of a process,
+ *       whichever is later, if later than the gap's start. Checked at each probe and, exactly, as the
  *       gap ends (the start's wait for its pool thread left out).</li>
+ *   <li>{@code late_lists}: a list and watch that failed lists again within the back-off's cap (about a retry
+ *       period) and a round trip of the later of its failure and the fault's end, and within a round trip of the
+ *       first answer of the server to one of the replica's Lease calls after that failure, when one came after the
+ *       fault's end ({@link ShardViewFeed#answered}).</li>
  * </ul>
  */
 final class ShardSimChecks {
@@ -55,6 +60,8 @@ final class ShardSimChecks {
   private long lastDisturbanceEnd;
   private long lastDeath = Long.MIN_VALUE / 4;
   private long lastStart = Long.MIN_VALUE / 4;
+  // When a list and watch that failed last listed again (a fault's or a start's during one): see gapFrom.
+  private long lastListAfterFailure = Long.MIN_VALUE / 4;
 
   int shardOverlaps;
   int tokenRegressions;
@@ -69,6 +76,11 @@ final class ShardSimChecks {
   int fairnessViolations;
   int ownershipGaps;
   int takesGivenUp;
+  // Lists after a failure later than the back-off's cap and a round trip after the failure or the fault's end.
+  int lateLists;
+  // The longest wait of a list after a failure, from the later of the failure and the fault's end; how many.
+  long maxListWaitNanos;
+  long listsAfterFailure;
   // The most takes given up within one gap's bound, since its clock started.
   int maxGivenUp;
   // By GapKind: the longest gap at its end, counted as its bound counts it; its largest share of its bound; how many.
@@ -150,7 +162,11 @@ final class ShardSimChecks {
    * could not renew or release during the fault is judged expired a lease duration after each view last saw it
    * change, which was before the fault's legs all landed; a member that lost its membership Lease takes it back at
    * once (its own last term) and plans with the rest;
-   * the same steps as after a crash follow: the crash's bound.
+   * the same steps as after a crash follow: the crash's bound. A replica whose list and watch failed during the fault
+   * judges the Leases it had not seen change from its first list after it (a departed member's silent Lease is live
+   * for a lease duration from there): the clock then starts at the latest such list ({@link #listedAfterFailure}),
+   * which comes at the first answer of the server to one of the replica's Lease calls, or at its back-off's next
+   * try at the latest.
    *
    * <p><b>A take given up</b> ({@code 2rtt} each, found by this simulation): while several shards become free one after
    * the other (a leaver's releases, Leases judged expired at slightly different times), each new free shard can
@@ -429,6 +445,40 @@ final class ShardSimChecks {
     lastTransitions[shard] = record.transitions();
   }
 
+  /**
+   * A list and watch of {@code replica} that failed at {@code failedAt} (during a fault, or opened during one) listed
+   * again now: its view judges a Lease it had not seen change from now (a departed member's, silent, counts as live
+   * for a lease duration from this list), so the crash and fault bounds count from the latest such list ({@link
+   * #gapFrom}). That list must come within the back-off's cap (about a retry period) and a round trip of the later
+   * of the failure and the fault's end: its informer's next try at the latest, and at the first answer of the server
+   * to one of the replica's Lease calls when that comes first ({@link ShardViewFeed#answered}).
+   */
+  void listedAfterFailure(ShardSimReplica replica, long failedAt, long answeredAt) {
+    long now = sim.now();
+    lastListAfterFailure = Math.max(lastListAfterFailure, now);
+    long from = Math.max(failedAt, lastDisturbanceEnd);
+    long wait = now - from;
+    long bound = sim.backoffCapNanos() + 2 * sim.config().maxLatencyMillis() * 1_000_000L;
+    listsAfterFailure++;
+    if (disturbances == 0 && wait > bound) {
+      lateLists++;
+      violation(replica + "'s list and watch listed " + wait / 1_000_000 + " ms after it could (bound " + bound
+          / 1_000_000 + " ms: the back-off's cap and a round trip)");
+    }
+    if (disturbances == 0) {
+      maxListWaitNanos = Math.max(maxListWaitNanos, Math.max(0, wait));
+    }
+    // And within a round trip of the first answer of the server to a Lease call of the replica's after its sink heard
+    // of the failure, if one came after the fault's end: the runner lists again at that answer, not at its back-off.
+    long rtt = 2 * sim.config().maxLatencyMillis() * 1_000_000L;
+    if (disturbances == 0 && answeredAt >= 0 && answeredAt > lastDisturbanceEnd && now - answeredAt > rtt) {
+      lateLists++;
+      violation(replica + "'s list and watch listed " + (now - answeredAt) / 1_000_000 + " ms after the server "
+          + "answered one of its Lease calls (bound " + rtt / 1_000_000 + " ms: a round trip)");
+    }
+    sim.trace(() -> replica + " listed after a failure, " + wait / 1_000_000 + " ms after it could");
+  }
+
   /** A fault that just ended delayed legs sent during it by up to {@code nanos}: for the gaps it ends as they land. */
   void lingers(long nanos) {
     lastDisturbanceEnd = Math.max(lastDisturbanceEnd, sim.now() + nanos);
@@ -449,7 +499,7 @@ final class ShardSimChecks {
   private boolean calm(long since) {
     long lease = sim.config().leaseNanos();
     return disturbances == 0 && lastDisturbanceEnd < since - lease && lastDeath < since - crashBoundNanos()
-        && lastStart < since - lease;
+        && lastStart < since - lease && lastListAfterFailure < since - lease;
   }
 
   /** The takes of {@code shard} given up in its gap since {@code from}: only those delay it past its clock's start. */
@@ -474,13 +524,15 @@ final class ShardSimChecks {
     if (gapGraceful[shard] && calm(gapStart[shard])) {
       return GapKind.GRACEFUL;
     }
-    return gapFrom(shard, GapKind.CRASH) == lastDisturbanceEnd ? GapKind.FAULT : GapKind.CRASH;
+    long from = gapFrom(shard, GapKind.CRASH);
+    return from == lastDisturbanceEnd || from == lastListAfterFailure ? GapKind.FAULT : GapKind.CRASH;
   }
 
   /** When the clock of a gap of {@code shard} held to {@code kind} started. */
   private long gapFrom(int shard, GapKind kind) {
     return kind == GapKind.GRACEFUL ? gapStart[shard]
-        : Math.max(Math.max(gapStart[shard], lastDisturbanceEnd), Math.max(lastDeath, lastStart + startNanos()));
+        : Math.max(Math.max(Math.max(gapStart[shard], lastDisturbanceEnd), lastListAfterFailure),
+            Math.max(lastDeath, lastStart + startNanos()));
   }
 
   /**

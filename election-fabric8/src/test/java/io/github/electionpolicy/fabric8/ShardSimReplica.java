@@ -390,6 +390,9 @@ final class ShardSimReplica {
       boolean[] cancelled = {false};
       sim.request(ShardSimReplica.this, call, answer -> {
         if (!cancelled[0] && !closed) {
+          if (!(answer instanceof Answer.Failed failed) || failed.kind() != LeaseStep.FailureKind.OTHER) {
+            sim.answered(ShardSimReplica.this); // the server answered: the runner's list and watch may list again
+          }
           done.answered(answer, failure(answer));
         }
       });
