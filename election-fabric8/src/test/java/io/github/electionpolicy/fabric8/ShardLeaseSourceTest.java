@@ -262,7 +262,8 @@ class ShardLeaseSourceTest {
               .withHttpClientFactory(new JdkHttpClientFactory())
               .withHttpClientBuilderConsumer(builder -> builder.addOrReplaceInterceptor("probe", probe)).build()) {
         // Opened on the loop too, as the driver does (once the preflight let the membership runner contend).
-        java.util.concurrent.CompletableFuture<ShardLeaseSource> opened = new java.util.concurrent.CompletableFuture<>();
+        java.util.concurrent.CompletableFuture<ShardLeaseSource> opened =
+            new java.util.concurrent.CompletableFuture<>();
         RunnerLoop.shared().execute(() -> opened.complete(ShardLeaseSource.open(user, MockApi.NAMESPACE, leases,
             Duration.ofMinutes(10), ticks::incrementAndGet, counting)));
         try (ShardLeaseSource source = opened.get(10, java.util.concurrent.TimeUnit.SECONDS)) {
