@@ -19,8 +19,9 @@ import java.util.function.Supplier;
  * lists that fail in a row from a fresh pace (an outage) are not held at all: fabric8's own back-off after each is
  * as long as the pace.
  *
- * <p>Thread-safe: {@link #send} may be called from any thread; a held list is sent from a worker ({@link
- * SharedPools#handOver()}, as a Lease request: its interceptors may block), never from the loop.
+ * <p>Thread-safe: {@link #send} may be called from any thread; a held list, and one asked for on the loop, is sent
+ * from a worker ({@link SharedPools#handOver()}, as a Lease request: its interceptors may block), never from the
+ * loop.
  */
 final class ListPace {
 
@@ -38,6 +39,8 @@ final class ListPace {
   private long lastNanos;
   private long paceNanos;
   private boolean closed;
+  // Counts the restarts: a list asked for before the last one is dropped on its way to a worker.
+  private long epoch;
 
   /** Lists paced from {@code firstNanos}, doubling, up to {@code capNanos}. */
   ListPace(long firstNanos, long capNanos, Ticker ticker, RunnerLoop loop, Executor handOver) {
@@ -73,43 +76,38 @@ final class ListPace {
   }
 
   /**
-   * Sends the list with {@code send}, at once or once the pace allows. A list still held when the client closes is
-   * never sent and never answered: the informer stopped first (its source closes it before its client), and an
-   * answer, a failure included, would only have it log at ERROR that its list failed.
+   * Sends the list with {@code send}, at once or once the pace allows; one asked for on the loop (a relist's: its new
+   * informer's {@code start()} lists from the calling thread) goes from a worker too, never from the loop. A list
+   * still held when the client closes, or still on its way to a worker, is never sent and never answered: the
+   * informer stopped first (its source closes it before its client), and an answer, a failure included, would only
+   * have it log at ERROR that its list failed. So is one held or on its way when the pace {@link #restart}s: its
+   * informer is the one replaced.
    */
   <T> CompletableFuture<T> send(Supplier<CompletableFuture<T>> send) {
     long delay = admit(ticker.read());
-    if (delay == 0) {
+    if (delay == 0 && !loop.inLoop()) {
       return send.get();
     }
     CompletableFuture<T> result = new CompletableFuture<>();
+    long asked;
     synchronized (this) {
       if (closed) {
         return result;
       }
-      held.put(result, NOT_YET);
+      asked = epoch;
+      if (delay > 0) {
+        held.put(result, NOT_YET);
+      }
+    }
+    if (delay == 0) {
+      handOver(result, send, asked);
+      return result;
     }
     RunnerLoop.Timer timer = loop.schedule(delay, () -> {
       if (held.remove(result) == null) {
         return; // cancelled or closed meanwhile
       }
-      try {
-        handOver.execute(() -> {
-          try {
-            send.get().whenComplete((answer, failure) -> {
-              if (failure != null) {
-                result.completeExceptionally(failure);
-              } else {
-                result.complete(answer);
-              }
-            });
-          } catch (Throwable failure) {
-            result.completeExceptionally(failure);
-          }
-        });
-      } catch (RejectedExecutionException e) {
-        result.completeExceptionally(e);
-      }
+      handOver(result, send, asked);
     });
     if (held.replace(result, NOT_YET, timer)) {
       // Cancelled by its caller: the timer goes with it (after it ran, a no-op).
@@ -124,6 +122,37 @@ final class ListPace {
     return result;
   }
 
+  /** Sends the list from a worker, unless the pace was closed or restarted since it was asked for ({@code asked}). */
+  private <T> void handOver(CompletableFuture<T> result, Supplier<CompletableFuture<T>> send, long asked) {
+    try {
+      handOver.execute(() -> {
+        if (dropped(asked) || result.isDone()) {
+          return; // closed or restarted on its way here, or cancelled by its caller
+        }
+        try {
+          send.get().whenComplete((answer, failure) -> {
+            if (failure != null) {
+              result.completeExceptionally(failure);
+            } else {
+              result.complete(answer);
+            }
+          });
+        } catch (Throwable failure) {
+          if (!dropped(asked)) { // a client closed meanwhile refuses it: no answer, as for a held list
+            result.completeExceptionally(failure);
+          }
+        }
+      });
+    } catch (RejectedExecutionException e) {
+      result.completeExceptionally(e);
+    }
+  }
+
+  /** Whether the pace was closed, or restarted, since a list was asked for at {@code asked}. */
+  private synchronized boolean dropped(long asked) {
+    return closed || epoch != asked;
+  }
+
   /**
    * Starts the pace again, so that the next list goes out at once, and drops the lists still held, with their timers
    * (as {@link #close} does): for {@link ShardLeaseSource#relist}, whose new informer replaces the one that asked for
@@ -133,6 +162,7 @@ final class ListPace {
   void restart() {
     synchronized (this) {
       any = false;
+      epoch++;
     }
     dropHeld();
   }

@@ -129,4 +129,50 @@ class ListPaceTest {
     now.addAndGet(MS);
     assertThat(pace.admit(now.get())).as("then the pace again, from its first interval").isEqualTo(9 * MS);
   }
+  /**
+   * Finding h-attack15 (2): a held list whose time came just before the close (or a relist's restart) is on its way
+   * to a worker, off the held ones that the close drops; the worker then sent it anyway, through a client that was
+   * closed meanwhile, whose refusal answered it with a failure: the answer the close is meant never to give (the
+   * stopped informer logs it at ERROR), or, after a restart, a list of the replaced informer sent after the relist's.
+   * Whatever the close or the restart finds on its way to a worker is dropped as a held list is.
+   */
+  @Test
+  void aHeldListOnItsWayToAWorkerWhenTheClientClosesOrThePaceRestartsIsNeitherSentNorAnswered() {
+    List<Runnable> workers = new ArrayList<>();
+    ListPace queued = new ListPace(10 * MS, 320 * MS, now::get, loop, workers::add);
+    java.util.concurrent.atomic.AtomicBoolean clientClosed = new java.util.concurrent.atomic.AtomicBoolean();
+    AtomicInteger sent = new AtomicInteger();
+    java.util.function.Supplier<CompletableFuture<String>> list = () -> {
+      if (clientClosed.get()) {
+        throw new IllegalStateException("this gated client was closed"); // as BorrowedHttpClient's checkOpen
+      }
+      sent.incrementAndGet();
+      return CompletableFuture.completedFuture("listed");
+    };
+    for (boolean close : new boolean[] {false, true}) {
+      queued.restart();
+      workers.forEach(Runnable::run);
+      workers.clear();
+      int before = sent.get();
+      now.addAndGet(MS);
+      queued.send(list);
+      workers.forEach(Runnable::run); // the first list (on the test's loop, so through a worker)
+      workers.clear();
+      now.addAndGet(MS);
+      CompletableFuture<String> held = queued.send(list);
+      assertThat(due).hasSize(1);
+      due.remove(0).run(); // its time came: on its way to a worker
+      assertThat(workers).hasSize(1);
+      if (close) {
+        queued.close();
+        clientClosed.set(true);
+      } else {
+        queued.restart();
+      }
+      workers.forEach(Runnable::run);
+      workers.clear();
+      assertThat(held).as(close ? "after the close" : "after the restart").isNotDone();
+      assertThat(sent.get() - before).as(close ? "sent, closed" : "sent, restarted").isEqualTo(1);
+    }
+  }
 }

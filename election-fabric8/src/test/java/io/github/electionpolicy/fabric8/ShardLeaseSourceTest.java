@@ -202,6 +202,85 @@ class ShardLeaseSourceTest {
     }
   }
 
+  /**
+   * Finding h-attack15 (1): the runner opens the source and calls {@code relist()} on its loop (ShardViewFeed.open,
+   * ShardViewFeed.answered), and a new informer's {@code start()} sends its list from the calling thread; the pace
+   * (fresh, or restarted) let it go at once, so the list went to the HTTP client on the loop, holding it (and, for a
+   * relist, the source's lock) while the user's interceptors ran, which may refresh a token for seconds: every runner
+   * of the JVM shares that loop. A list asked for on the loop is handed to a worker, as a held one and every Lease
+   * request is.
+   */
+  @Test
+  void aSourceOpenedAndRelistedOnTheLoopSendsItsListsFromAWorker() throws Exception {
+    java.util.concurrent.atomic.AtomicBoolean down = new java.util.concurrent.atomic.AtomicBoolean(true);
+    java.util.concurrent.atomic.AtomicInteger failures = new java.util.concurrent.atomic.AtomicInteger();
+    java.util.concurrent.atomic.AtomicInteger listed = new java.util.concurrent.atomic.AtomicInteger();
+    List<Thread> listThreads = new CopyOnWriteArrayList<>();
+    io.fabric8.kubernetes.client.http.Interceptor probe = new io.fabric8.kubernetes.client.http.Interceptor() {
+      @Override
+      public void before(io.fabric8.kubernetes.client.http.BasicBuilder builder,
+          io.fabric8.kubernetes.client.http.HttpRequest request, RequestTags tags) {
+        String query = request.uri().getRawQuery();
+        if (query != null && query.contains("labelSelector") && !query.contains("watch=true")) {
+          listThreads.add(Thread.currentThread());
+        }
+      }
+    };
+    try (MockApi server = new MockApi(delegate -> new Dispatcher() {
+      @Override
+      public MockResponse dispatch(RecordedRequest request) {
+        String path = request.getPath() == null ? "" : request.getPath();
+        if (path.contains("labelSelector") && !path.contains("watch=true") && down.get()) {
+          return new MockResponse().setResponseCode(503).setHeader("Content-Type", "application/json")
+              .setBody("{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"code\":503}");
+        }
+        return delegate.dispatch(request);
+      }
+    })) {
+      Config config = new ConfigBuilder(Config.empty()).withMasterUrl(server.url()).withNamespace(MockApi.NAMESPACE)
+          .build();
+      ShardLeaseSource.Sink counting = new ShardLeaseSource.Sink() {
+        @Override
+        public void changed(ShardLeaseView.Listed l, long arrivedNanos) {}
+
+        @Override
+        public void deleted(String name, long arrivedNanos) {}
+
+        @Override
+        public void listed() {
+          listed.incrementAndGet();
+        }
+
+        @Override
+        public void failed() {
+          failures.incrementAndGet();
+        }
+      };
+      java.util.concurrent.CompletableFuture<Thread> loopThread = new java.util.concurrent.CompletableFuture<>();
+      RunnerLoop.shared().execute(() -> loopThread.complete(Thread.currentThread()));
+      try (KubernetesClient user = new KubernetesClientBuilder().withConfig(config)
+              .withHttpClientFactory(new JdkHttpClientFactory())
+              .withHttpClientBuilderConsumer(builder -> builder.addOrReplaceInterceptor("probe", probe)).build()) {
+        // Opened on the loop too, as the driver does (once the preflight let the membership runner contend).
+        java.util.concurrent.CompletableFuture<ShardLeaseSource> opened =
+            new java.util.concurrent.CompletableFuture<>();
+        RunnerLoop.shared().execute(() -> opened.complete(ShardLeaseSource.open(user, MockApi.NAMESPACE, leases,
+            Duration.ofMinutes(10), ticks::incrementAndGet, counting)));
+        try (ShardLeaseSource source = opened.get(10, java.util.concurrent.TimeUnit.SECONDS)) {
+          Await.until("the first list failed", () -> failures.get() == 1, listThreads::toString);
+          assertThat(listThreads).as("threads the first list was sent from").hasSize(1)
+              .doesNotContain(loopThread.get());
+          down.set(false);
+          java.util.concurrent.CompletableFuture<Boolean> relisted = new java.util.concurrent.CompletableFuture<>();
+          RunnerLoop.shared().execute(() -> relisted.complete(source.relist()));
+          assertThat(relisted.get(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+          Await.until("the relist's list", () -> listed.get() == 1, listThreads::toString);
+          assertThat(listThreads).as("threads the lists were sent from").hasSize(2).doesNotContain(loopThread.get());
+        }
+      }
+    }
+  }
+
   @Test
   void theBackoffStartsAtA32ndOfTheRetryPeriodSoItsCapIsTheRetryPeriod() {
     assertThat(ShardLeaseSource.reconnectMillis(Duration.ofSeconds(2))).isEqualTo(62);
