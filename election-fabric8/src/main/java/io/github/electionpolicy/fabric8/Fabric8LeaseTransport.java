@@ -44,8 +44,9 @@ final class Fabric8LeaseTransport implements LeaseTransport {
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Fabric8LeaseTransport.class);
 
   private final KubernetesClient client;
-  private final KubernetesClient reviewClient;
-  private final KubernetesClient rulesClient;
+  private final KubernetesClient userClient;
+  // The access reviews' client, derived at the first access review (see reviewClient()); null until then.
+  private volatile KubernetesClient reviewClient;
   private final String namespace;
   private final String name;
   private final LeaseSettings settings;
@@ -92,15 +93,10 @@ final class Fabric8LeaseTransport implements LeaseTransport {
         .withRequestRetryBackoffLimit(0)
         .withWatchReconnectInterval(Math.max(100, timeoutMillis / 4))
         .withWatchReconnectLimit(-1));
-    // The preflight's reviews: a one-off at start, off the renew path, that may take the time a cold client needs
-    // to connect; each bounded (10 s) and never retried, so a server that does not answer holds an I/O thread
-    // that long only.
-    this.reviewClient = DerivedClients.derive(userClient, config -> config
-        .withRequestTimeout(REVIEW_TIMEOUT_MILLIS)
-        .withRequestRetryBackoffLimit(0));
-    // The preflight's first question, with its own short timeout (RbacPreflight.rulesClient), made here, not on
-    // the first election's path.
-    this.rulesClient = RbacPreflight.rulesClient(userClient);
+    // The access reviews' client is derived only when one is asked (reviewClient()), on an I/O worker: the usual
+    // preflight is the rules review alone, sent raw through the Lease calls' client (no retries; the request
+    // carries its own 2 s timeout, see RbacPreflight.rulesClient), so a start derives one client, not three.
+    this.userClient = userClient;
     this.namespace = namespace;
     this.name = settings.leaseName();
     this.settings = settings;
@@ -139,6 +135,34 @@ final class Fabric8LeaseTransport implements LeaseTransport {
    */
   void needs(LeaseNeeds needs) {
     this.needs = java.util.Objects.requireNonNull(needs, "needs");
+  }
+
+  /**
+   * The client of the preflight's access reviews (typed {@code SelfSubjectAccessReview}s, and the advice asked after
+   * the verdict), derived from the user's at the first one: a one-off off the renew path that may take the time a
+   * cold client needs to connect, so each review is bounded (10 s) and never retried, and a server that does not
+   * answer holds an I/O thread that long only. Not derived at all when the rules review decides and shows every
+   * advised verb allowed, the usual start.
+   */
+  private KubernetesClient reviewClient() {
+    KubernetesClient made = reviewClient;
+    if (made == null) {
+      synchronized (this) {
+        made = reviewClient;
+        if (made == null) {
+          made = DerivedClients.derive(userClient, config -> config
+              .withRequestTimeout(REVIEW_TIMEOUT_MILLIS)
+              .withRequestRetryBackoffLimit(0));
+          reviewClient = made;
+        }
+      }
+    }
+    return made;
+  }
+
+  /** Whether the access reviews' client was derived; for tests. */
+  boolean reviewClientDerived() {
+    return reviewClient != null;
   }
 
   /** The derived client the Lease calls use. */
@@ -386,7 +410,7 @@ final class Fabric8LeaseTransport implements LeaseTransport {
       Consumer<Throwable> failed) {
     Optional<LeaseAccessDeniedException> denied;
     try {
-      denied = RbacPreflight.check(reviewClient, rulesClient, namespace, settings, needs,
+      denied = RbacPreflight.check(this::reviewClient, client, namespace, settings, needs,
           () -> over.get() || closed.get(),
           closed::get, this::review, eventAccess, afterFirstAttempt::set, advisedDenied::add);
     } catch (RuntimeException | Error e) {

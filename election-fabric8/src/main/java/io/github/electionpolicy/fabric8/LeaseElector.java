@@ -36,9 +36,14 @@ final class LeaseElector {
   private final RunnerFlaw flaw;
   // Null when the settings turn leadership Events off.
   private final LeadershipEvents leadershipEvents;
-  private final FollowerWatch followerWatch;
+  // Made at its first use (followerWatch()): a leader from the first read on, the usual first election, needs none
+  // before its first request, and in a fresh JVM its classes were part of that path (issue 16). A new one holds
+  // nothing (no watch, nothing pending), so before that first use the elector acts as with a fresh one.
+  private FollowerWatch followerWatch;
+  private final LeaseSettings settings;
   // A sharded runner's membership Lease: deleted after a clean close's release.
   private final boolean deleteAfterRelease;
+  // Only for an elector that deletes its Lease after a release (a sharded runner's); null otherwise.
   private final ReleasedLeaseDelete releasedDelete;
   private Mode mode = Mode.NEW;
   private long awaitUntil;
@@ -77,12 +82,11 @@ final class LeaseElector {
         settings.retryPeriod().toNanos(), settings.requestTimeout().toNanos(), ticker.read() ^ identity.hashCode(),
         flaw);
     this.log = new LeaseLog(new RunnerLog(LeaseElector.class, logLane), lease, identity, settings);
-    this.releasedDelete = new ReleasedLeaseDelete(transport, events, lease, settings.requestTimeout().toNanos(),
-        logLane);
+    this.releasedDelete = deleteAfterRelease
+        ? new ReleasedLeaseDelete(transport, events, lease, settings.requestTimeout().toNanos(), logLane) : null;
     this.requestTimeoutNanos = settings.requestTimeout().toNanos();
     this.retryPeriodNanos = settings.retryPeriod().toNanos();
-    this.followerWatch = new FollowerWatch(transport, events, ticker, clock, protocol, runnerFlaw, settings,
-        this::poke);
+    this.settings = settings;
     this.flaw = runnerFlaw;
     this.leadershipEvents = settings.leadershipEvents()
         ? new LeadershipEvents(settings.leaseName(), identity, settings, transport) : null;
@@ -129,7 +133,7 @@ final class LeaseElector {
   /** What another watch of this process saw of the Lease ({@link FollowerWatch#sighted}); ignored unless running. */
   void sighted(LeaseRecord record, long arrivedNanos) {
     if (mode != Mode.NEW && mode != Mode.FINISHED) {
-      followerWatch.sighted(record, arrivedNanos);
+      followerWatch().sighted(record, arrivedNanos);
     }
   }
 
@@ -297,14 +301,26 @@ final class LeaseElector {
 
   private void end() {
     mode = Mode.FINISHED;
-    releasedDelete.cancel();
+    if (releasedDelete != null) {
+      releasedDelete.cancel();
+    }
     heldWrite = null;
     cancelTimer();
     if (request != null) {
       request.cancel();
       request = null;
     }
-    followerWatch.stop();
+    if (followerWatch != null) {
+      followerWatch.stop();
+    }
+  }
+
+  /** The follower's watch, made at the first call (on the loop, as every use of it). */
+  private FollowerWatch followerWatch() {
+    if (followerWatch == null) {
+      followerWatch = new FollowerWatch(transport, events, ticker, clock, protocol, flaw, settings, this::poke);
+    }
+    return followerWatch;
   }
 
   /** Acts on what a step signals: terms for the runner, log lines for the rest. */
@@ -364,7 +380,9 @@ final class LeaseElector {
         // A leader needs no watch (the protocol ignores its events while leading), and each renewal would come
         // back on it as an event: it goes at the first renewal, or before the release (closing it while the
         // server sends it the release's own event is pointless, and stalls fabric8's mock API server).
-        followerWatch.stop();
+        if (followerWatch != null) {
+          followerWatch.stop();
+        }
       }
       requestWhat = "update Lease";
       answerBy = update.answerByNanos();
@@ -420,7 +438,7 @@ final class LeaseElector {
       return;
     }
     if (protocol.role() == LeaseProtocol.Role.FOLLOWING) {
-      followerWatch.ensure(closing);
+      followerWatch().ensure(closing);
     }
     mode = Mode.AWAIT;
     awaitUntil = untilNanos;
@@ -478,7 +496,7 @@ final class LeaseElector {
       closeDelivered = true;
       return protocol.close(now());
     }
-    return followerWatch.nextInput();
+    return followerWatch == null ? null : followerWatch.nextInput();
   }
 
   private void cancelTimer() {

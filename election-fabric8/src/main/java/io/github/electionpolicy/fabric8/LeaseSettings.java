@@ -260,8 +260,14 @@ public abstract class LeaseSettings {
   @Value.Check
   final void check() {
     SettingsChecks.leaseName(leaseName());
-    namespace().ifPresent(SettingsChecks::namespace);
-    identity().ifPresent(SettingsChecks::identity);
+    // Not ifPresent(SettingsChecks::namespace): a method reference is a class spun at its first use, part of a
+    // fresh JVM's first start() (issue 16).
+    if (namespace().isPresent()) {
+      SettingsChecks.namespace(namespace().get());
+    }
+    if (identity().isPresent()) {
+      SettingsChecks.identity(identity().get());
+    }
     SettingsChecks.timings(leaseDuration(), renewDeadline(), retryPeriod());
     SettingsChecks.requestTimeout(requestTimeout(), renewDeadline());
     SettingsChecks.healthBudget(healthBudget(), renewDeadline());

@@ -48,14 +48,11 @@ final class LifecycleCommands {
 
   /** Carries out {@code command}; see the class comment for where each kind goes. */
   void execute(RunnerLifecycleCommand command) {
-    if (command instanceof RunnerLifecycleCommand.Publish publish) {
-      driver.publish(publish.state());
-    } else if (command instanceof RunnerLifecycleCommand.StartServices start) {
-      callbacks.startServices(start.term());
-    } else if (command instanceof RunnerLifecycleCommand.StopServices stop) {
-      stopServices(stop.stop());
-    } else if (command instanceof RunnerLifecycleCommand.EndTerm end) {
-      end.term().end();
+    // The kinds are distinct records, so the order of these tests changes nothing but which classes a test loads:
+    // an instanceof loads its class, so the first command of a start (which sends the first read) comes first, and
+    // a fresh JVM's first request waits for no command class it does not use (issue 16).
+    if (command instanceof RunnerLifecycleCommand.StartElectorWritesHeld) {
+      elector.start(true);
     } else if (command instanceof RunnerLifecycleCommand.RunPreflight) {
       preflightCall = transport.orElseThrow().preflight(
           denied -> driver.onLoop(() -> driver.feed(new RunnerLifecycleInput.PreflightDone(denied))),
@@ -63,11 +60,17 @@ final class LifecycleCommands {
             log.error("The RBAC preflight for Lease {} failed; not contending", lease, failure);
             driver.feed(new RunnerLifecycleInput.ElectionFailed(failure));
           }));
+    } else if (command instanceof RunnerLifecycleCommand.Publish publish) {
+      driver.publish(publish.state());
+    } else if (command instanceof RunnerLifecycleCommand.StartServices start) {
+      callbacks.startServices(start.term());
+    } else if (command instanceof RunnerLifecycleCommand.StopServices stop) {
+      stopServices(stop.stop());
+    } else if (command instanceof RunnerLifecycleCommand.EndTerm end) {
+      end.term().end();
     } else if (command instanceof RunnerLifecycleCommand.StartElector) {
       driver.accessAllowed(); // first: what it opens (a sharded replica's list) goes out before the elector's read
       elector.start(false);
-    } else if (command instanceof RunnerLifecycleCommand.StartElectorWritesHeld) {
-      elector.start(true);
     } else if (command instanceof RunnerLifecycleCommand.AllowWrites) {
       driver.accessAllowed();
       elector.allowWrites();

@@ -80,20 +80,22 @@ final class RbacPreflight {
   static Optional<LeaseAccessDeniedException> check(KubernetesClient userClient, KubernetesClient rulesClient,
       String namespace, LeaseSettings settings, BooleanSupplier closing, BooleanSupplier closed, Executor io,
       EventAccess events, java.util.function.Consumer<Runnable> later) {
-    return check(userClient, rulesClient, namespace, settings, LeaseNeeds.election(), closing, closed, io, events,
-        later, verb -> { });
+    return check(() -> userClient, rulesClient, namespace, settings, LeaseNeeds.election(), closing, closed, io,
+        events, later, verb -> { });
   }
 
   /**
    * As above, for a runner with {@code needs}: an {@link ElectionRunner}'s ({@link LeaseNeeds#election()}), or a
-   * {@link ShardedRunner}'s, whose membership runner asks its own list of verbs ({@link LeaseNeeds#sharded}).
+   * {@link ShardedRunner}'s, whose membership runner asks its own list of verbs ({@link LeaseNeeds#sharded}); the
+   * access reviews through the client {@code userClient} gives, asked for only when a review is sent (the
+   * transport derives it then: the usual start, decided by the rules review alone, derives none).
    * {@code advisedDenied} is told each advised verb a review found denied, after its warning was logged (so that a
    * refusal of it later, such as the close's delete, need not warn again).
    */
-  static Optional<LeaseAccessDeniedException> check(KubernetesClient userClient, KubernetesClient rulesClient,
-      String namespace, LeaseSettings settings, LeaseNeeds needs, BooleanSupplier closing, BooleanSupplier closed,
-      Executor io, EventAccess events, java.util.function.Consumer<Runnable> later,
-      java.util.function.Consumer<String> advisedDenied) {
+  static Optional<LeaseAccessDeniedException> check(java.util.function.Supplier<KubernetesClient> userClient,
+      KubernetesClient rulesClient, String namespace, LeaseSettings settings, LeaseNeeds needs,
+      BooleanSupplier closing, BooleanSupplier closed, Executor io, EventAccess events,
+      java.util.function.Consumer<Runnable> later, java.util.function.Consumer<String> advisedDenied) {
     String leaseName = settings.leaseName();
     LeaseAccess.Reviewer reviewer = reviewer(userClient, closing);
     Optional<LeaseRules> rules = rules(rulesClient, namespace, closing);
@@ -193,15 +195,17 @@ final class RbacPreflight {
   }
 
   /**
-   * The client the rules review goes through: the user's, with a timeout of its own, short (a server slow on this
-   * one question must not hold the verdict for the client's whole timeout before the access reviews are even
-   * asked; they decide then), and no retry. A client this method made is returned as it is, so a transport can
-   * make it once, at its start, off the first election's path.
+   * The client the rules review goes through: the user's, with no retry (a server slow on this one question must
+   * not hold the verdict longer than its short timeout before the access reviews are even asked; they decide
+   * then). The review is sent raw, with that timeout ({@value #RULES_REVIEW_TIMEOUT_MILLIS} ms) on the request
+   * itself, which fabric8's HTTP client takes over the client's own; only the retries come from the client's
+   * request settings. So a client without retries is returned as it is: one this method made, or the transport's
+   * Lease client, through which a runner sends it (no client derived for it at start). Any other is derived with
+   * no retry and that timeout.
    */
   static KubernetesClient rulesClient(KubernetesClient userClient) {
     var requests = DerivedClients.requestConfig(userClient);
-    if (requests != null && requests.getRequestTimeout() == RULES_REVIEW_TIMEOUT_MILLIS
-        && requests.getRequestRetryBackoffLimit() == 0) {
+    if (requests != null && requests.getRequestRetryBackoffLimit() == 0) {
       return userClient;
     }
     return DerivedClients.derive(userClient, quick -> quick
@@ -210,12 +214,13 @@ final class RbacPreflight {
   }
 
   /** One review through the user's client; refused once {@code closing} turns true. */
-  private static LeaseAccess.Reviewer reviewer(KubernetesClient userClient, BooleanSupplier closing) {
+  private static LeaseAccess.Reviewer reviewer(java.util.function.Supplier<KubernetesClient> userClient,
+      BooleanSupplier closing) {
     return review -> {
       if (closing.getAsBoolean()) {
         throw new CancellationException("the runner is closing");
       }
-      var answer = userClient.authorization().v1().selfSubjectAccessReview().create(review);
+      var answer = userClient.get().authorization().v1().selfSubjectAccessReview().create(review);
       return answer == null || answer.getStatus() == null
           ? Optional.empty() : Optional.ofNullable(answer.getStatus().getAllowed());
     };

@@ -2,7 +2,6 @@ package io.github.electionpolicy.fabric8;
 
 import io.github.electionpolicy.InvalidElectionSettingException;
 import java.time.Duration;
-import java.util.regex.Pattern;
 
 /**
  * The checks behind {@link LeaseSettings}'s {@code build()} (its {@code @Value.Check}); each failure names the
@@ -11,14 +10,15 @@ import java.util.regex.Pattern;
  */
 final class SettingsChecks {
 
-  private static final Pattern DNS_SUBDOMAIN =
-      Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
-  private static final Pattern DNS_LABEL = Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
+  // The names are checked by hand, not with regular expressions: a Pattern compiled when this class loads, and
+  // matched for the first time, was a millisecond of a fresh JVM's first start() (issue 16). What they accept is
+  // what "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*" (a subdomain) and
+  // "[a-z0-9]([-a-z0-9]*[a-z0-9])?" (a label) match; SettingsChecksTest compares them over generated names.
 
   private SettingsChecks() {}
 
   static void leaseName(String leaseName) {
-    if (leaseName.length() > 253 || !DNS_SUBDOMAIN.matcher(leaseName).matches()) {
+    if (leaseName.length() > 253 || !isSubdomain(leaseName)) {
       throw badLeaseName(leaseName);
     }
   }
@@ -47,7 +47,44 @@ final class SettingsChecks {
 
   /** Whether {@code namespace} is a DNS-1123 label, as Kubernetes requires of namespace names. */
   static boolean isNamespace(String namespace) {
-    return namespace.length() <= 63 && DNS_LABEL.matcher(namespace).matches();
+    return namespace.length() <= 63 && isLabel(namespace, 0, namespace.length());
+  }
+
+  /** Labels joined by dots, each as {@link #isLabel}: a DNS-1123 subdomain, not counting its length. */
+  static boolean isSubdomain(String name) {
+    int from = 0;
+    while (true) {
+      int dot = name.indexOf('.', from);
+      int to = dot < 0 ? name.length() : dot;
+      if (!isLabel(name, from, to)) {
+        return false;
+      }
+      if (dot < 0) {
+        return true;
+      }
+      from = dot + 1;
+    }
+  }
+
+  /**
+   * Whether {@code name} from {@code from} to {@code to} is a DNS-1123 label, not counting its length: lower-case
+   * letters, digits and '-', starting and ending with a letter or digit.
+   */
+  static boolean isLabel(String name, int from, int to) {
+    if (from >= to || !isLowerAlphanumeric(name.charAt(from)) || !isLowerAlphanumeric(name.charAt(to - 1))) {
+      return false;
+    }
+    for (int i = from + 1; i < to - 1; i++) {
+      char c = name.charAt(i);
+      if (c != '-' && !isLowerAlphanumeric(c)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static boolean isLowerAlphanumeric(char c) {
+    return c >= 'a' && c <= 'z' || c >= '0' && c <= '9';
   }
 
   static void timings(Duration leaseDuration, Duration renewDeadline, Duration retryPeriod) {

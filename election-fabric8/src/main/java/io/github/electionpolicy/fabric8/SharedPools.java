@@ -71,7 +71,7 @@ final class SharedPools {
   // started one, which the next burst kept alive. Past the bound they queue; one that waited SPILL_MILLIS runs on
   // WORKERS, so a stop() that hangs, or eight, never holds another runner's stop longer than that.
   private static final ThreadPoolExecutor USER_CODE = elastic(USER_CODE_THREADS, WORKER_THREADS, WORKERS,
-      RunnerLoop::shared, System::nanoTime, false);
+      SharedLoop.INSTANCE, Ticker.SystemTicker.INSTANCE, false);
 
   // One bound for every Lease call of the JVM, whether it waits on a worker (a watch that opens, a preflight's
   // review) or on no thread (a read or write sent asynchronously): the server sees at most this many at once, as
@@ -87,7 +87,7 @@ final class SharedPools {
   // appender that hangs for one runner) spills to the workers, so one runner's hung appender holds only its own
   // lines. Each runner's lines stay in order wherever they run: a lane runs one run at a time.
   private static final java.util.concurrent.Executor LOG_WRITER = elastic(1, WORKER_THREADS, WORKERS,
-      RunnerLoop::shared, System::nanoTime, true);
+      SharedLoop.INSTANCE, Ticker.SystemTicker.INSTANCE, true);
 
   // A request that holds its place in a bound already is handed to the HTTP client here: a short task that waits
   // for nothing, so a few threads of their own carry any rate; on the elastic workers a burst (a thousand leaders
@@ -181,13 +181,13 @@ final class SharedPools {
   static ThreadPoolExecutor elastic(int max, String prefix) {
     // The loop is looked up when a task is first queued, never while this class initializes: the shared loop's
     // class uses this one, and two threads initializing each one's first must not wait for each other.
-    return elastic(max, prefix, WORKERS, RunnerLoop::shared);
+    return elastic(max, prefix, WORKERS, SharedLoop.INSTANCE);
   }
 
   /** As {@link #elastic(int, String)}, spilling to {@code spill}, timed by the loop {@code timer} gives. */
   static ThreadPoolExecutor elastic(int max, String prefix, java.util.concurrent.Executor spill,
       java.util.function.Supplier<RunnerLoop> timer) {
-    return elastic(max, prefix, spill, timer, System::nanoTime);
+    return elastic(max, prefix, spill, timer, Ticker.SystemTicker.INSTANCE);
   }
 
   /** As above, reading the time of the pool's progress from {@code ticker} (nanoseconds, as the loop's timer). */
@@ -308,6 +308,20 @@ final class SharedPools {
       if (putBack) {
         due();
       }
+    }
+  }
+
+  /**
+   * {@link RunnerLoop#shared()}, looked up at each call (never while this class initializes, see {@link
+   * #elastic(int, String)}): a class of its own rather than a method reference at each of three places, each of
+   * which was a class spun in a fresh JVM's first {@code start()} (issue 16).
+   */
+  private static final class SharedLoop implements java.util.function.Supplier<RunnerLoop> {
+    static final SharedLoop INSTANCE = new SharedLoop();
+
+    @Override
+    public RunnerLoop get() {
+      return RunnerLoop.shared();
     }
   }
 

@@ -144,6 +144,58 @@ class RulesClientTest {
   }
 
   /**
+   * A transport derives one client at its start, the Lease calls'; the rules review goes through it (no retry, its
+   * own 2 s bound on the request), and the access reviews' client is derived only when an access review is sent:
+   * never on a start the rules decide (every verb on everything, the fixture's), once when the rules review is
+   * refused and the access reviews decide, each of them through it with the user's credentials (issue 16: a
+   * derived client is a millisecond of a fresh JVM's start before the first request).
+   */
+  @Test
+  void theAccessReviewsClientIsDerivedOnlyWhenAnAccessReviewIsSent() throws Exception {
+    java.util.concurrent.atomic.AtomicBoolean refuseRules = new java.util.concurrent.atomic.AtomicBoolean();
+    List<String> reviews = new CopyOnWriteArrayList<>();
+    try (MockApi server = new MockApi(delegate -> new Dispatcher() {
+      @Override
+      public MockResponse dispatch(RecordedRequest request) {
+        String path = request.getPath() == null ? "" : request.getPath();
+        if (path.endsWith("reviews")) {
+          reviews.add(path.substring(path.lastIndexOf('/') + 1) + " " + request.getHeader("Authorization"));
+        }
+        if (refuseRules.get() && MockApi.isRulesReview(request)) {
+          return MockApi.rulesReviewRefused();
+        }
+        return delegate.dispatch(request);
+      }
+    })) {
+      Config config = new ConfigBuilder(Config.empty()).withMasterUrl(server.url()).withNamespace(MockApi.NAMESPACE)
+          .withOauthToken("s3cret").build();
+      try (KubernetesClient client = new KubernetesClientBuilder().withConfig(config)
+          .withHttpClientFactory(new JdkHttpClientFactory()).build()) {
+        for (boolean refused : List.of(false, true)) {
+          refuseRules.set(refused);
+          reviews.clear();
+          Fabric8LeaseTransport transport = new Fabric8LeaseTransport(client, MockApi.NAMESPACE,
+              MockApi.fastSettings("a").leadershipEvents(false).build(), SharedPools.io());
+          assertThat(transport.reviewClientDerived()).as("at start").isFalse();
+          CompletableFuture<Optional<LeaseAccessDeniedException>> verdict = new CompletableFuture<>();
+          transport.preflight(verdict::complete, verdict::completeExceptionally);
+          assertThat(verdict.get(20, TimeUnit.SECONDS)).isEmpty();
+          transport.firstAttemptOver(); // the advice, if any, would be asked now
+          if (refused) {
+            assertThat(transport.reviewClientDerived()).as("after the access reviews").isTrue();
+            assertThat(reviews).contains("selfsubjectrulesreviews Bearer s3cret",
+                "selfsubjectaccessreviews Bearer s3cret");
+          } else {
+            assertThat(transport.reviewClientDerived()).as("after a verdict of the rules").isFalse();
+            assertThat(reviews).containsExactly("selfsubjectrulesreviews Bearer s3cret");
+          }
+          transport.close();
+        }
+      }
+    }
+  }
+
+  /**
    * FINDING 4 (h-attack5). A close while the rules review is in flight can still send an access review (seen red
    * once in this session: {@code RulesReviewTest.aCloseWhileTheRulesReviewIsInFlightSendsNothingAfterAndReportsNothing}
    * failed with "reviews after the close: [selfsubjectrulesreviews, selfsubjectaccessreviews]", run together with
