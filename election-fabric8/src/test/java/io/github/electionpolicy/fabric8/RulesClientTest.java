@@ -196,6 +196,58 @@ class RulesClientTest {
   }
 
   /**
+   * Sound (h-attack16, of the cold start's one derived client): a user's client that retries (fabric8's default
+   * retries a 5xx answer) retries none of the preflight's reviews. The rules review, now sent through the Lease
+   * calls' client, goes once, and so does each access review through the client derived at the first of them;
+   * both still carry the user's impersonation. A server that answers every review 503 gives no verdict: the runner
+   * may contend.
+   */
+  @Test
+  void noReviewIsRetriedWhenTheUsersClientRetries() throws Exception {
+    List<String> reviews = new CopyOnWriteArrayList<>();
+    try (MockApi server = new MockApi(delegate -> new Dispatcher() {
+      @Override
+      public MockResponse dispatch(RecordedRequest request) {
+        String path = request.getPath() == null ? "" : request.getPath();
+        if (path.endsWith("reviews")) {
+          reviews.add(path.substring(path.lastIndexOf('/') + 1) + " " + request.getHeader("Impersonate-User"));
+          return new MockResponse().setResponseCode(503).setHeader("Content-Type", "application/json")
+              .setBody("{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"code\":503}");
+        }
+        return delegate.dispatch(request);
+      }
+    })) {
+      Config config = new ConfigBuilder(Config.empty()).withMasterUrl(server.url()).withNamespace(MockApi.NAMESPACE)
+          .withRequestRetryBackoffLimit(4).withRequestRetryBackoffInterval(1).build();
+      try (KubernetesClient base = new KubernetesClientBuilder().withConfig(config)
+          .withHttpClientFactory(new JdkHttpClientFactory()).build()) {
+        KubernetesClient orders = impersonatingOrders(base);
+        // Control: the user's own client retries a 503.
+        CompletableFuture<io.fabric8.kubernetes.client.http.HttpResponse<String>> control = orders.getHttpClient()
+            .sendAsync(orders.getHttpClient().newHttpRequestBuilder()
+                .uri(LeaseHttp.apiRoot(orders) + LeaseRules.PATH)
+                .post("application/json", LeaseRules.questionJson(MockApi.NAMESPACE)).build(), String.class);
+        assertThat(control.get(20, TimeUnit.SECONDS).code()).isEqualTo(503);
+        assertThat(reviews).as("the user's client retries").hasSize(5);
+        reviews.clear();
+
+        Fabric8LeaseTransport transport = new Fabric8LeaseTransport(orders, MockApi.NAMESPACE,
+            MockApi.fastSettings("a").leadershipEvents(false).build(), SharedPools.io());
+        CompletableFuture<Optional<LeaseAccessDeniedException>> verdict = new CompletableFuture<>();
+        transport.preflight(verdict::complete, verdict::completeExceptionally);
+        assertThat(verdict.get(20, TimeUnit.SECONDS)).isEmpty();
+        transport.close();
+        assertThat(reviews).filteredOn(line -> line.startsWith("selfsubjectrulesreviews")).hasSize(1);
+        // The access reviews are sent at once and the first failure decides: at most one per required verb.
+        assertThat(reviews).filteredOn(line -> line.startsWith("selfsubjectaccessreviews")).isNotEmpty()
+            .hasSizeLessThanOrEqualTo(LeaseNeeds.election().required().size());
+        assertThat(reviews).allSatisfy(line -> assertThat(line).endsWith(" orders"));
+        assertThat(transport.reviewClientDerived()).isTrue();
+      }
+    }
+  }
+
+  /**
    * FINDING 4 (h-attack5). A close while the rules review is in flight can still send an access review (seen red
    * once in this session: {@code RulesReviewTest.aCloseWhileTheRulesReviewIsInFlightSendsNothingAfterAndReportsNothing}
    * failed with "reviews after the close: [selfsubjectrulesreviews, selfsubjectaccessreviews]", run together with
