@@ -50,4 +50,32 @@ class SettingsChecksTest {
     assertThat(subdomains).isGreaterThan(500).isLessThan(names.size() - 500);
     assertThat(labels).isGreaterThan(500).isLessThan(subdomains);
   }
+
+  /**
+   * Sound (h-attack16): every name of up to 5 characters over letters and digits the regular expressions must
+   * refuse though Java calls them letters or digits ({@code Character.isDigit('\u0660')}, the Kelvin sign, which
+   * lower-cases to 'k'), upper case, a line end (which {@code $} would let through), '-' and '.' is judged as the
+   * expressions judge it.
+   */
+  @Test
+  void everyShortNameOverTrickyCharactersIsJudgedAsTheRegularExpressionsJudgeIt() {
+    String alphabet = "a0-.A\u0660\u212a\n";
+    int checked = 0;
+    for (int length = 0; length <= 5; length++) {
+      int count = (int) Math.pow(alphabet.length(), length);
+      for (int k = 0; k < count; k++) {
+        StringBuilder name = new StringBuilder();
+        for (int c = 0, v = k; c < length; c++, v /= alphabet.length()) {
+          name.append(alphabet.charAt(v % alphabet.length()));
+        }
+        String n = name.toString();
+        assertThat(SettingsChecks.isSubdomain(n)).as("subdomain \"%s\"", n)
+            .isEqualTo(DNS_SUBDOMAIN.matcher(n).matches());
+        assertThat(SettingsChecks.isLabel(n, 0, n.length())).as("label \"%s\"", n)
+            .isEqualTo(DNS_LABEL.matcher(n).matches());
+        checked++;
+      }
+    }
+    assertThat(checked).isEqualTo(37_449);
+  }
 }
