@@ -17,7 +17,8 @@ import java.util.Objects;
  * the driver's {@link Ticker}, from the informer's own thread; the sink hands it to the driver's loop. Each failure
  * is reported too ({@link Sink#failed}), and {@link #relist} cuts a back-off short: the informer is replaced by one
  * that starts from the Leases as last reported and lists at once, reporting what changed since (deletions included),
- * and nothing more is reported from the one replaced.
+ * and nothing more is reported from the one replaced, which is stopped from a worker (see {@link #relist}), and by
+ * {@link #close} at the latest.
  *
  * <p>Thread-safe: {@link #close} may be called from any thread, once or more; {@link #relist} from any thread.
  */
@@ -61,6 +62,11 @@ final class ShardLeaseSource implements ShardDriver.View {
   private final ShardLeases leases;
   private final Ticker ticker;
   private final Sink sink;
+  // Where a replaced informer is stopped: never on the thread of relist(), the runners' loop (see relist).
+  private final java.util.concurrent.Executor stopper;
+  // The informers replaced and not yet stopped (by the stopper, or by close at the latest).
+  private final java.util.Set<SharedIndexInformer<Lease>> stopping =
+      java.util.concurrent.ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
   // Guarded by this: the informer whose events are reported (its generation: one replaced reports nothing more),
   // whether any list was reported, and each Lease as last reported, which a relist's informer starts from so that it
@@ -71,7 +77,8 @@ final class ShardLeaseSource implements ShardDriver.View {
   private final Map<String, Lease> reported = new HashMap<>();
 
   private ShardLeaseSource(KubernetesClient client, ListPace pace, String namespace, ShardLeases leases, Ticker ticker,
-      Sink sink) {
+      Sink sink, java.util.concurrent.Executor stopper) {
+    this.stopper = stopper;
     this.client = client;
     this.pace = pace;
     this.namespace = namespace;
@@ -97,7 +104,8 @@ final class ShardLeaseSource implements ShardDriver.View {
     ListPace pace = ListPace.forInformer(reconnectMillis(retryPeriod));
     KubernetesClient client = DerivedClients.forInformer(userClient, reconnectMillis(retryPeriod), pace);
     try {
-      ShardLeaseSource source = new ShardLeaseSource(client, pace, namespace, leases, ticker, sink);
+      ShardLeaseSource source = new ShardLeaseSource(client, pace, namespace, leases, ticker, sink,
+          SharedPools.handOver());
       synchronized (source) {
         source.startInformer();
       }
@@ -173,8 +181,11 @@ final class ShardLeaseSource implements ShardDriver.View {
 
   /**
    * Lists and watches again at once if the informer is not watching (it failed and waits for its back-off, or lists
-   * again on its own): through a new informer that starts from the Leases as last reported, the old one stopped.
-   * Returns whether it did; not after {@link #close}.
+   * again on its own): through a new informer that starts from the Leases as last reported, the old one stopped
+   * from a worker, and by {@link #close} at the latest. Not on this thread, the runners' loop: fabric8's {@code
+   * stop()} takes the informer's reflector's monitor, which the reflector holds while it opens a watch, through the
+   * user's interceptors (a token refresh, a credential plugin); a relist that replaced an informer opening its watch
+   * after a list of its own would hold the loop that long. Returns whether it did; not after {@link #close}.
    */
   @Override
   public boolean relist() {
@@ -184,11 +195,26 @@ final class ShardLeaseSource implements ShardDriver.View {
         return false;
       }
       replaced = informer;
+      stopping.add(replaced);
       pace.restart(); // the new informer's list goes out now, not at the pace the failures before it built up
       startInformer();
     }
-    replaced.stop(); // outside the lock: its threads may be reporting, and find it replaced
+    // Outside the lock (its threads may be reporting, and find it replaced), and off this thread.
+    try {
+      stopper.execute(() -> stop(replaced));
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      stop(replaced);
+    }
     return true;
+  }
+
+  /** Stops an informer replaced by a relist (fabric8's {@code stop()} may be called more than once). */
+  private void stop(SharedIndexInformer<Lease> replaced) {
+    try {
+      replaced.stop();
+    } finally {
+      stopping.remove(replaced);
+    }
   }
 
   /** The first interval of the back-off, in milliseconds: a 32nd of {@code retryPeriod}, at least 1. */
@@ -244,7 +270,14 @@ final class ShardLeaseSource implements ShardDriver.View {
     try {
       last.close();
     } finally {
-      client.close(); // its own: the user's client and HTTP client stay open
+      try {
+        // A replaced informer whose stop has not run yet is stopped here: none runs once this returns.
+        for (SharedIndexInformer<Lease> replaced : stopping) {
+          stop(replaced);
+        }
+      } finally {
+        client.close(); // its own: the user's client and HTTP client stay open
+      }
     }
   }
 }

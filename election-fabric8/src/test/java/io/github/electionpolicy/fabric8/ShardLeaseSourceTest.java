@@ -281,6 +281,97 @@ class ShardLeaseSourceTest {
     }
   }
 
+  /**
+   * Finding h-attack17 (1): {@code relist()} runs on the runners' loop (ShardViewFeed.answered) and stopped the
+   * replaced informer there; fabric8's {@code Reflector.stop()} takes the reflector's monitor, which its {@code
+   * startWatcher} holds while the new watch goes through the user's interceptors (their {@code before} runs on the
+   * calling thread). So a relist that came while the replaced informer was opening its watch after a list of its own
+   * back-off (not watching yet, so replaced) held the loop, every runner of the JVM, for as long as an interceptor of
+   * the user's took there (a token refresh, a credential plugin). Here the replaced informer's watch is held in an
+   * interceptor until the test lets it go: the loop must run the relist and a task after it meanwhile. The replaced
+   * informer is stopped from a worker, and by {@code close()} at the latest.
+   */
+  @Test
+  void aRelistWhileTheReplacedInformerOpensItsWatchDoesNotHoldTheLoop() throws Exception {
+    java.util.concurrent.atomic.AtomicBoolean down = new java.util.concurrent.atomic.AtomicBoolean(true);
+    java.util.concurrent.atomic.AtomicInteger failures = new java.util.concurrent.atomic.AtomicInteger();
+    java.util.concurrent.atomic.AtomicInteger listed = new java.util.concurrent.atomic.AtomicInteger();
+    java.util.concurrent.atomic.AtomicBoolean holdOne = new java.util.concurrent.atomic.AtomicBoolean(true);
+    java.util.concurrent.CountDownLatch holding = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    io.fabric8.kubernetes.client.http.Interceptor slowWatch = new io.fabric8.kubernetes.client.http.Interceptor() {
+      @Override
+      public void before(io.fabric8.kubernetes.client.http.BasicBuilder builder,
+          io.fabric8.kubernetes.client.http.HttpRequest request, RequestTags tags) {
+        String query = request.uri().getRawQuery();
+        if (query != null && query.contains("labelSelector") && query.contains("watch=true")
+            && holdOne.compareAndSet(true, false)) {
+          holding.countDown();
+          try {
+            release.await(Await.GENEROUS.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        }
+      }
+    };
+    try (MockApi server = new MockApi(delegate -> new Dispatcher() {
+      @Override
+      public MockResponse dispatch(RecordedRequest request) {
+        String path = request.getPath() == null ? "" : request.getPath();
+        if (path.contains("labelSelector") && !path.contains("watch=true") && down.get()) {
+          return new MockResponse().setResponseCode(503).setHeader("Content-Type", "application/json")
+              .setBody("{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"code\":503}");
+        }
+        return delegate.dispatch(request);
+      }
+    })) {
+      Config config = new ConfigBuilder(Config.empty()).withMasterUrl(server.url()).withNamespace(MockApi.NAMESPACE)
+          .build();
+      ShardLeaseSource.Sink counting = new ShardLeaseSource.Sink() {
+        @Override
+        public void changed(ShardLeaseView.Listed l, long arrivedNanos) {}
+
+        @Override
+        public void deleted(String name, long arrivedNanos) {}
+
+        @Override
+        public void listed() {
+          listed.incrementAndGet();
+        }
+
+        @Override
+        public void failed() {
+          failures.incrementAndGet();
+        }
+      };
+      try (KubernetesClient user = new KubernetesClientBuilder().withConfig(config)
+              .withHttpClientFactory(new JdkHttpClientFactory())
+              .withHttpClientBuilderConsumer(builder -> builder.addOrReplaceInterceptor("slow", slowWatch)).build();
+          // A back-off from 100 ms: the first informer lists again on its own soon after the server is back.
+          ShardLeaseSource source = ShardLeaseSource.open(user, MockApi.NAMESPACE, leases, Duration.ofMillis(3_200),
+              ticks::incrementAndGet, counting)) {
+        try {
+          Await.until("the first list failed", () -> failures.get() >= 1, failures::toString);
+          down.set(false);
+          assertThat(holding.await(Await.GENEROUS.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS))
+              .as("the first informer listed on its own and opens its watch").isTrue();
+
+          java.util.concurrent.CompletableFuture<Boolean> relisted = new java.util.concurrent.CompletableFuture<>();
+          RunnerLoop.shared().execute(() -> relisted.complete(source.relist()));
+          java.util.concurrent.CompletableFuture<Boolean> after = new java.util.concurrent.CompletableFuture<>();
+          RunnerLoop.shared().execute(() -> after.complete(true));
+          assertThat(after.get(10, java.util.concurrent.TimeUnit.SECONDS))
+              .as("the loop ran a task after the relist while the replaced informer's watch was held").isTrue();
+          assertThat(relisted.getNow(false)).as("relisted: the first informer was not watching").isTrue();
+          Await.until("the relist's list", () -> listed.get() == 1, listed::toString);
+        } finally {
+          release.countDown();
+        }
+      }
+    }
+  }
+
   @Test
   void theBackoffStartsAtA32ndOfTheRetryPeriodSoItsCapIsTheRetryPeriod() {
     assertThat(ShardLeaseSource.reconnectMillis(Duration.ofSeconds(2))).isEqualTo(62);
