@@ -36,8 +36,10 @@ import org.slf4j.LoggerFactory;
  * RejectedExecutionException}, or the pool's own rejection once it is shut down) and the tasks that wait here still
  * run, fed as before; the pool is shut down once none waits. {@link #shutdownNow()} shuts the pool down at once and
  * returns the tasks that wait here and those the pool returns. A task the pool rejects while it runs (it was shut down
- * by someone else) is dropped and logged, as JOSDK would have lost it. Thread-safe: the lanes and counts are guarded
- * by one monitor, which is never held while the pool or a task runs.
+ * by someone else) is dropped and logged, as JOSDK would have lost it; one it rejects while it runs, when handed
+ * over from a pool thread whose task just ended (a pool that queues nothing has all its threads busy then, that one
+ * included), runs on that thread instead. Thread-safe: the lanes and counts are guarded by one monitor, which is
+ * never held while the pool or a task runs.
  */
 final class LaneExecutor extends AbstractExecutorService {
 
@@ -121,13 +123,20 @@ final class LaneExecutor extends AbstractExecutorService {
       }
       throw new RejectedExecutionException("the reconciliation executor is shut down");
     }
-    feed();
+    feed(false);
   }
 
-  /** Hands waiting tasks to the pool while it has a free thread, then shuts it down if it is due and none waits. */
-  private void feed() {
+  /**
+   * Hands waiting tasks to the pool while it has a free thread, then shuts it down if it is due and none waits. On a
+   * pool thread whose task just ended ({@code onPoolThread}), a task the pool rejects while it is not shut down is
+   * returned, to run on this thread: that thread is the one the task's slot counted, still busy until it returns, and
+   * a pool that queues nothing rejects a task while all its threads are busy.
+   *
+   * @return the task to run on this pool thread now, or null
+   */
+  private Handed feed(boolean onPoolThread) {
     while (true) {
-      Runnable next = null;
+      Handed next = null;
       boolean shutDelegate = false;
       synchronized (lock) {
         if (!ready.isEmpty() && inFlight < threads && !delegateShutdown) {
@@ -140,24 +149,27 @@ final class LaneExecutor extends AbstractExecutorService {
           shutDelegate = true;
           lock.notifyAll();
         } else {
-          return;
+          return null;
         }
       }
       if (shutDelegate) {
         delegate.shutdown();
-        return;
+        return null;
       }
       try {
         delegate.execute(next);
       } catch (RuntimeException | Error rejected) {
+        if (onPoolThread && !delegate.isShutdown()) {
+          return next; // its slot is this thread's: it runs here (handing ends in the finally)
+        }
         boolean quiet;
         synchronized (lock) {
           inFlight--;
           quiet = delegateShutdown;
         }
         if (!quiet) {
-          LOG.error("The reconciliation executor rejected a reconciliation, which is dropped: JOSDK runs it again only "
-              + "on the resource's next event", rejected);
+          LOG.error("The reconciliation executor rejected a reconciliation, which is dropped: JOSDK counts its resource "
+              + "as being reconciled, and may not reconcile it again in this process", rejected);
         }
       } finally {
         synchronized (lock) {
@@ -172,7 +184,7 @@ final class LaneExecutor extends AbstractExecutorService {
     synchronized (lock) {
       shutdown = true;
     }
-    feed();
+    feed(false);
   }
 
   @Override
@@ -272,15 +284,36 @@ final class LaneExecutor extends AbstractExecutorService {
       this.task = task;
     }
 
+    /**
+     * Runs the task, then the next that feeding gives back to this thread, and so on; then throws the first task's
+     * throwable, if any, as the task alone would have (the pool's thread ends with it).
+     */
     @Override
     public void run() {
-      try {
-        task.run();
-      } finally {
+      Throwable first = null;
+      for (Handed current = this; current != null; ) {
+        try {
+          current.task.run();
+        } catch (Throwable thrown) { // a checked one too, thrown sneakily: the slot is freed whatever ends the task
+          if (first == null) {
+            first = thrown;
+          } else {
+            first.addSuppressed(thrown);
+          }
+        }
         synchronized (lock) {
           inFlight--;
         }
-        feed();
+        current = feed(true);
+      }
+      if (first instanceof RuntimeException runtime) {
+        throw runtime;
+      }
+      if (first instanceof Error error) {
+        throw error;
+      }
+      if (first != null) {
+        throw new java.lang.reflect.UndeclaredThrowableException(first);
       }
     }
 

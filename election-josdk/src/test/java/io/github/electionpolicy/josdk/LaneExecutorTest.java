@@ -241,6 +241,38 @@ class LaneExecutorTest {
     }
   }
 
+  /**
+   * A bounded pool that queues nothing (a {@link SynchronousQueue}) rejects a task handed to it while all its threads
+   * are busy, and the thread a finishing task frees is still busy while that task's end feeds the next: every next
+   * task was rejected and dropped, and JOSDK, which marks a resource as under processing when it submits its task,
+   * would never reconcile those resources again.
+   */
+  @Test
+  void onABoundedHandOffPoolEveryTaskRunsThoughTheFinishingThreadIsStillBusy() throws InterruptedException {
+    ThreadPoolExecutor handOff = new ThreadPoolExecutor(1, 1, 1, TimeUnit.MINUTES, new SynchronousQueue<>());
+    LaneExecutor lanes = new LaneExecutor(handOff, 50);
+    CountDownLatch ran = new CountDownLatch(20);
+    CountDownLatch first = new CountDownLatch(1);
+    lanes.execute(() -> {
+      try {
+        first.await();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      ran.countDown();
+    });
+    lanes.moving(() -> {
+      for (int i = 0; i < 19; i++) {
+        lanes.execute(ran::countDown);
+      }
+      return 19;
+    });
+    first.countDown();
+    assertThat(ran.await(30, TimeUnit.SECONDS)).as("every task ran, %s left", ran.getCount()).isTrue();
+    lanes.shutdown();
+    assertThat(lanes.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
+  }
+
   @Test
   void onARealPoolATaskThatThrowsLeaksNoThreadAndTheRestRun() throws InterruptedException {
     ExecutorService real = Executors.newFixedThreadPool(1);
