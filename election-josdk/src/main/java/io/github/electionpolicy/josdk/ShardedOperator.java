@@ -57,7 +57,11 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>A shard that moves here</b> ({@link #start(int, LeadershipTerm)}): every resource of the shard in each
  * controller's cache gets an event at once, from an event source of the operator's own, and is reconciled under the
- * new term. <b>A shard that moves away</b> ({@link #stop(int)}): no reconciliation of the shard begins from then on,
+ * new term. The reconciliation executor (yours, {@code withExecutorService}, or JOSDK's default pool) is fed in
+ * turns: the reconciliations of each shard that moves here wait in a lane of their own, everything else in one more,
+ * and the pool gets one task of each lane in turn, no more at a time than it has threads; so a shard's first
+ * reconciliation does not wait behind the reconciliations of the shards that moved here just before it. <b>A shard
+ * that moves away</b> ({@link #stop(int)}): no reconciliation of the shard begins from then on,
  * and {@code stop} returns only once those that began before have ended (JOSDK's own writes after the reconciler
  * included), so none of this replica's work on the shard still runs when the next owner starts.
  *
@@ -87,6 +91,8 @@ public final class ShardedOperator implements ShardService, AutoCloseable {
 
   private final ShardOwnership ownership;
   private final OperatorTerm operator;
+  // The reconciliation executor: the configured one, fed so that a moved shard's tasks do not wait behind others'.
+  private final LaneExecutor reconciliations;
   // The client the operator runs on: the user's, its writes checked by ShardFence; closed once the operator stopped.
   private final KubernetesClient fenced;
   private final List<ShardMoves<?>> moves = new ArrayList<>();
@@ -99,8 +105,9 @@ public final class ShardedOperator implements ShardService, AutoCloseable {
     ShardGate gate = new ShardGate(user.getMetrics(), ownership);
     // Taken once: the overrides below are applied a few times while the operator is built.
     ExecutorService workflows = new ShardContextExecutor(user.getWorkflowExecutorService(), gate);
-    Consumer<ConfigurationServiceOverrider> configuration = builder.configuration
-        .andThen(o -> o.withMetrics(gate).withWorkflowExecutorService(workflows));
+    this.reconciliations = new LaneExecutor(user.getExecutorService(), user.concurrentReconciliationThreads());
+    Consumer<ConfigurationServiceOverrider> configuration = builder.configuration.andThen(o -> o.withMetrics(gate)
+        .withWorkflowExecutorService(workflows).withExecutorService(reconciliations));
     this.fenced = WriteGate.gate(builder.client, new ShardFence(gate, ownership));
     try {
       this.operator = new OperatorTerm(configuration, fenced, () -> !closed);
@@ -177,10 +184,14 @@ public final class ShardedOperator implements ShardService, AutoCloseable {
       throw new IllegalStateException("start(" + shard + ", " + term + ") after close(): the operator has stopped");
     }
     ownership.own(shard, term);
-    int fired = 0;
-    for (ShardMoves<?> source : moves) {
-      fired += source.moved(shard);
-    }
+    // JOSDK submits each event's reconciliation from the firing thread: the shard's tasks get a lane of their own.
+    int fired = reconciliations.moving(() -> {
+      int events = 0;
+      for (ShardMoves<?> source : moves) {
+        events += source.moved(shard);
+      }
+      return events;
+    });
     LOG.debug("Shard {} is this replica's under {}: {} cached resource(s) to reconcile", shard, term, fired);
   }
 
@@ -302,7 +313,10 @@ public final class ShardedOperator implements ShardService, AutoCloseable {
     /**
      * Sets JOSDK's configuration overrides, as with {@code new Operator(overrider -> ...)}. Optional. The client is
      * always the {@linkplain #client(KubernetesClient) builder's}, {@code withLeaderElectionConfiguration} is refused,
-     * and a {@code withMetrics} is wrapped by the ownership gate.
+     * a {@code withMetrics} is wrapped by the ownership gate, and the reconciliation executor ({@code
+     * withExecutorService}) is fed in turns, one task per thread of it at a time (its size: a {@code
+     * ThreadPoolExecutor}'s core size, a {@code ForkJoinPool}'s parallelism, else {@code
+     * withConcurrentReconciliationThreads}, which then bounds how many reconciliations run at once).
      *
      * @param configuration the overrides; called a few times while the operator is built, so it should only configure
      * @return this builder

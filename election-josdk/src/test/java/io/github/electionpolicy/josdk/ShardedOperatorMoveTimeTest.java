@@ -72,6 +72,12 @@ class ShardedOperatorMoveTimeTest {
           n -> shards.shardOf(uids.get(n)), n -> cluster.firstReconciled.get(n).get("pod-a"), Math::min));
       long[] releaseToFirst = firstOfShard.entrySet().stream()
           .mapToLong(e -> e.getValue() - releasedAt.get(e.getKey())).sorted().toArray();
+      // Its two parts, per moved shard: from the release to the runner's start(shard), and from there to the first
+      // reconciliation of one of the shard's widgets.
+      long[] releaseToStart = firstOfShard.keySet().stream()
+          .mapToLong(s -> cluster.shardStarted.get(s).get("pod-a") - releasedAt.get(s)).sorted().toArray();
+      long[] startToFirst = firstOfShard.entrySet().stream()
+          .mapToLong(e -> e.getValue() - cluster.shardStarted.get(e.getKey()).get("pod-a")).sorted().toArray();
       long first = moved.stream().mapToLong(n -> cluster.firstReconciled.get(n).get("pod-a")).min().orElseThrow();
       long last = moved.stream().mapToLong(n -> cluster.firstReconciled.get(n).get("pod-a")).max().orElseThrow();
       // From the new owner's start(shard) to its reconciliation of each of the shard's widgets: the JOSDK part.
@@ -81,12 +87,17 @@ class ShardedOperatorMoveTimeTest {
 
       System.out.printf("MEASURED josdk-warm server=%s widgets=%d moved=%d shards_moved=%d create_s=%.1f close_ms=%d "
               + "first_moved_reconcile_ms=%d all_moved_reconciled_ms=%d start_to_reconcile_ms_min=%d "
-              + "median=%d max=%d release_to_first_reconcile_ms_per_shard_min=%d median=%d max=%d%n",
+              + "median=%d max=%d release_to_first_reconcile_ms_per_shard_min=%d median=%d max=%d "
+              + "release_to_start_ms_per_shard_min=%d median=%d max=%d start_to_first_ms_per_shard_min=%d median=%d "
+              + "max=%d%n",
           KUBECONFIG.isEmpty() ? "mock" : "real", WIDGETS, moved.size(), moving.size(),
           (created - creating) / 1e9, millis(closed - release), millis(first - release), millis(last - release),
           millis(fromStart[0]), millis(fromStart[fromStart.length / 2]), millis(fromStart[fromStart.length - 1]),
           millis(releaseToFirst[0]), millis(releaseToFirst[releaseToFirst.length / 2]),
-          millis(releaseToFirst[releaseToFirst.length - 1]));
+          millis(releaseToFirst[releaseToFirst.length - 1]), millis(releaseToStart[0]),
+          millis(releaseToStart[releaseToStart.length / 2]), millis(releaseToStart[releaseToStart.length - 1]),
+          millis(startToFirst[0]), millis(startToFirst[startToFirst.length / 2]),
+          millis(startToFirst[startToFirst.length - 1]));
       assertThat(cluster.violations).isEmpty();
     }
   }

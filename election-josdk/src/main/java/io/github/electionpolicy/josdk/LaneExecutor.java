@@ -1,0 +1,325 @@
+package io.github.electionpolicy.josdk;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.AbstractExecutorService;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.function.IntSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The reconciliation executor of a {@link ShardedOperator}: JOSDK's (the configured one), fed so that a shard that
+ * moves here is reconciled at once even while other shards' bulk work waits. JOSDK submits one task per reconciliation
+ * and its pool runs them first in, first out; a shard that moves here submits one task per cached resource of the shard
+ * at once (from {@link ShardMoves#moved}, synchronously, on the thread that starts the shard), so without this the
+ * first reconciliation of the last of several shards that move together would wait behind every resource of the
+ * shards started before it.
+ *
+ * <p>So tasks wait here in lanes: one lane for the tasks submitted on a thread inside {@link #moving(IntSupplier)} (a
+ * new lane for each move), one for every other task (informers' changes, retries, re-reconciliations JOSDK submits from
+ * its own threads). The lanes are fed to the pool round-robin, one task of each non-empty lane in turn, and only as
+ * many at a time as the pool has threads, so that none waits in the pool's own queue: a moved shard's first
+ * reconciliation starts once at most one task of each other lane started before it. No lane is starved, and each task
+ * runs once. The pool's size is read once: a {@link ThreadPoolExecutor}'s core size (its maximum size if it queues
+ * nothing, as a {@link SynchronousQueue}), a {@link ForkJoinPool}'s parallelism, or else JOSDK's {@code
+ * concurrentReconciliationThreads()} (which then also bounds how many reconciliations run at once).
+ *
+ * <p>The lifecycle is the pool's as JOSDK expects it: after {@link #shutdown()} no task is accepted (a {@link
+ * RejectedExecutionException}, or the pool's own rejection once it is shut down) and the tasks that wait here still
+ * run, fed as before; the pool is shut down once none waits. {@link #shutdownNow()} shuts the pool down at once and
+ * returns the tasks that wait here and those the pool returns. A task the pool rejects while it runs (it was shut down
+ * by someone else) is dropped and logged, as JOSDK would have lost it; one it rejects while it runs, when handed
+ * over from a pool thread whose task just ended (a pool that queues nothing has all its threads busy then, that one
+ * included), runs on that thread instead. Thread-safe: the lanes and counts are guarded by one monitor, which is
+ * never held while the pool or a task runs.
+ */
+final class LaneExecutor extends AbstractExecutorService {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ShardedOperator.class);
+
+  private final ExecutorService delegate;
+  private final int threads;
+  private final Object lock = new Object();
+  // The lane of the move this thread is firing, if any.
+  private final ThreadLocal<Lane> move = new ThreadLocal<>();
+  // Guarded by lock: every task not yet handed to the pool is in exactly one lane; a lane is in ready iff it has tasks.
+  private final Lane others = new Lane();
+  private final ArrayDeque<Lane> ready = new ArrayDeque<>();
+  // Guarded by lock: tasks handed to the pool and not yet ended; hands to the pool under way; the lifecycle.
+  private int inFlight;
+  private int handing;
+  private boolean shutdown;
+  private boolean delegateShutdown;
+
+  /**
+   * Feeds {@code delegate}.
+   *
+   * @param delegate the configured reconciliation executor
+   * @param configuredThreads JOSDK's {@code concurrentReconciliationThreads()}: the size of a pool of another kind
+   */
+  LaneExecutor(ExecutorService delegate, int configuredThreads) {
+    this.delegate = Objects.requireNonNull(delegate, "delegate");
+    this.threads = Math.max(1, threadsOf(delegate, configuredThreads));
+  }
+
+  private static int threadsOf(ExecutorService delegate, int configuredThreads) {
+    if (delegate instanceof ThreadPoolExecutor pool) {
+      return pool.getQueue() instanceof SynchronousQueue ? pool.getMaximumPoolSize() : pool.getCorePoolSize();
+    }
+    if (delegate instanceof ForkJoinPool pool) {
+      return pool.getParallelism();
+    }
+    return configuredThreads;
+  }
+
+  /** How many tasks are handed to the pool at most at a time. */
+  int threads() {
+    return threads;
+  }
+
+  /**
+   * Runs {@code firing}, with every task submitted on this thread meanwhile in a lane of its own: the tasks of a shard
+   * that moves here.
+   *
+   * @return what {@code firing} returned
+   */
+  int moving(IntSupplier firing) {
+    Lane previous = move.get();
+    move.set(new Lane());
+    try {
+      return firing.getAsInt();
+    } finally {
+      if (previous == null) {
+        move.remove();
+      } else {
+        move.set(previous);
+      }
+    }
+  }
+
+  @Override
+  public void execute(Runnable task) {
+    Objects.requireNonNull(task, "task");
+    Lane lane = move.get();
+    boolean rejected;
+    synchronized (lock) {
+      rejected = shutdown || delegate.isShutdown();
+      if (!rejected) {
+        (lane == null ? others : lane).add(task, ready);
+      }
+    }
+    if (rejected) {
+      if (delegate.isShutdown()) {
+        delegate.execute(task); // rejected as the pool rejects
+        return;
+      }
+      throw new RejectedExecutionException("the reconciliation executor is shut down");
+    }
+    feed(false);
+  }
+
+  /**
+   * Hands waiting tasks to the pool while it has a free thread, then shuts it down if it is due and none waits. On a
+   * pool thread whose task just ended ({@code onPoolThread}), a task the pool rejects while it is not shut down is
+   * returned, to run on this thread: that thread is the one the task's slot counted, still busy until it returns, and
+   * a pool that queues nothing rejects a task while all its threads are busy.
+   *
+   * @return the task to run on this pool thread now, or null
+   */
+  private Handed feed(boolean onPoolThread) {
+    while (true) {
+      Handed next = null;
+      boolean shutDelegate = false;
+      synchronized (lock) {
+        if (!ready.isEmpty() && inFlight < threads && !delegateShutdown) {
+          Lane lane = ready.pollFirst();
+          next = new Handed(lane.poll(ready));
+          inFlight++;
+          handing++;
+        } else if (shutdown && !delegateShutdown && ready.isEmpty() && handing == 0) {
+          delegateShutdown = true;
+          shutDelegate = true;
+          lock.notifyAll();
+        } else {
+          return null;
+        }
+      }
+      if (shutDelegate) {
+        delegate.shutdown();
+        return null;
+      }
+      try {
+        delegate.execute(next);
+      } catch (RuntimeException | Error rejected) {
+        if (onPoolThread && !delegate.isShutdown()) {
+          return next; // its slot is this thread's: it runs here (handing ends in the finally)
+        }
+        boolean quiet;
+        synchronized (lock) {
+          inFlight--;
+          quiet = delegateShutdown;
+        }
+        if (!quiet) {
+          LOG.error("The reconciliation executor rejected a reconciliation, which is dropped: JOSDK counts its resource "
+              + "as being reconciled, and may not reconcile it again in this process", rejected);
+        }
+      } finally {
+        synchronized (lock) {
+          handing--;
+        }
+      }
+    }
+  }
+
+  @Override
+  public void shutdown() {
+    synchronized (lock) {
+      shutdown = true;
+    }
+    feed(false);
+  }
+
+  @Override
+  public List<Runnable> shutdownNow() {
+    List<Runnable> waiting = new ArrayList<>();
+    synchronized (lock) {
+      shutdown = true;
+      delegateShutdown = true;
+      for (Lane lane : ready) {
+        lane.drainTo(waiting);
+      }
+      ready.clear();
+      lock.notifyAll();
+    }
+    for (Runnable queued : delegate.shutdownNow()) {
+      waiting.add(queued instanceof Handed handed ? handed.task : queued);
+    }
+    return waiting;
+  }
+
+  @Override
+  public boolean isShutdown() {
+    synchronized (lock) {
+      return shutdown || delegate.isShutdown();
+    }
+  }
+
+  @Override
+  public boolean isTerminated() {
+    synchronized (lock) {
+      return delegateShutdown && delegate.isTerminated();
+    }
+  }
+
+  @Override
+  public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
+    long deadline = System.nanoTime() + unit.toNanos(timeout);
+    synchronized (lock) {
+      while (!delegateShutdown) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          return false;
+        }
+        TimeUnit.NANOSECONDS.timedWait(lock, left);
+      }
+    }
+    return delegate.awaitTermination(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+  }
+
+  /** How many tasks wait here, not yet handed to the pool (for tests). */
+  int waiting() {
+    synchronized (lock) {
+      int waiting = 0;
+      for (Lane lane : ready) {
+        waiting += lane.tasks.size();
+      }
+      return waiting;
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "LaneExecutor{" + threads + " at a time, " + delegate + "}";
+  }
+
+  /** Tasks in the order they were submitted; guarded by the executor's lock. */
+  private static final class Lane {
+    private final ArrayDeque<Runnable> tasks = new ArrayDeque<>();
+
+    void add(Runnable task, ArrayDeque<Lane> ready) {
+      if (tasks.isEmpty()) {
+        ready.addLast(this);
+      }
+      tasks.addLast(task);
+    }
+
+    /** Takes the first task; the lane, taken from the front of {@code ready}, goes to its back if it has more. */
+    Runnable poll(ArrayDeque<Lane> ready) {
+      Runnable task = tasks.pollFirst();
+      if (!tasks.isEmpty()) {
+        ready.addLast(this);
+      }
+      return task;
+    }
+
+    void drainTo(List<Runnable> into) {
+      into.addAll(tasks);
+      tasks.clear();
+    }
+  }
+
+  /** A task as the pool runs it: its end, however it ends, frees its thread for the next waiting task. */
+  private final class Handed implements Runnable {
+    private final Runnable task;
+
+    Handed(Runnable task) {
+      this.task = task;
+    }
+
+    /**
+     * Runs the task, then the next that feeding gives back to this thread, and so on; then throws the first task's
+     * throwable, if any, as the task alone would have (the pool's thread ends with it).
+     */
+    @Override
+    public void run() {
+      Throwable first = null;
+      for (Handed current = this; current != null; ) {
+        try {
+          current.task.run();
+        } catch (Throwable thrown) { // a checked one too, thrown sneakily: the slot is freed whatever ends the task
+          if (first == null) {
+            first = thrown;
+          } else {
+            first.addSuppressed(thrown);
+          }
+        }
+        synchronized (lock) {
+          inFlight--;
+        }
+        current = feed(true);
+      }
+      if (first instanceof RuntimeException runtime) {
+        throw runtime;
+      }
+      if (first instanceof Error error) {
+        throw error;
+      }
+      if (first != null) {
+        throw new java.lang.reflect.UndeclaredThrowableException(first);
+      }
+    }
+
+    @Override
+    public String toString() {
+      return task.toString();
+    }
+  }
+}

@@ -1,0 +1,295 @@
+package io.github.electionpolicy.josdk;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.AbstractExecutorService;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The reconciliation executor of a {@link ShardedOperator}, deterministically: on a pool whose tasks the test runs one
+ * by one on its own thread (its size given, as for a pool that is no {@code ThreadPoolExecutor}), and on real pools for
+ * the size and a task that throws.
+ */
+class LaneExecutorTest {
+
+  /** A pool that only queues; the test runs its tasks, in the order it chooses. */
+  static final class StepPool extends AbstractExecutorService {
+    final ArrayDeque<Runnable> queued = new ArrayDeque<>();
+    boolean shutdown;
+
+    @Override
+    public void execute(Runnable task) {
+      if (shutdown) {
+        throw new RejectedExecutionException("step pool shut down");
+      }
+      queued.addLast(task);
+    }
+
+    /** Runs the oldest queued task, as the pool's thread would (what it throws stays on that thread). */
+    void runNext() {
+      Runnable task = queued.pollFirst();
+      assertThat(task).as("a task queued in the pool").isNotNull();
+      try {
+        task.run();
+      } catch (RuntimeException | Error thrown) {
+        // a pool thread's end
+      }
+    }
+
+    @Override
+    public void shutdown() {
+      shutdown = true;
+    }
+
+    @Override
+    public List<Runnable> shutdownNow() {
+      shutdown = true;
+      List<Runnable> left = new ArrayList<>(queued);
+      queued.clear();
+      return left;
+    }
+
+    @Override
+    public boolean isShutdown() {
+      return shutdown;
+    }
+
+    @Override
+    public boolean isTerminated() {
+      return shutdown && queued.isEmpty();
+    }
+
+    @Override
+    public boolean awaitTermination(long timeout, TimeUnit unit) {
+      return isTerminated();
+    }
+  }
+
+  private final StepPool pool = new StepPool();
+  private final List<String> ran = new ArrayList<>();
+
+  private Runnable task(String name) {
+    return () -> ran.add(name);
+  }
+
+  private void submitMoved(LaneExecutor lanes, String prefix, int count) {
+    int fired = lanes.moving(() -> {
+      for (int i = 1; i <= count; i++) {
+        lanes.execute(task(prefix + i));
+      }
+      return count;
+    });
+    assertThat(fired).isEqualTo(count);
+  }
+
+  @Test
+  void theLanesAreFedRoundRobinOneTaskPerThreadAtATime() {
+    LaneExecutor lanes = new LaneExecutor(pool, 1);
+    for (int i = 1; i <= 4; i++) {
+      lanes.execute(task("o" + i));
+    }
+    submitMoved(lanes, "a", 5);
+    submitMoved(lanes, "b", 2);
+    assertThat(pool.queued).hasSize(1);
+    assertThat(lanes.waiting()).isEqualTo(10);
+    while (!pool.queued.isEmpty()) {
+      assertThat(pool.queued).hasSize(1);
+      pool.runNext();
+    }
+    assertThat(ran).containsExactly("o1", "o2", "a1", "b1", "o3", "a2", "b2", "o4", "a3", "a4", "a5");
+    assertThat(lanes.waiting()).isZero();
+  }
+
+  @Test
+  void aShardMovedLastStartsAfterAtMostOneTaskOfEachOtherLane() {
+    LaneExecutor lanes = new LaneExecutor(pool, 2);
+    submitMoved(lanes, "a", 100);
+    submitMoved(lanes, "b", 100);
+    submitMoved(lanes, "c", 100);
+    lanes.execute(task("o1"));
+    assertThat(pool.queued).as("no more handed to the pool than its threads").hasSize(2);
+    while (!ran.contains("c1")) {
+      pool.runNext();
+      assertThat(pool.queued.size()).isLessThanOrEqualTo(2);
+    }
+    // a1 and a2 were handed to the pool's two threads before b and c moved; then one of each lane in turn.
+    assertThat(ran).containsExactly("a1", "a2", "a3", "b1", "c1");
+    while (!pool.queued.isEmpty()) {
+      pool.runNext();
+    }
+    assertThat(ran).hasSize(301).doesNotHaveDuplicates();
+  }
+
+  @Test
+  void aTaskThatThrowsFreesItsThreadForTheNext() {
+    LaneExecutor lanes = new LaneExecutor(pool, 1);
+    lanes.execute(() -> {
+      throw new IllegalStateException("a reconciliation's failure");
+    });
+    lanes.execute(() -> {
+      throw new AssertionError("an Error");
+    });
+    lanes.execute(task("after"));
+    pool.runNext();
+    pool.runNext();
+    assertThat(pool.queued).hasSize(1);
+    pool.runNext();
+    assertThat(ran).containsExactly("after");
+    lanes.execute(task("next"));
+    assertThat(pool.queued).as("the permits are all free again").hasSize(1);
+  }
+
+  @Test
+  void afterShutdownTheWaitingTasksStillRunAndThePoolShutsDownOnceNoneWaits() throws InterruptedException {
+    LaneExecutor lanes = new LaneExecutor(pool, 1);
+    lanes.execute(task("o1"));
+    submitMoved(lanes, "a", 2);
+    lanes.shutdown();
+    assertThat(lanes.isShutdown()).isTrue();
+    assertThat(pool.isShutdown()).as("the pool still gets the waiting tasks").isFalse();
+    assertThatThrownBy(() -> lanes.execute(task("late"))).isInstanceOf(RejectedExecutionException.class);
+    assertThat(lanes.awaitTermination(0, TimeUnit.SECONDS)).isFalse();
+    assertThat(lanes.isTerminated()).isFalse();
+    pool.runNext();
+    assertThat(pool.isShutdown()).isFalse();
+    pool.runNext();
+    assertThat(pool.isShutdown()).as("shut down once no task waits here, a2 handed to it").isTrue();
+    assertThat(lanes.isTerminated()).isFalse();
+    pool.runNext();
+    assertThat(ran).containsExactly("o1", "a1", "a2");
+    assertThat(lanes.isTerminated()).isTrue();
+    assertThat(lanes.awaitTermination(0, TimeUnit.SECONDS)).isTrue();
+    assertThatThrownBy(() -> lanes.execute(task("later"))).isInstanceOf(RejectedExecutionException.class)
+        .hasMessageContaining("step pool");
+  }
+
+  @Test
+  void shutdownWithNothingWaitingShutsThePoolDownAtOnce() throws InterruptedException {
+    LaneExecutor lanes = new LaneExecutor(pool, 1);
+    lanes.shutdown();
+    assertThat(pool.isShutdown()).isTrue();
+    assertThat(lanes.awaitTermination(1, TimeUnit.SECONDS)).isTrue();
+  }
+
+  @Test
+  void shutdownNowReturnsTheWaitingTasksAndThePoolsAndRejectsTheNext() {
+    LaneExecutor lanes = new LaneExecutor(pool, 1);
+    Runnable o1 = task("o1");
+    Runnable o2 = task("o2");
+    lanes.execute(o1);
+    lanes.execute(o2);
+    List<Runnable> moved = new ArrayList<>();
+    lanes.moving(() -> {
+      Runnable a1 = task("a1");
+      moved.add(a1);
+      lanes.execute(a1);
+      return 1;
+    });
+    List<Runnable> left = lanes.shutdownNow();
+    assertThat(left).containsExactlyInAnyOrder(o1, o2, moved.get(0));
+    assertThat(pool.isShutdown()).isTrue();
+    assertThat(lanes.isTerminated()).isTrue();
+    assertThat(ran).isEmpty();
+    assertThatThrownBy(() -> lanes.execute(task("late"))).isInstanceOf(RejectedExecutionException.class);
+  }
+
+  @Test
+  void aTaskThePoolRejectsIsDroppedAndFreesItsThread() {
+    LaneExecutor lanes = new LaneExecutor(pool, 1);
+    lanes.execute(task("o1"));
+    lanes.execute(task("o2"));
+    pool.shutdown(); // by someone else
+    pool.runNext(); // o1 ends; the pool rejects o2
+    assertThat(ran).containsExactly("o1");
+    assertThat(lanes.waiting()).isZero();
+    assertThat(lanes.isShutdown()).isTrue();
+    assertThatThrownBy(() -> lanes.execute(task("o3"))).isInstanceOf(RejectedExecutionException.class)
+        .hasMessageContaining("step pool");
+  }
+
+  @Test
+  void theSizeIsThePoolsThreadsOrElseTheConfiguredCount() {
+    ExecutorService fixed = Executors.newFixedThreadPool(3);
+    ThreadPoolExecutor handOff = new ThreadPoolExecutor(0, 7, 1, TimeUnit.SECONDS, new SynchronousQueue<>());
+    ThreadPoolExecutor queueing = new ThreadPoolExecutor(2, 9, 1, TimeUnit.SECONDS, new LinkedBlockingQueue<>());
+    ForkJoinPool forkJoin = new ForkJoinPool(5);
+    try {
+      assertThat(new LaneExecutor(fixed, 50).threads()).isEqualTo(3);
+      assertThat(new LaneExecutor(handOff, 50).threads()).isEqualTo(7);
+      assertThat(new LaneExecutor(queueing, 50).threads()).isEqualTo(2);
+      assertThat(new LaneExecutor(forkJoin, 50).threads()).isEqualTo(5);
+      assertThat(new LaneExecutor(pool, 4).threads()).isEqualTo(4);
+      assertThat(new LaneExecutor(pool, 0).threads()).isEqualTo(1);
+    } finally {
+      fixed.shutdownNow();
+      handOff.shutdownNow();
+      queueing.shutdownNow();
+      forkJoin.shutdownNow();
+    }
+  }
+
+  /**
+   * A bounded pool that queues nothing (a {@link SynchronousQueue}) rejects a task handed to it while all its threads
+   * are busy, and the thread a finishing task frees is still busy while that task's end feeds the next: every next
+   * task was rejected and dropped, and JOSDK, which marks a resource as under processing when it submits its task,
+   * would never reconcile those resources again.
+   */
+  @Test
+  void onABoundedHandOffPoolEveryTaskRunsThoughTheFinishingThreadIsStillBusy() throws InterruptedException {
+    ThreadPoolExecutor handOff = new ThreadPoolExecutor(1, 1, 1, TimeUnit.MINUTES, new SynchronousQueue<>());
+    LaneExecutor lanes = new LaneExecutor(handOff, 50);
+    CountDownLatch ran = new CountDownLatch(20);
+    CountDownLatch first = new CountDownLatch(1);
+    lanes.execute(() -> {
+      try {
+        first.await();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      ran.countDown();
+    });
+    lanes.moving(() -> {
+      for (int i = 0; i < 19; i++) {
+        lanes.execute(ran::countDown);
+      }
+      return 19;
+    });
+    first.countDown();
+    assertThat(ran.await(30, TimeUnit.SECONDS)).as("every task ran, %s left", ran.getCount()).isTrue();
+    lanes.shutdown();
+    assertThat(lanes.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
+  }
+
+  @Test
+  void onARealPoolATaskThatThrowsLeaksNoThreadAndTheRestRun() throws InterruptedException {
+    ExecutorService real = Executors.newFixedThreadPool(1);
+    LaneExecutor lanes = new LaneExecutor(real, 50);
+    CountDownLatch ran = new CountDownLatch(3);
+    lanes.execute(() -> {
+      ran.countDown();
+      throw new AssertionError("a task's Error, on a pool thread");
+    });
+    lanes.moving(() -> {
+      lanes.execute(ran::countDown);
+      lanes.execute(ran::countDown);
+      return 2;
+    });
+    assertThat(ran.await(30, TimeUnit.SECONDS)).isTrue();
+    lanes.shutdown();
+    assertThat(lanes.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
+    assertThat(real.isTerminated()).isTrue();
+  }
+}
