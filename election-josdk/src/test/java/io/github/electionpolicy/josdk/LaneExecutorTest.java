@@ -273,6 +273,44 @@ class LaneExecutorTest {
     assertThat(lanes.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
   }
 
+  /**
+   * Review h-attack18: on a pool that queues nothing, a task submitted from another thread (an informer's) while the
+   * only thread's task has ended but the thread is not yet back in the pool (here held in {@code afterExecute}) is
+   * rejected by the pool although the executor counts no task in flight; it was dropped, so JOSDK, which marks its
+   * resource as under processing before it submits, would never reconcile it again. It now runs: on the submitting
+   * thread, since no task in flight is left to feed it.
+   */
+  @Test
+  void onAHandOffPoolATaskSubmittedWhileTheFreedThreadIsNotYetBackStillRuns() throws InterruptedException {
+    CountDownLatch afterFirst = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    ThreadPoolExecutor handOff = new ThreadPoolExecutor(1, 1, 1, TimeUnit.MINUTES, new SynchronousQueue<>()) {
+      @Override
+      protected void afterExecute(Runnable r, Throwable t) {
+        afterFirst.countDown();
+        try {
+          release.await();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+    };
+    LaneExecutor lanes = new LaneExecutor(handOff, 50);
+    CountDownLatch ran = new CountDownLatch(2);
+    try {
+      lanes.execute(ran::countDown);
+      afterFirst.await(); // the first task ended; its thread is still the pool's busy one
+      lanes.execute(ran::countDown);
+      release.countDown();
+      lanes.shutdown();
+      assertThat(lanes.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
+      assertThat(ran.getCount()).as("tasks that never ran").isZero();
+    } finally {
+      release.countDown();
+      handOff.shutdownNow();
+    }
+  }
+
   @Test
   void onARealPoolATaskThatThrowsLeaksNoThreadAndTheRestRun() throws InterruptedException {
     ExecutorService real = Executors.newFixedThreadPool(1);
