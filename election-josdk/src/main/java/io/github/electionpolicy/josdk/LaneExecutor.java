@@ -40,7 +40,7 @@ import org.slf4j.LoggerFactory;
  * over from a pool thread whose task just ended (a pool that queues nothing has all its threads busy then, that one
  * included), runs on that thread instead; one it rejects while it runs, handed over from another thread (a freed
  * thread may not be back in the pool yet), waits again first in its lane if another task is in flight, and else runs
- * on that thread. Thread-safe: the lanes and counts are guarded by one monitor, which is
+ * on that thread (and termination waits for it as for the pool's). Thread-safe: the lanes and counts are guarded by one monitor, which is
  * never held while the pool or a task runs.
  */
 final class LaneExecutor extends AbstractExecutorService {
@@ -55,9 +55,11 @@ final class LaneExecutor extends AbstractExecutorService {
   // Guarded by lock: every task not yet handed to the pool is in exactly one lane; a lane is in ready iff it has tasks.
   private final Lane others = new Lane();
   private final ArrayDeque<Lane> ready = new ArrayDeque<>();
-  // Guarded by lock: tasks handed to the pool and not yet ended; hands to the pool under way; the lifecycle.
+  // Guarded by lock: tasks handed to the pool (or run on a submitting thread) and not yet ended; runs of tasks on a
+  // submitting thread under way (termination waits for them, the pool's own wait does not); hands to the pool under way; the lifecycle.
   private int inFlight;
   private int handing;
+  private int runningHere;
   private boolean shutdown;
   private boolean delegateShutdown;
 
@@ -130,14 +132,22 @@ final class LaneExecutor extends AbstractExecutorService {
 
   /** Runs on this (not a pool's) thread a task that {@link #feed} gave back, as the pool would have: what it throws is
    * logged. */
-  private static void runHere(Handed handed) {
+  private void runHere(Handed handed) {
     if (handed == null) {
       return;
+    }
+    synchronized (lock) {
+      runningHere++;
     }
     try {
       handed.run();
     } catch (Throwable thrown) { // user code: whatever it throws must not reach JOSDK's submitting thread
       LOG.warn("A reconciliation run on the submitting thread (the pool had no thread free yet) failed", thrown);
+    } finally {
+      synchronized (lock) {
+        runningHere--;
+        lock.notifyAll();
+      }
     }
   }
 
@@ -184,7 +194,7 @@ final class LaneExecutor extends AbstractExecutorService {
           // feeds it when it ends; with none, nothing would: it runs here.
           synchronized (lock) {
             if (inFlight > 1) {
-              inFlight--;
+              ended();
               next.lane.pushFront(next.task, ready);
               return null;
             }
@@ -193,7 +203,7 @@ final class LaneExecutor extends AbstractExecutorService {
         }
         boolean quiet;
         synchronized (lock) {
-          inFlight--;
+          ended();
           quiet = delegateShutdown;
         }
         if (!quiet) {
@@ -206,6 +216,11 @@ final class LaneExecutor extends AbstractExecutorService {
         }
       }
     }
+  }
+
+  /** Counts a handed task's end (guarded by lock). */
+  private void ended() {
+    inFlight--;
   }
 
   @Override
@@ -229,7 +244,14 @@ final class LaneExecutor extends AbstractExecutorService {
       lock.notifyAll();
     }
     for (Runnable queued : delegate.shutdownNow()) {
-      waiting.add(queued instanceof Handed handed ? handed.task : queued);
+      if (queued instanceof Handed handed) {
+        waiting.add(handed.task);
+        synchronized (lock) {
+          ended(); // it never runs
+        }
+      } else {
+        waiting.add(queued);
+      }
     }
     return waiting;
   }
@@ -244,7 +266,7 @@ final class LaneExecutor extends AbstractExecutorService {
   @Override
   public boolean isTerminated() {
     synchronized (lock) {
-      return delegateShutdown && delegate.isTerminated();
+      return delegateShutdown && runningHere == 0 && delegate.isTerminated();
     }
   }
 
@@ -252,7 +274,8 @@ final class LaneExecutor extends AbstractExecutorService {
   public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
     long deadline = System.nanoTime() + unit.toNanos(timeout);
     synchronized (lock) {
-      while (!delegateShutdown) {
+      // A task runs on a thread not the pool's when the pool had none back yet: it is waited for as well.
+      while (!delegateShutdown || runningHere > 0) {
         long left = deadline - System.nanoTime();
         if (left <= 0) {
           return false;
@@ -341,7 +364,7 @@ final class LaneExecutor extends AbstractExecutorService {
           }
         }
         synchronized (lock) {
-          inFlight--;
+          ended();
         }
         current = feed(true);
       }
