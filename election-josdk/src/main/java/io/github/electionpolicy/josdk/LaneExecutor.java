@@ -38,7 +38,9 @@ import org.slf4j.LoggerFactory;
  * returns the tasks that wait here and those the pool returns. A task the pool rejects while it runs (it was shut down
  * by someone else) is dropped and logged, as JOSDK would have lost it; one it rejects while it runs, when handed
  * over from a pool thread whose task just ended (a pool that queues nothing has all its threads busy then, that one
- * included), runs on that thread instead. Thread-safe: the lanes and counts are guarded by one monitor, which is
+ * included), runs on that thread instead; one it rejects while it runs, handed over from another thread (a freed
+ * thread may not be back in the pool yet), waits again first in its lane if another task is in flight, and else runs
+ * on that thread (and termination waits for it as for the pool's). Thread-safe: the lanes and counts are guarded by one monitor, which is
  * never held while the pool or a task runs.
  */
 final class LaneExecutor extends AbstractExecutorService {
@@ -53,9 +55,11 @@ final class LaneExecutor extends AbstractExecutorService {
   // Guarded by lock: every task not yet handed to the pool is in exactly one lane; a lane is in ready iff it has tasks.
   private final Lane others = new Lane();
   private final ArrayDeque<Lane> ready = new ArrayDeque<>();
-  // Guarded by lock: tasks handed to the pool and not yet ended; hands to the pool under way; the lifecycle.
+  // Guarded by lock: tasks handed to the pool (or run on a submitting thread) and not yet ended; runs of tasks on a
+  // submitting thread under way (termination waits for them, the pool's own wait does not); hands to the pool under way; the lifecycle.
   private int inFlight;
   private int handing;
+  private int runningHere;
   private boolean shutdown;
   private boolean delegateShutdown;
 
@@ -123,16 +127,39 @@ final class LaneExecutor extends AbstractExecutorService {
       }
       throw new RejectedExecutionException("the reconciliation executor is shut down");
     }
-    feed(false);
+    runHere(feed(false));
+  }
+
+  /** Runs on this (not a pool's) thread a task that {@link #feed} gave back, as the pool would have: what it throws is
+   * logged. */
+  private void runHere(Handed handed) {
+    if (handed == null) {
+      return;
+    }
+    synchronized (lock) {
+      runningHere++;
+    }
+    try {
+      handed.run();
+    } catch (Throwable thrown) { // user code: whatever it throws must not reach JOSDK's submitting thread
+      LOG.warn("A reconciliation run on the submitting thread (the pool had no thread free yet) failed", thrown);
+    } finally {
+      synchronized (lock) {
+        runningHere--;
+        lock.notifyAll();
+      }
+    }
   }
 
   /**
    * Hands waiting tasks to the pool while it has a free thread, then shuts it down if it is due and none waits. On a
    * pool thread whose task just ended ({@code onPoolThread}), a task the pool rejects while it is not shut down is
    * returned, to run on this thread: that thread is the one the task's slot counted, still busy until it returns, and
-   * a pool that queues nothing rejects a task while all its threads are busy.
+   * a pool that queues nothing rejects a task while all its threads are busy. On another thread, such a task goes back
+   * to the front of its lane if another task is in flight (its end feeds it), and is else returned to run on this
+   * thread: the freed threads are then all on their way back to the pool, and nothing else would feed it.
    *
-   * @return the task to run on this pool thread now, or null
+   * @return the task to run on this thread now, or null
    */
   private Handed feed(boolean onPoolThread) {
     while (true) {
@@ -141,7 +168,7 @@ final class LaneExecutor extends AbstractExecutorService {
       synchronized (lock) {
         if (!ready.isEmpty() && inFlight < threads && !delegateShutdown) {
           Lane lane = ready.pollFirst();
-          next = new Handed(lane.poll(ready));
+          next = new Handed(lane, lane.poll(ready));
           inFlight++;
           handing++;
         } else if (shutdown && !delegateShutdown && ready.isEmpty() && handing == 0) {
@@ -159,12 +186,24 @@ final class LaneExecutor extends AbstractExecutorService {
       try {
         delegate.execute(next);
       } catch (RuntimeException | Error rejected) {
-        if (onPoolThread && !delegate.isShutdown()) {
-          return next; // its slot is this thread's: it runs here (handing ends in the finally)
+        if (!delegate.isShutdown()) {
+          if (onPoolThread) {
+            return next; // its slot is this thread's: it runs here (handing ends in the finally)
+          }
+          // Another thread: a pool thread whose task ended may not be back in the pool yet. A task still in flight
+          // feeds it when it ends; with none, nothing would: it runs here.
+          synchronized (lock) {
+            if (inFlight > 1) {
+              ended();
+              next.lane.pushFront(next.task, ready);
+              return null;
+            }
+          }
+          return next;
         }
         boolean quiet;
         synchronized (lock) {
-          inFlight--;
+          ended();
           quiet = delegateShutdown;
         }
         if (!quiet) {
@@ -179,12 +218,17 @@ final class LaneExecutor extends AbstractExecutorService {
     }
   }
 
+  /** Counts a handed task's end (guarded by lock). */
+  private void ended() {
+    inFlight--;
+  }
+
   @Override
   public void shutdown() {
     synchronized (lock) {
       shutdown = true;
     }
-    feed(false);
+    runHere(feed(false));
   }
 
   @Override
@@ -200,7 +244,14 @@ final class LaneExecutor extends AbstractExecutorService {
       lock.notifyAll();
     }
     for (Runnable queued : delegate.shutdownNow()) {
-      waiting.add(queued instanceof Handed handed ? handed.task : queued);
+      if (queued instanceof Handed handed) {
+        waiting.add(handed.task);
+        synchronized (lock) {
+          ended(); // it never runs
+        }
+      } else {
+        waiting.add(queued);
+      }
     }
     return waiting;
   }
@@ -215,7 +266,7 @@ final class LaneExecutor extends AbstractExecutorService {
   @Override
   public boolean isTerminated() {
     synchronized (lock) {
-      return delegateShutdown && delegate.isTerminated();
+      return delegateShutdown && runningHere == 0 && delegate.isTerminated();
     }
   }
 
@@ -223,7 +274,8 @@ final class LaneExecutor extends AbstractExecutorService {
   public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
     long deadline = System.nanoTime() + unit.toNanos(timeout);
     synchronized (lock) {
-      while (!delegateShutdown) {
+      // A task runs on a thread not the pool's when the pool had none back yet: it is waited for as well.
+      while (!delegateShutdown || runningHere > 0) {
         long left = deadline - System.nanoTime();
         if (left <= 0) {
           return false;
@@ -270,6 +322,14 @@ final class LaneExecutor extends AbstractExecutorService {
       return task;
     }
 
+    /** Puts back a task the pool rejected, first of its lane; the lane goes to the front of {@code ready}. */
+    void pushFront(Runnable task, ArrayDeque<Lane> ready) {
+      if (tasks.isEmpty()) {
+        ready.addFirst(this);
+      }
+      tasks.addFirst(task);
+    }
+
     void drainTo(List<Runnable> into) {
       into.addAll(tasks);
       tasks.clear();
@@ -278,9 +338,11 @@ final class LaneExecutor extends AbstractExecutorService {
 
   /** A task as the pool runs it: its end, however it ends, frees its thread for the next waiting task. */
   private final class Handed implements Runnable {
+    private final Lane lane;
     private final Runnable task;
 
-    Handed(Runnable task) {
+    Handed(Lane lane, Runnable task) {
+      this.lane = lane;
       this.task = task;
     }
 
@@ -302,7 +364,7 @@ final class LaneExecutor extends AbstractExecutorService {
           }
         }
         synchronized (lock) {
-          inFlight--;
+          ended();
         }
         current = feed(true);
       }

@@ -273,6 +273,108 @@ class LaneExecutorTest {
     assertThat(lanes.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
   }
 
+  /**
+   * Review h-attack18: on a pool that queues nothing, a task submitted from another thread (an informer's) while the
+   * only thread's task has ended but the thread is not yet back in the pool (here held in {@code afterExecute}) is
+   * rejected by the pool although the executor counts no task in flight; it was dropped, so JOSDK, which marks its
+   * resource as under processing before it submits, would never reconcile it again. It now runs: on the submitting
+   * thread, since no task in flight is left to feed it.
+   */
+  @Test
+  void onAHandOffPoolATaskSubmittedWhileTheFreedThreadIsNotYetBackStillRuns() throws InterruptedException {
+    CountDownLatch afterFirst = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    ThreadPoolExecutor handOff = new ThreadPoolExecutor(1, 1, 1, TimeUnit.MINUTES, new SynchronousQueue<>()) {
+      @Override
+      protected void afterExecute(Runnable r, Throwable t) {
+        afterFirst.countDown();
+        try {
+          release.await();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+    };
+    LaneExecutor lanes = new LaneExecutor(handOff, 50);
+    CountDownLatch ran = new CountDownLatch(2);
+    try {
+      lanes.execute(ran::countDown);
+      afterFirst.await(); // the first task ended; its thread is still the pool's busy one
+      lanes.execute(ran::countDown);
+      release.countDown();
+      lanes.shutdown();
+      assertThat(lanes.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
+      assertThat(ran.getCount()).as("tasks that never ran").isZero();
+    } finally {
+      release.countDown();
+      handOff.shutdownNow();
+    }
+  }
+
+  /**
+   * Review h-attack18: a task that runs on its submitting thread (the hand-off pool had no thread back yet) is a
+   * reconciliation as any other: termination waits for it, as {@code OperatorTerm.stop()} (and so {@code
+   * ShardedOperator.close()}) relies on to return only once no reconciliation runs.
+   */
+  @Test
+  void terminationWaitsForATaskRunningOnItsSubmittingThread() throws InterruptedException {
+    CountDownLatch afterFirst = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    ThreadPoolExecutor handOff = new ThreadPoolExecutor(1, 1, 1, TimeUnit.MINUTES, new SynchronousQueue<>()) {
+      @Override
+      protected void afterExecute(Runnable r, Throwable t) {
+        afterFirst.countDown();
+        try {
+          release.await();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+    };
+    LaneExecutor lanes = new LaneExecutor(handOff, 50);
+    CountDownLatch secondStarted = new CountDownLatch(1);
+    CountDownLatch secondMayEnd = new CountDownLatch(1);
+    Thread informer = new Thread(() -> lanes.execute(() -> {
+      secondStarted.countDown();
+      try {
+        secondMayEnd.await();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }));
+    try {
+      lanes.execute(() -> { });
+      afterFirst.await();
+      informer.start();
+      secondStarted.await(); // running on the informer's thread
+      release.countDown();
+      lanes.shutdown();
+      assertThat(handOff.awaitTermination(30, TimeUnit.SECONDS)).as("the pool itself terminated").isTrue();
+      assertThat(lanes.isTerminated()).as("terminated while a task runs").isFalse();
+      assertThat(lanes.awaitTermination(1, TimeUnit.MILLISECONDS)).as("awaited while a task runs").isFalse();
+      secondMayEnd.countDown();
+      informer.join();
+      assertThat(lanes.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
+      assertThat(lanes.isTerminated()).isTrue();
+    } finally {
+      release.countDown();
+      secondMayEnd.countDown();
+      handOff.shutdownNow();
+    }
+  }
+
+  /** Review h-attack18: tasks the pool held and returned at {@code shutdownNow()} do not keep termination waiting. */
+  @Test
+  void afterShutdownNowTheTasksThePoolReturnedDoNotHoldTermination() throws InterruptedException {
+    LaneExecutor lanes = new LaneExecutor(pool, 2);
+    lanes.execute(task("o1"));
+    lanes.execute(task("o2"));
+    lanes.execute(task("o3"));
+    assertThat(lanes.shutdownNow()).hasSize(3);
+    assertThat(lanes.awaitTermination(1, TimeUnit.SECONDS)).isTrue();
+    assertThat(lanes.isTerminated()).isTrue();
+  }
+
   @Test
   void onARealPoolATaskThatThrowsLeaksNoThreadAndTheRestRun() throws InterruptedException {
     ExecutorService real = Executors.newFixedThreadPool(1);
