@@ -62,12 +62,7 @@ final class LeaseElector {
   private boolean firstAttemptOver;
 
   // Inputs from the runner, taken in at the next wait.
-  private boolean closing;
-  private boolean closeDelivered;
-  private Boolean finishRelease;
-  private boolean finishDelivered;
-  private Boolean relinquishRelease;
-  private LeadershipTerm relinquishTerm;
+  private final ElectorInputs inputs = new ElectorInputs();
 
   LeaseElector(LeaseTransport transport, String lease, String identity, LeaseSettings settings, ElectorSignals events,
       Ticker ticker, Clock clock, LeaseProtocol.Flaw flaw, RunnerFlaw runnerFlaw, RunnerLog.Lane logLane,
@@ -177,16 +172,13 @@ final class LeaseElector {
 
   /** Stops acquiring; a leader keeps renewing until {@link #finish}. */
   void close() {
-    closing = true;
+    inputs.close();
     poke();
   }
 
   /** Ends the loop: a leader releases the Lease ({@code release}) or leaves it to expire. */
   void finish(boolean release) {
-    closing = true;
-    if (finishRelease == null) {
-      finishRelease = release;
-    }
+    boolean releases = inputs.finish(release);
     if (mode == Mode.LOSS) {
       // A loss while closing waits for this: it answers the loss (see afterLoss).
       afterLoss(false);
@@ -194,15 +186,14 @@ final class LeaseElector {
     }
     if (mode == Mode.REQUEST) {
       // Taken into account at the answer: a leader releases next instead of renewing once more.
-      protocol.finishRequested(finishRelease);
+      protocol.finishRequested(releases);
     }
     poke();
   }
 
   /** Gives {@code failed} up as lost (a service could not start); ignored unless it is still the term. */
   void relinquish(LeadershipTerm failed, boolean release) {
-    relinquishTerm = failed;
-    relinquishRelease = release;
+    inputs.relinquish(failed, release);
     poke();
   }
 
@@ -212,14 +203,13 @@ final class LeaseElector {
       return;
     }
     mode = Mode.BUSY;
-    if (!contendAgain && finishRelease != null && !finishDelivered) {
+    Boolean release = contendAgain ? null : inputs.takeFinish();
+    if (release != null) {
       // Lost while closing, after the services stopped: a loss that left the Lease as this replica wrote it
       // is released as a close would have released it; after a loss at the renew deadline (a renewal that timer
       // cancelled there may have been written all the same) the protocol reads the Lease first: the read, then
       // the release, go out as any step's requests.
-      finishDelivered = true;
-      closeDelivered = true;
-      advance(protocol.finishAfterLoss(now(), finishRelease));
+      advance(protocol.finishAfterLoss(now(), release));
       return;
     }
     advance(protocol.afterLoss(now(), contendAgain));
@@ -278,9 +268,7 @@ final class LeaseElector {
       LeadershipTerm lostTerm = term;
       term = null;
       lostTerm.end();
-      // A give-up of the term just lost is moot; one of a later term cannot exist yet.
-      relinquishRelease = null;
-      relinquishTerm = null;
+      inputs.lost();
       mode = Mode.LOSS;
       events.lost(lostTerm);
     } else {
@@ -438,7 +426,7 @@ final class LeaseElector {
       return;
     }
     if (protocol.role() == LeaseProtocol.Role.FOLLOWING) {
-      followerWatch().ensure(closing);
+      followerWatch().ensure(inputs.closing());
     }
     mode = Mode.AWAIT;
     awaitUntil = untilNanos;
@@ -478,25 +466,8 @@ final class LeaseElector {
   }
 
   private LeaseStep nextInput() {
-    if (relinquishRelease != null) {
-      boolean release = relinquishRelease;
-      boolean current = relinquishTerm == term && term != null;
-      relinquishRelease = null;
-      relinquishTerm = null;
-      if (current) {
-        return protocol.relinquish(now(), release);
-      }
-    }
-    if (finishRelease != null && !finishDelivered) {
-      finishDelivered = true;
-      closeDelivered = true;
-      return protocol.finish(now(), finishRelease);
-    }
-    if (closing && !closeDelivered) {
-      closeDelivered = true;
-      return protocol.close(now());
-    }
-    return followerWatch == null ? null : followerWatch.nextInput();
+    LeaseStep next = inputs.next(protocol, term, ticker, clock);
+    return next != null || followerWatch == null ? next : followerWatch.nextInput();
   }
 
   private void cancelTimer() {
