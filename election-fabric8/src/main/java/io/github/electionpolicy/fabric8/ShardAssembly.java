@@ -37,9 +37,9 @@ final class ShardAssembly {
   RunnerLoop loop = RunnerLoop.shared();
   Executor userCode = SharedPools.userCode();
   Transports transports;
-  ShardDriver.ViewSource source;
+  ShardViewSource source;
   ShardCoordinator.Flaw flaw = ShardCoordinator.Flaw.NONE;
-  ShardDriver.Flaw driverFlaw = ShardDriver.Flaw.NONE;
+  ShardDriverFlaw driverFlaw = ShardDriverFlaw.NONE;
   private boolean started;
 
   /** A contending replica's parts; {@code driver} is null when running unelected (then {@code unelected} is set). */
@@ -111,7 +111,7 @@ final class ShardAssembly {
           transport.needs(LeaseNeeds.sharded(settings.leaseName()));
           return new Opened(transport, transport::writeMetadata);
         });
-    ShardDriver.ViewSource view = source != null ? source
+    ShardViewSource view = source != null ? source
         : sink -> ShardLeaseSource.open(client, namespace, leases, settings.retryPeriod(), ticker, sink);
     long retry = settings.retryPeriod().toNanos();
     ShardDriver driver = new ShardDriver(new ShardDriver.Parts(identity, leases, shards.count(), service, loop, ticker,

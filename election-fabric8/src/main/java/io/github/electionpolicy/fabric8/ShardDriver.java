@@ -21,7 +21,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * runner: it feeds {@link ShardCoordinator} its inputs one at a time and carries out its commands. The runners it
  * starts are ordinary {@link LifecycleDriver}s on the same loop, one per shard the coordinator contends for and one
  * for the membership Lease, built by a {@link LeaseRunners} seam; what they publish comes back, on the loop, as the
- * coordinator's inputs. The view of the controller's Leases comes from a {@link ViewSource} (in production one
+ * coordinator's inputs. The view of the controller's Leases comes from a {@link ShardViewSource} (in production one
  * informer, {@link ShardLeaseSource}, opened once the membership runner may write) through {@link ShardLeaseView},
  * judged on the loop's ticker. After each batch it
  * publishes one immutable {@link Snapshot} for readers on other threads.
@@ -48,46 +48,14 @@ final class ShardDriver {
   /** A runner, and how to change the annotations its next writes carry (a member's leaving mark). */
   record LeaseRunner(LifecycleDriver driver, java.util.function.Consumer<Map<String, String>> annotate) {}
 
-  /** Opens the one list and watch of the controller's Leases, reporting to {@code sink} from any thread. */
-  interface ViewSource {
-    View open(ShardLeaseSource.Sink sink);
-  }
-
-  /** An open list and watch; on the loop. */
-  interface View extends AutoCloseable {
-    /** Closes it: nothing is reported after. */
-    @Override
-    void close();
-
-    /**
-     * Lists and watches again at once if the list and watch is down (it failed, and waits for its back-off to try
-     * again), reporting {@link ShardLeaseSource.Sink#listed} once that list was taken in; returns whether it did.
-     */
-    default boolean relist() {
-      return false;
-    }
-  }
-
   /** What readers see: the coordinator's phase and the terms of the shards this replica owns and keeps. */
   record Snapshot(ShardCoordinatorPhase phase, SortedMap<Integer, LeadershipTerm> owned, RunnerView membership,
       boolean shardHung, boolean viewSynced) {}
 
   /** What the driver is built from. */
   record Parts(String identity, ShardLeases leases, int shardCount, ShardService service, RunnerLoop loop,
-      Ticker ticker, LeaseRunners runners, ViewSource source, long leaseDurationNanos, long settleNanos,
-      long tickNanos, ShardCoordinator.Flaw flaw, Flaw driverFlaw) {}
-
-  /**
-   * Deliberate defects of the driver, for the simulation's broken variants only; production code uses {@link #NONE}.
-   */
-  enum Flaw {
-    /** The real driver. */
-    NONE,
-    /** A shard runner that stopped counts as released, though its work's stop outlived the stop timeout. */
-    STOPPED_COUNTS_AS_RELEASED,
-    /** A new shard runner's sighting dated at its start, not the view's first sight: a crash costs 2 lease durations. */
-    SIGHTING_DATED_AT_CONTEND
-  }
+      Ticker ticker, LeaseRunners runners, ShardViewSource source, long leaseDurationNanos, long settleNanos,
+      long tickNanos, ShardCoordinator.Flaw flaw, ShardDriverFlaw driverFlaw) {}
 
   private static final LeaderService MEMBERSHIP = LeaderService.of(term -> { }, () -> { });
 
@@ -320,7 +288,7 @@ final class ShardDriver {
     // released is taken with the first request, unread, unless a user put metadata on it that a write built from the
     // record alone would drop (a PUT replaces the object): that one is read first, and the take keeps it.
     view.sighting(lease).ifPresent(seen -> runner.driver().seen(seen.record(),
-        parts.driverFlaw() == Flaw.SIGHTING_DATED_AT_CONTEND ? ticker.read() : seen.changedNanos(), seen.bare()));
+        parts.driverFlaw() == ShardDriverFlaw.SIGHTING_DATED_AT_CONTEND ? ticker.read() : seen.changedNanos(), seen.bare()));
     observeAnswers(runner.driver());
     runner.driver().start();
   }
@@ -406,7 +374,7 @@ final class ShardDriver {
       terms.remove(shard);
       shards.remove(shard);
       runnerStopped(run.runner().driver());
-      boolean released = !run.work().mayRun() || parts.driverFlaw() == Flaw.STOPPED_COUNTS_AS_RELEASED;
+      boolean released = !run.work().mayRun() || parts.driverFlaw() == ShardDriverFlaw.STOPPED_COUNTS_AS_RELEASED;
       inputs.add(new ShardStopped(shard, released, now));
     }
   }

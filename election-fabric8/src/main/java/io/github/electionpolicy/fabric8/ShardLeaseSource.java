@@ -22,7 +22,7 @@ import java.util.Objects;
  *
  * <p>Thread-safe: {@link #close} may be called from any thread, once or more; {@link #relist} from any thread.
  */
-final class ShardLeaseSource implements ShardDriver.View {
+final class ShardLeaseSource implements ShardViewSource.View {
 
   /** Where the Leases go, called on the informer's thread, one event at a time. */
   interface Sink {
@@ -32,16 +32,11 @@ final class ShardLeaseSource implements ShardDriver.View {
     /** The Lease {@code name} was deleted; the deletion arrived at {@code arrivedNanos}. */
     void deleted(String name, long arrivedNanos);
 
-    /** The first list was reported in full. */
-    default void synced() {}
-
     /**
      * A list was reported in full: the first, or the first of a list and watch opened again by {@link
-     * ShardDriver.View#relist}. By default {@link #synced}.
+     * ShardViewSource.View#relist}.
      */
-    default void listed() {
-      synced();
-    }
+    default void listed() {}
 
     /** The list or the watch failed: it lists and watches again after its back-off, or at a relist. */
     default void failed() {}

@@ -5,7 +5,7 @@ import java.util.function.Consumer;
 
 /**
  * A sharded replica's view of its controller's Leases, fed on the driver's loop: it opens the one list and watch
- * ({@link ShardDriver.ViewSource}), takes each change into the {@link ShardLeaseView}, hands the coordinator the view
+ * ({@link ShardViewSource}), takes each change into the {@link ShardLeaseView}, hands the coordinator the view
  * after each change and when the next held Lease expires with no event (a timer), tells the driver of each Lease as it
  * arrived (for the shard runners' {@code sighted}), and logs one ERROR if the list has not listed the Leases within a
  * lease duration. When the list and watch failed and the API server then answers a Lease call of the replica's
@@ -33,7 +33,7 @@ final class ShardViewFeed {
   private final Consumer<Runnable> onLoop;
   private final Listener listener;
   private final RunnerLog log;
-  private ShardDriver.View source;
+  private ShardViewSource.View source;
   private RunnerLoop.Timer expiryTimer;
   private long expiryAt;
   private RunnerLoop.Timer syncCheck;
@@ -65,7 +65,7 @@ final class ShardViewFeed {
    * fabric8's informer log that at ERROR) before the runner's own message. With the preflight the first list goes
    * out one round trip after the start (its {@code SelfSubjectRulesReview}; two when the access reviews decide).
    */
-  void open(ShardDriver.ViewSource from) {
+  void open(ShardViewSource from) {
     if (source != null || closed) {
       return;
     }
@@ -90,11 +90,6 @@ final class ShardViewFeed {
             observe();
           }
         });
-      }
-
-      @Override
-      public void synced() {
-        onLoop.accept(() -> synced = true);
       }
 
       @Override

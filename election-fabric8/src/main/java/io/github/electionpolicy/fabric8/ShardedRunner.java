@@ -418,9 +418,9 @@ public final class ShardedRunner implements AutoCloseable {
     Builder loop(RunnerLoop loop) { inputs.loop = Objects.requireNonNull(loop, "loop"); return this; }
     Builder userCode(Executor userCode) { inputs.userCode = Objects.requireNonNull(userCode, "userCode"); return this; }
     Builder transports(ShardAssembly.Transports t) { inputs.transports = Objects.requireNonNull(t, "t"); return this; }
-    Builder source(ShardDriver.ViewSource s) { inputs.source = Objects.requireNonNull(s, "source"); return this; }
+    Builder source(ShardViewSource s) { inputs.source = Objects.requireNonNull(s, "source"); return this; }
     Builder flaw(ShardCoordinator.Flaw flaw) { inputs.flaw = Objects.requireNonNull(flaw, "flaw"); return this; }
-    Builder driverFlaw(ShardDriver.Flaw f) { inputs.driverFlaw = Objects.requireNonNull(f, "driverFlaw"); return this; }
+    Builder driverFlaw(ShardDriverFlaw f) { inputs.driverFlaw = Objects.requireNonNull(f, "driverFlaw"); return this; }
 
     /**
      * Logs the decision and starts: running unelected, every shard's work at once (this call returns once it

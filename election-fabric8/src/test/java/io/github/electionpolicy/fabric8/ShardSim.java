@@ -32,7 +32,7 @@ final class ShardSim {
   /** One run's parameters, all drawn from its seed (see {@link #config}). */
   record Config(long seed, int initial, int shards, int leaseSeconds, long renewMillis, long retryMillis,
       long timeoutMillis, long stopTimeoutMillis, long maxLatencyMillis, long faultEndNanos, long endNanos,
-      int faults, boolean exitOnLoss, ShardCoordinator.Flaw flaw, ShardDriver.Flaw driverFlaw) {
+      int faults, boolean exitOnLoss, ShardCoordinator.Flaw flaw, ShardDriverFlaw driverFlaw) {
 
     long leaseNanos() {
       return leaseSeconds * 1_000_000_000L;
@@ -133,7 +133,7 @@ final class ShardSim {
   }
 
   /** The parameters of the run {@code seed}: 2 to 6 replicas, 1 to 64 shards, leases of 1 to 3 s. */
-  static Config config(long seed, ShardCoordinator.Flaw flaw, ShardDriver.Flaw driverFlaw) {
+  static Config config(long seed, ShardCoordinator.Flaw flaw, ShardDriverFlaw driverFlaw) {
     SplittableRandom r = new SplittableRandom(seed * 31 + 7);
     int[] counts = {1, 2, 3, 5, 8, 16, 16, 32, 64};
     int shards = counts[r.nextInt(counts.length)];
@@ -387,10 +387,10 @@ final class ShardSim {
   /**
    * Opens a replica's list and watch by label: a first list, then every change, re-listed after a break (each break
    * reported to the sink as its informer's failure), at the informer's next try ({@link #scheduleRetry}:
-   * production's back-off) or at once when the runner asks for it ({@link ShardDriver.View#relist}: the production
+   * production's back-off) or at once when the runner asks for it ({@link ShardViewSource.View#relist}: the production
    * {@link ShardViewFeed} does, at the first answer of the server after a failure).
    */
-  ShardDriver.View openView(ShardSimReplica replica, int process, ShardLeaseSource.Sink sink) {
+  ShardViewSource.View openView(ShardSimReplica replica, int process, ShardLeaseSource.Sink sink) {
     ViewConnection view = new ViewConnection(replica, process, sink);
     views.add(view);
     if (network.watchCut(replica.slot) || network.serverDown()) {
@@ -398,7 +398,7 @@ final class ShardSim {
     } else {
       relist(view);
     }
-    return new ShardDriver.View() {
+    return new ShardViewSource.View() {
       @Override
       public void close() {
         view.open = false;

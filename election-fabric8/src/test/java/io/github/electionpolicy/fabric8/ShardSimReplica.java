@@ -21,7 +21,7 @@ import java.util.function.Consumer;
  * One replica slot of the sharding simulation: a process running the real {@link ShardedRunner}, built through its
  * package-private seams (this process's loop, user-code executor, ticker and wall clock, a simulated {@link
  * LeaseTransport} under the production {@link LifecycleDriver} of each Lease, and the list and watch by label as a
- * {@link ShardDriver.ViewSource}), as {@link SimReplica} drives one {@link ElectionRunner}. Every loop task, timer and
+ * {@link ShardViewSource}), as {@link SimReplica} drives one {@link ElectionRunner}. Every loop task, timer and
  * callback run is an event of this process (dropped once it died, held while it is paused). The slot keeps its
  * index on the {@link SimNetwork}; a rolling update gives it a new identity, a restart keeps it.
  *

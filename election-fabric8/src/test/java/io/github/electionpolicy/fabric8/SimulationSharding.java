@@ -54,18 +54,18 @@ class SimulationSharding {
 
   /** The broken variants: the coordinator's flaws observable here, and the driver's own. */
   enum Broken {
-    CONTENDS_BEFORE_STOPPED(ShardCoordinator.Flaw.CONTENDS_BEFORE_STOPPED, ShardDriver.Flaw.NONE),
-    LEAVES_BEFORE_SHARDS_STOPPED(ShardCoordinator.Flaw.LEAVES_BEFORE_SHARDS_STOPPED, ShardDriver.Flaw.NONE),
-    TOKEN_KEPT_WHILE_HANDING_OVER(ShardCoordinator.Flaw.TOKEN_KEPT_WHILE_HANDING_OVER, ShardDriver.Flaw.NONE),
-    HANDS_OVER_BEFORE_SETTLE(ShardCoordinator.Flaw.HANDS_OVER_BEFORE_SETTLE, ShardDriver.Flaw.NONE),
-    IGNORES_MEMBERSHIP_LOSS(ShardCoordinator.Flaw.IGNORES_MEMBERSHIP_LOSS, ShardDriver.Flaw.NONE),
-    STOPPED_COUNTS_AS_RELEASED(ShardCoordinator.Flaw.NONE, ShardDriver.Flaw.STOPPED_COUNTS_AS_RELEASED),
-    SIGHTING_DATED_AT_CONTEND(ShardCoordinator.Flaw.NONE, ShardDriver.Flaw.SIGHTING_DATED_AT_CONTEND);
+    CONTENDS_BEFORE_STOPPED(ShardCoordinator.Flaw.CONTENDS_BEFORE_STOPPED, ShardDriverFlaw.NONE),
+    LEAVES_BEFORE_SHARDS_STOPPED(ShardCoordinator.Flaw.LEAVES_BEFORE_SHARDS_STOPPED, ShardDriverFlaw.NONE),
+    TOKEN_KEPT_WHILE_HANDING_OVER(ShardCoordinator.Flaw.TOKEN_KEPT_WHILE_HANDING_OVER, ShardDriverFlaw.NONE),
+    HANDS_OVER_BEFORE_SETTLE(ShardCoordinator.Flaw.HANDS_OVER_BEFORE_SETTLE, ShardDriverFlaw.NONE),
+    IGNORES_MEMBERSHIP_LOSS(ShardCoordinator.Flaw.IGNORES_MEMBERSHIP_LOSS, ShardDriverFlaw.NONE),
+    STOPPED_COUNTS_AS_RELEASED(ShardCoordinator.Flaw.NONE, ShardDriverFlaw.STOPPED_COUNTS_AS_RELEASED),
+    SIGHTING_DATED_AT_CONTEND(ShardCoordinator.Flaw.NONE, ShardDriverFlaw.SIGHTING_DATED_AT_CONTEND);
 
     final ShardCoordinator.Flaw flaw;
-    final ShardDriver.Flaw driverFlaw;
+    final ShardDriverFlaw driverFlaw;
 
-    Broken(ShardCoordinator.Flaw flaw, ShardDriver.Flaw driverFlaw) {
+    Broken(ShardCoordinator.Flaw flaw, ShardDriverFlaw driverFlaw) {
       this.flaw = flaw;
       this.driverFlaw = driverFlaw;
     }
@@ -77,7 +77,7 @@ class SimulationSharding {
     List<String> failures = new ArrayList<>();
     long seed = BASE_SEED;
     while (TOTALS.steps < STEPS || TOTALS.schedules < MIN_SCHEDULES) {
-      ShardSim.Result result = ShardSim.run(ShardSim.config(seed, ShardCoordinator.Flaw.NONE, ShardDriver.Flaw.NONE));
+      ShardSim.Result result = ShardSim.run(ShardSim.config(seed, ShardCoordinator.Flaw.NONE, ShardDriverFlaw.NONE));
       TOTALS.add(result);
       if (!result.checks().passed()) {
         failures.add("seed " + seed + " " + result.config() + ": " + result.checks().violations);
@@ -99,7 +99,7 @@ class SimulationSharding {
   void aReplicaRestartedUnderItsIdentityAfterACloseGetsItsShare() {
     ShardSim.Config config = new ShardSim.Config(3, 2, 4, 1, 700, 200, 233, 2000, 5, 6_000_000_000L,
         6_000_000_000L + ShardSimChecks.fairnessBoundNanos(1_000_000_000L, 200_000_000L) + 3_000_000_000L, 0, false,
-        ShardCoordinator.Flaw.NONE, ShardDriver.Flaw.NONE);
+        ShardCoordinator.Flaw.NONE, ShardDriverFlaw.NONE);
     ShardSim.Result result = ShardSim.run(config, sim -> sim.at(2_000_000_000L, () -> ShardSimFaults.fault(sim,
         ShardSimFaults.Kind.RESTART, sim.replicas().get(1), 0, 500_000_000L, 0, 0)));
     assertThat(result.checks().violations).isEmpty();
@@ -134,7 +134,7 @@ class SimulationSharding {
   @Example
   void aShardFreedByAnOutageIsOwnedWithinTheBoundWhenAReplicaStartedDuringIt() {
     for (long seed : new long[] {777083L, 555163L, 555314L, 555327L, 31337191L}) {
-      ShardSim.Result result = ShardSim.run(ShardSim.config(seed, ShardCoordinator.Flaw.NONE, ShardDriver.Flaw.NONE));
+      ShardSim.Result result = ShardSim.run(ShardSim.config(seed, ShardCoordinator.Flaw.NONE, ShardDriverFlaw.NONE));
       assertThat(result.checks().violations).as("seed %d", seed).isEmpty();
     }
   }

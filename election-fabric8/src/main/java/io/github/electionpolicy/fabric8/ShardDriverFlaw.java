@@ -1,0 +1,14 @@
+package io.github.electionpolicy.fabric8;
+
+/**
+ * Deliberate defects of the {@link ShardDriver}, for the simulation's broken variants only; production code uses
+ * {@link #NONE}.
+ */
+enum ShardDriverFlaw {
+  /** The real driver. */
+  NONE,
+  /** A shard runner that stopped counts as released, though its work's stop outlived the stop timeout. */
+  STOPPED_COUNTS_AS_RELEASED,
+  /** A new shard runner's sighting dated at its start, not the view's first sight: a crash costs 2 lease durations. */
+  SIGHTING_DATED_AT_CONTEND
+}

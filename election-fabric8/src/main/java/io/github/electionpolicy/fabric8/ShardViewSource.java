@@ -1,0 +1,32 @@
+package io.github.electionpolicy.fabric8;
+
+/**
+ * Opens the one list and watch of a sharded controller's Leases for a {@link ShardDriver}, reporting to a {@link
+ * ShardLeaseSource.Sink} from any thread: in production {@link ShardLeaseSource} (one informer), in the simulation
+ * the simulated server's.
+ */
+interface ShardViewSource {
+
+  /**
+   * Opens the list and watch.
+   *
+   * @param sink where what it lists and sees is reported, from any thread
+   * @return the open list and watch
+   */
+  View open(ShardLeaseSource.Sink sink);
+
+  /** An open list and watch; on the loop. */
+  interface View extends AutoCloseable {
+    /** Closes it: nothing is reported after. */
+    @Override
+    void close();
+
+    /**
+     * Lists and watches again at once if the list and watch is down (it failed, and waits for its back-off to try
+     * again), reporting {@link ShardLeaseSource.Sink#listed} once that list was taken in; returns whether it did.
+     */
+    default boolean relist() {
+      return false;
+    }
+  }
+}
