@@ -47,50 +47,24 @@ final class RbacPreflight {
   private RbacPreflight() {}
 
   /**
-   * Reviews the access; warns unless it is all granted; returns the failure that must stop the runner. Once
-   * {@code closing} turns true it sends no further review and reports nothing. {@code events} is where a denied
-   * {@code create} on events is reported, {@code null} when leadership Events are off (then it is not asked).
-   */
-  static Optional<LeaseAccessDeniedException> check(KubernetesClient userClient, String namespace,
-      LeaseSettings settings, BooleanSupplier closing, Executor io, EventAccess events) {
-    return check(userClient, namespace, settings, closing, closing, io, events);
-  }
-
-  /**
-   * As {@link #check(KubernetesClient, String, LeaseSettings, BooleanSupplier, Executor, EventAccess)};
-   * {@code closed} tells whether the runner closed after the check returned: the events review is advice only,
-   * so the check never waits for it, and a denial it answers later is reported then, unless the runner closed.
-   */
-  static Optional<LeaseAccessDeniedException> check(KubernetesClient userClient, String namespace,
-      LeaseSettings settings, BooleanSupplier closing, BooleanSupplier closed, Executor io, EventAccess events) {
-    return check(userClient, namespace, settings, closing, closed, io, events, Runnable::run);
-  }
-
-  /**
-   * As above; once the verdict is GRANTED, the {@code watch} review (advice only) is handed to {@code later},
-   * which sends it when it likes (the transport: once the elector's first attempt is over), or never.
-   */
-  static Optional<LeaseAccessDeniedException> check(KubernetesClient userClient, String namespace,
-      LeaseSettings settings, BooleanSupplier closing, BooleanSupplier closed, Executor io, EventAccess events,
-      java.util.function.Consumer<Runnable> later) {
-    return check(userClient, userClient, namespace, settings, closing, closed, io, events, later);
-  }
-
-  /** As above, the rules review through {@code rulesClient} (see {@link #rulesClient}, made once by the caller). */
-  static Optional<LeaseAccessDeniedException> check(KubernetesClient userClient, KubernetesClient rulesClient,
-      String namespace, LeaseSettings settings, BooleanSupplier closing, BooleanSupplier closed, Executor io,
-      EventAccess events, java.util.function.Consumer<Runnable> later) {
-    return check(() -> userClient, rulesClient, namespace, settings, LeaseNeeds.election(), closing, closed, io,
-        events, later, verb -> { });
-  }
-
-  /**
-   * As above, for a runner with {@code needs}: an {@link ElectionRunner}'s ({@link LeaseNeeds#election()}), or a
-   * {@link ShardedRunner}'s, whose membership runner asks its own list of verbs ({@link LeaseNeeds#sharded}); the
-   * access reviews through the client {@code userClient} gives, asked for only when a review is sent (the
-   * transport derives it then: the usual start, decided by the rules review alone, derives none).
-   * {@code advisedDenied} is told each advised verb a review found denied, after its warning was logged (so that a
-   * refusal of it later, such as the close's delete, need not warn again).
+   * Reviews the access of a runner with {@code needs} (an {@link ElectionRunner}'s, {@link LeaseNeeds#election()}, or
+   * a {@link ShardedRunner}'s, whose membership runner asks its own list of verbs, {@link LeaseNeeds#sharded}); warns
+   * unless it is all granted; returns the failure that must stop the runner. Once {@code closing} turns true it sends
+   * no further review and reports nothing.
+   *
+   * <ul>
+   *   <li>{@code userClient} gives the client for the access reviews, asked for only when a review is sent (the
+   *       transport derives it then: the usual start, decided by the rules review alone, derives none); the rules
+   *       review goes through {@code rulesClient} (see {@link #rulesClient}, made once by the caller).
+   *   <li>{@code closed} tells whether the runner closed after the check returned: the events review is advice only,
+   *       so the check never waits for it, and a denial it answers later is reported then, unless the runner closed.
+   *   <li>{@code events} is where a denied {@code create} on events is reported, {@code null} when leadership Events
+   *       are off (then it is not asked).
+   *   <li>Once the verdict is GRANTED, the {@code watch} review (advice only) is handed to {@code later}, which sends
+   *       it when it likes (the transport: once the elector's first attempt is over), or never.
+   *   <li>{@code advisedDenied} is told each advised verb a review found denied, after its warning was logged (so
+   *       that a refusal of it later, such as the close's delete, need not warn again).
+   * </ul>
    */
   static Optional<LeaseAccessDeniedException> check(java.util.function.Supplier<KubernetesClient> userClient,
       KubernetesClient rulesClient, String namespace, LeaseSettings settings, LeaseNeeds needs,

@@ -281,8 +281,9 @@ class RulesClientTest {
     })) {
       KubernetesClient client = server.client();
       LeaseSettings settings = MockApi.fastSettings("a").build();
-      RbacPreflight.check(client, RbacPreflight.rulesClient(client), MockApi.NAMESPACE, settings, over::get,
-          () -> false, Runnable::run, new EventAccess(MockApi.NAMESPACE, settings.leaseName()), later -> { });
+      RbacPreflight.check(() -> client, RbacPreflight.rulesClient(client), MockApi.NAMESPACE, settings,
+          LeaseNeeds.election(), over::get, () -> false, Runnable::run,
+          new EventAccess(MockApi.NAMESPACE, settings.leaseName()), later -> { }, verb -> { });
       assertThat(reviews).containsExactly("selfsubjectrulesreviews");
     }
   }
