@@ -89,7 +89,7 @@ class LeadershipEventsIT {
             log)) {
           assertThat(Replica.awaitTrue(() -> c.runner.state().equals(
               new ElectionState.Following(Optional.of("b"))), PATIENCE)).isTrue();
-          b.runner.crashForTest();                   // a crash: b writes nothing more; c takes over on expiry
+          RunnerHooks.crash(b.runner);               // a crash: b writes nothing more; c takes over on expiry
           log.crashed("b");
           assertThat(Replica.awaitTrue(c::leads, PATIENCE)).isTrue();
           int third = token(c);

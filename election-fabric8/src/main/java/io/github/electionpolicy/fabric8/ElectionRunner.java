@@ -250,19 +250,9 @@ public final class ElectionRunner implements AutoCloseable {
     return "ElectionRunner{" + parts.identity() + ", " + state() + "}";
   }
 
-  /** Test hook: ends this runner as a killed process ends, to other replicas (see LifecycleDriver.crash). */
-  void crashForTest() {
-    driver.onLoopAndWait(driver::crash);
-  }
-
-  /** Test hook: what another watch of this process saw of the Lease (see LifecycleDriver.sighted), on the loop. */
-  void sightedForTest(LeaseRecord record, long arrivedNanos) {
-    driver.onLoopAndWait(() -> driver.sighted(record, arrivedNanos));
-  }
-
-  /** Asks the runner to close without waiting: the simulation's single thread is the loop, and cannot wait. */
-  void closeAsync() {
-    driver.requestClose();
+  /** Test hook (see the tests' RunnerHooks): the driver that owns this runner's state on the loop. */
+  LifecycleDriver driverForTest() {
+    return driver;
   }
 
   /**

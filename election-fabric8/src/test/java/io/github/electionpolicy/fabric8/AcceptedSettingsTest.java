@@ -54,7 +54,7 @@ class AcceptedSettingsTest {
       assertThat(a.runner.awaitStopped(Duration.ofSeconds(5))).as("the runner stops").isTrue();
       assertThat(api.lease().getSpec().getHolderIdentity()).as("the Lease is released").isNullOrEmpty();
     } finally {
-      a.runner.crashForTest();
+      RunnerHooks.crash(a.runner);
     }
   }
 

@@ -92,7 +92,7 @@ class FollowerWatchTest {
     }
   }
 
-  /** A crash: see {@link ElectionRunner#crashForTest()}. */
+  /** A crash: see {@link RunnerHooks#crash}. */
   @Test
   void crashedLeaderIsTakenOverRightAtTheLeaseDurationAfterItsLastRenewal() throws Exception {
     Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").build(), log);
@@ -104,7 +104,7 @@ class FollowerWatchTest {
 
       long crash = System.nanoTime();
       // Ends the way a killed process does: no stop, no release, no further write.
-      a.runner.crashForTest();
+      RunnerHooks.crash(a.runner);
       log.crashed("a");
       Optional<ServiceLog.Entry> takeover = log.await("b", ServiceLog.Kind.START, crash,
           Duration.ofSeconds(6));

@@ -114,7 +114,7 @@ class LeaderElectionTest {
 
   /**
    * A crash: a's runner ends the way a killed process does (no stop, no release, no further write; see
-   * {@link ElectionRunner#crashForTest()}), and the log records that its work ended at that instant.
+   * {@link RunnerHooks#crash}), and the log records that its work ended at that instant.
    */
   @Test
   void crashedLeaderIsTakenOverAfterTheLeaseDurationAndNotBefore() throws Exception {
@@ -125,7 +125,7 @@ class LeaderElectionTest {
           Duration.ofSeconds(5))).isTrue();
 
       long crash = System.nanoTime();
-      a.runner.crashForTest();
+      RunnerHooks.crash(a.runner);
       log.crashed("a");
       // Nothing of a's writes after the crash: this is its last renewal.
       Lease lastRenewal = api.lease();

@@ -93,7 +93,7 @@ class LeadershipEventsTest {
         try (Replica c = Replica.start("c", api.client(), settings("c").build(), log)) {
           assertThat(Replica.awaitTrue(() -> c.runner.state().equals(
               new ElectionState.Following(Optional.of("b"))), PATIENCE)).isTrue();
-          b.runner.crashForTest();                   // a crash: b records nothing more, c takes over on expiry
+          RunnerHooks.crash(b.runner);               // a crash: b records nothing more, c takes over on expiry
           assertThat(Replica.awaitTrue(c::leads, PATIENCE)).isTrue();
           int third = token(c);
           assertThat(awaitEvents(api, 4)).isTrue();

@@ -358,7 +358,7 @@ class RunnerBoundaryExplorationTest {
       hungStop.countDown();
       ElectionRunner r = runner.get();
       if (r != null) {
-        r.closeAsync();
+        RunnerHooks.closeAsync(r);
       }
       threads.close();
     }

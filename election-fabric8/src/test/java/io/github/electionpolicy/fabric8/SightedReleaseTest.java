@@ -47,7 +47,7 @@ class SightedReleaseTest {
       assertThat(reads.get()).isEqualTo(1);
 
       server.takenBy(null, 1, Instant.now()); // released, as a graceful owner releases
-      runner.sightedForTest(server.lease(), Ticker.system().read());
+      RunnerHooks.sighted(runner, server.lease(), Ticker.system().read());
 
       Await.until("leading", () -> runner.state().kind() == ElectionState.Kind.LEADING, Duration.ofSeconds(4));
       // Its next poll is 5 s after the first read: leading within 4 s, it took the Lease on the sighting, after one

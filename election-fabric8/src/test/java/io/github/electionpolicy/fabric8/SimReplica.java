@@ -413,7 +413,7 @@ final class SimReplica {
       crashing = true;
       inline = new ArrayDeque<>(); // the hook waits for its loop task: run it at once, on this one thread
       try {
-        runner.crashForTest();
+        RunnerHooks.crash(runner);
       } finally {
         inline = null;
         crashing = false;
@@ -581,7 +581,7 @@ final class SimReplica {
         Thread.currentThread().interrupt();
       }
     } else {
-      runner.closeAsync(); // close() from another thread: the simulation's one thread cannot wait for it
+      RunnerHooks.closeAsync(runner); // close() from another thread: the simulation's one thread cannot wait for it
     }
   }
 

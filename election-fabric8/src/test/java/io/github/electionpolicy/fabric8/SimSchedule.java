@@ -86,7 +86,7 @@ record SimSchedule(long seed, List<ReplicaSpec> replicas, List<Fault> faults, lo
 
   /**
    * The process vanishes: no release, its reconcilers stop at once; a fresh one starts later. Every other crash
-   * first goes through the runner's own crash hook ({@link ElectionRunner#crashForTest()}), which the tests use to
+   * first goes through the runner's own crash hook ({@link RunnerHooks#crash}), which the tests use to
    * kill a replica: to the others it must look the same (the process sends nothing more).
    */
   record Crash(int replica, long at, long restartAfterMillis) implements Fault {}
