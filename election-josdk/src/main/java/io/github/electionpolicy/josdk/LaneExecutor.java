@@ -40,8 +40,10 @@ import org.slf4j.LoggerFactory;
  * over from a pool thread whose task just ended (a pool that queues nothing has all its threads busy then, that one
  * included), runs on that thread instead; one it rejects while it runs, handed over from another thread (a freed
  * thread may not be back in the pool yet), waits again first in its lane if another task is in flight, and else runs
- * on that thread (and termination waits for it as for the pool's). Thread-safe: the lanes and counts are guarded by one monitor, which is
- * never held while the pool or a task runs.
+ * on that thread (and termination waits for it as for the pool's). A task the pool runs inside its {@code execute} on
+ * the thread that handed it over (a {@code CallerRunsPolicy}) runs there once, what it throws logged, and each next
+ * task is handed over only once it returned (not from inside it, a level deeper on the stack each). Thread-safe: the
+ * lanes and counts are guarded by one monitor, which is never held while the pool or a task runs.
  */
 final class LaneExecutor extends AbstractExecutorService {
 
@@ -52,11 +54,15 @@ final class LaneExecutor extends AbstractExecutorService {
   private final Object lock = new Object();
   // The lane of the move this thread is firing, if any.
   private final ThreadLocal<Lane> move = new ThreadLocal<>();
+  // The task this thread hands to the pool, while inside the pool's execute: a pool that runs a task it cannot take on
+  // the caller (CallerRunsPolicy) runs it right there, and it must then not feed from inside that call.
+  private final ThreadLocal<Handed> handingHere = new ThreadLocal<>();
   // Guarded by lock: every task not yet handed to the pool is in exactly one lane; a lane is in ready iff it has tasks.
   private final Lane others = new Lane();
   private final ArrayDeque<Lane> ready = new ArrayDeque<>();
   // Guarded by lock: tasks handed to the pool (or run on a submitting thread) and not yet ended; runs of tasks on a
-  // submitting thread under way (termination waits for them, the pool's own wait does not); hands to the pool under way; the lifecycle.
+  // submitting thread under way (termination waits for them, the pool's own wait does not); hands to the pool under
+  // way; the lifecycle.
   private int inFlight;
   private int handing;
   private int runningHere;
@@ -183,6 +189,8 @@ final class LaneExecutor extends AbstractExecutorService {
         delegate.shutdown();
         return null;
       }
+      Handed outer = handingHere.get();
+      handingHere.set(next);
       try {
         delegate.execute(next);
       } catch (RuntimeException | Error rejected) {
@@ -211,6 +219,11 @@ final class LaneExecutor extends AbstractExecutorService {
               + "as being reconciled, and may not reconcile it again in this process", rejected);
         }
       } finally {
+        if (outer == null) {
+          handingHere.remove();
+        } else {
+          handingHere.set(outer);
+        }
         synchronized (lock) {
           handing--;
         }
@@ -352,6 +365,10 @@ final class LaneExecutor extends AbstractExecutorService {
      */
     @Override
     public void run() {
+      if (handingHere.get() == this) {
+        runOnCaller();
+        return;
+      }
       Throwable first = null;
       for (Handed current = this; current != null; ) {
         try {
@@ -376,6 +393,31 @@ final class LaneExecutor extends AbstractExecutorService {
       }
       if (first != null) {
         throw new java.lang.reflect.UndeclaredThrowableException(first);
+      }
+    }
+
+    /**
+     * Runs the task inside the pool's {@code execute} on the thread that handed it (the pool runs a task it cannot
+     * take on the caller): as on a submitting thread, what it throws is logged (thrown out of {@code execute}, it
+     * would be taken for a rejection and the task run again), termination waits for it, and it feeds nothing (a task
+     * fed from here would nest a level deeper for each waiting task): the handing goes on once {@code execute}
+     * returned.
+     */
+    private void runOnCaller() {
+      synchronized (lock) {
+        runningHere++;
+      }
+      try {
+        task.run();
+      } catch (Throwable thrown) { // user code: whatever it throws must not come out of the pool's execute
+        LOG.warn("A reconciliation the pool ran on the thread that handed it over (its rejection policy) failed",
+            thrown);
+      } finally {
+        synchronized (lock) {
+          ended();
+          runningHere--;
+          lock.notifyAll();
+        }
       }
     }
 

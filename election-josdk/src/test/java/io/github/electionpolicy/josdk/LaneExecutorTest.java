@@ -16,6 +16,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -373,6 +374,96 @@ class LaneExecutorTest {
     assertThat(lanes.shutdownNow()).hasSize(3);
     assertThat(lanes.awaitTermination(1, TimeUnit.SECONDS)).isTrue();
     assertThat(lanes.isTerminated()).isTrue();
+  }
+
+  /** A one-thread pool that queues nothing and, when its thread is busy, runs a task on the submitting thread. */
+  private static ThreadPoolExecutor callerRunsHandOff() {
+    return new ThreadPoolExecutor(1, 1, 1, TimeUnit.MINUTES, new SynchronousQueue<>(),
+        new ThreadPoolExecutor.CallerRunsPolicy());
+  }
+
+  /**
+   * Review h-attack19: a pool whose rejection policy runs the task on the caller ({@code CallerRunsPolicy}, common
+   * with a pool that queues nothing) runs a task handed over from a finishing task's thread on that thread, inside
+   * {@code execute}; what such a task threw came out of the pool's {@code execute}, was taken for the pool's
+   * rejection, and the task ran a second time on that thread (and its end was counted twice).
+   */
+  @Test
+  void onACallerRunsPoolATaskThatThrowsRunsOnce() throws InterruptedException {
+    ThreadPoolExecutor callerRuns = callerRunsHandOff();
+    LaneExecutor lanes = new LaneExecutor(callerRuns, 50);
+    CountDownLatch first = new CountDownLatch(1);
+    AtomicInteger throwingRuns = new AtomicInteger();
+    CountDownLatch lastRan = new CountDownLatch(1);
+    try {
+      lanes.execute(() -> {
+        try {
+          first.await();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      });
+      lanes.execute(() -> {
+        throwingRuns.incrementAndGet();
+        throw new IllegalStateException("a reconciliation's failure");
+      });
+      lanes.execute(lastRan::countDown);
+      assertThat(lanes.waiting()).as("both wait: the pool's one thread is busy").isEqualTo(2);
+      first.countDown();
+      assertThat(lastRan.await(30, TimeUnit.SECONDS)).isTrue();
+      lanes.shutdown();
+      assertThat(lanes.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
+      assertThat(throwingRuns.get()).as("runs of the task that threw").isEqualTo(1);
+    } finally {
+      first.countDown();
+      callerRuns.shutdownNow();
+    }
+  }
+
+  /**
+   * Review h-attack19: on such a pool, each task handed over from a finishing task's thread ran nested inside the
+   * previous one's {@code execute}, so the stack grew with every waiting task: a moved shard of thousands of
+   * resources ends in a {@code StackOverflowError}. Each now runs at the same depth, and each once.
+   */
+  @Test
+  void onACallerRunsPoolTheWaitingTasksDoNotNestOnTheStack() throws InterruptedException {
+    ThreadPoolExecutor callerRuns = callerRunsHandOff();
+    LaneExecutor lanes = new LaneExecutor(callerRuns, 50);
+    CountDownLatch first = new CountDownLatch(1);
+    int count = 500;
+    int[] depths = new int[count];
+    AtomicInteger runs = new AtomicInteger();
+    CountDownLatch ran = new CountDownLatch(count);
+    try {
+      lanes.execute(() -> {
+        try {
+          first.await();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      });
+      lanes.moving(() -> {
+        for (int i = 0; i < count; i++) {
+          int index = i;
+          lanes.execute(() -> {
+            depths[index] = Thread.currentThread().getStackTrace().length;
+            runs.incrementAndGet();
+            ran.countDown();
+          });
+        }
+        return count;
+      });
+      first.countDown();
+      assertThat(ran.await(30, TimeUnit.SECONDS)).isTrue();
+      lanes.shutdown();
+      assertThat(lanes.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
+      assertThat(runs.get()).isEqualTo(count);
+      assertThat(depths[count - 1] - depths[0]).as("stack frames gained from the first waiting task to the last")
+          .isLessThan(20);
+    } finally {
+      first.countDown();
+      callerRuns.shutdownNow();
+    }
   }
 
   @Test
