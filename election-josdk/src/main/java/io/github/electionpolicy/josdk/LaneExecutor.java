@@ -136,14 +136,13 @@ final class LaneExecutor extends AbstractExecutorService {
     runHere(feed(false));
   }
 
-  /** Runs on this (not a pool's) thread a task that {@link #feed} gave back, as the pool would have: what it throws is
-   * logged. */
+  /**
+   * Runs on this (not a pool's) thread a task that {@link #feed} gave back, as the pool would have: what it throws is
+   * logged. {@link #feed} counted it as running here already.
+   */
   private void runHere(Handed handed) {
     if (handed == null) {
       return;
-    }
-    synchronized (lock) {
-      runningHere++;
     }
     try {
       handed.run();
@@ -163,7 +162,8 @@ final class LaneExecutor extends AbstractExecutorService {
    * returned, to run on this thread: that thread is the one the task's slot counted, still busy until it returns, and
    * a pool that queues nothing rejects a task while all its threads are busy. On another thread, such a task goes back
    * to the front of its lane if another task is in flight (its end feeds it), and is else returned to run on this
-   * thread: the freed threads are then all on their way back to the pool, and nothing else would feed it.
+   * thread, counted as running here: the freed threads are then all on their way back to the pool, and nothing else
+   * would feed it.
    *
    * @return the task to run on this thread now, or null
    */
@@ -206,6 +206,9 @@ final class LaneExecutor extends AbstractExecutorService {
               next.lane.pushFront(next.task, ready);
               return null;
             }
+            // Counted before this hand's end, in the same hold of the lock: else a shutdown in between would shut the
+            // pool down and see it terminated (no hand under way, none running here) before the task runs.
+            runningHere++;
           }
           return next;
         }
