@@ -35,15 +35,17 @@ import org.slf4j.LoggerFactory;
  * <p>The lifecycle is the pool's as JOSDK expects it: after {@link #shutdown()} no task is accepted (a {@link
  * RejectedExecutionException}, or the pool's own rejection once it is shut down) and the tasks that wait here still
  * run, fed as before; the pool is shut down once none waits. {@link #shutdownNow()} shuts the pool down at once and
- * returns the tasks that wait here and those the pool returns. A task the pool rejects while it runs (it was shut down
- * by someone else) is dropped and logged, as JOSDK would have lost it; one it rejects while it runs, when handed
- * over from a pool thread whose task just ended (a pool that queues nothing has all its threads busy then, that one
- * included), runs on that thread instead; one it rejects while it runs, handed over from another thread (a freed
- * thread may not be back in the pool yet), waits again first in its lane if another task is in flight, and else runs
- * on that thread (and termination waits for it as for the pool's). A task the pool runs inside its {@code execute} on
- * the thread that handed it over (a {@code CallerRunsPolicy}) runs there once, what it throws logged, and each next
- * task is handed over only once it returned (not from inside it, a level deeper on the stack each). Thread-safe: the
- * lanes and counts are guarded by one monitor, which is never held while the pool or a task runs.
+ * returns the tasks that wait here and those the pool returns, and interrupts the tasks running on a thread that is
+ * not the pool's (below) as the pool does its threads, only while they run. A task the pool rejects while it runs (it
+ * was shut down by someone else) is dropped and logged, as JOSDK would have lost it; one it rejects while it runs,
+ * when handed over from a pool thread whose task just ended (a pool that queues nothing has all its threads busy
+ * then, that one included), runs on that thread instead; one it rejects while it runs, handed over from another
+ * thread (a freed thread may not be back in the pool yet), waits again first in its lane if another task is in
+ * flight, and else runs on that thread (and termination waits for it as for the pool's). A task the pool runs inside
+ * its {@code execute} on the thread that handed it over (a {@code CallerRunsPolicy}) runs there once, what it throws
+ * logged, and each next task is handed over only once it returned (not from inside it, a level deeper on the stack
+ * each). Thread-safe: the lanes and counts are guarded by one monitor, which is never held while the pool or a task
+ * runs.
  */
 final class LaneExecutor extends AbstractExecutorService {
 
@@ -61,13 +63,14 @@ final class LaneExecutor extends AbstractExecutorService {
   private final Lane others = new Lane();
   private final ArrayDeque<Lane> ready = new ArrayDeque<>();
   // Guarded by lock: tasks handed to the pool (or run on a submitting thread) and not yet ended; runs of tasks on a
-  // submitting thread under way (termination waits for them, the pool's own wait does not); hands to the pool under
-  // way; the lifecycle.
+  // thread that is not the pool's, or inside the pool's execute, under way (termination waits for them and
+  // shutdownNow interrupts them, as the pool does its own); hands to the pool under way; the lifecycle.
   private int inFlight;
   private int handing;
-  private int runningHere;
+  private final List<RunHere> runningHere = new ArrayList<>();
   private boolean shutdown;
   private boolean delegateShutdown;
+  private boolean stoppedNow;
 
   /**
    * Feeds {@code delegate}.
@@ -150,10 +153,35 @@ final class LaneExecutor extends AbstractExecutorService {
       LOG.warn("A reconciliation run on the submitting thread (the pool had no thread free yet) failed", thrown);
     } finally {
       synchronized (lock) {
-        runningHere--;
-        lock.notifyAll();
+        endHere(handed.here);
       }
     }
+  }
+
+  /**
+   * Counts a run on this thread that begins (guarded by lock); after {@link #shutdownNow()}, it begins interrupted, as
+   * a pool's thread would.
+   */
+  private RunHere beginHere() {
+    RunHere here = new RunHere();
+    runningHere.add(here);
+    if (stoppedNow) {
+      here.interrupt();
+    }
+    return here;
+  }
+
+  /**
+   * Counts a run on this thread that ended (guarded by lock): an interrupt {@link #shutdownNow()} sent it is taken
+   * back, so that it does not outlive the task on a thread that is not the pool's (the submitting thread had not
+   * been interrupted before).
+   */
+  private void endHere(RunHere here) {
+    runningHere.remove(here);
+    if (here.interrupted && !here.callerInterrupted) {
+      Thread.interrupted();
+    }
+    lock.notifyAll();
   }
 
   /**
@@ -208,7 +236,7 @@ final class LaneExecutor extends AbstractExecutorService {
             }
             // Counted before this hand's end, in the same hold of the lock: else a shutdown in between would shut the
             // pool down and see it terminated (no hand under way, none running here) before the task runs.
-            runningHere++;
+            next.here = beginHere();
           }
           return next;
         }
@@ -253,6 +281,10 @@ final class LaneExecutor extends AbstractExecutorService {
     synchronized (lock) {
       shutdown = true;
       delegateShutdown = true;
+      stoppedNow = true;
+      for (RunHere here : runningHere) {
+        here.interrupt(); // as the pool interrupts its threads
+      }
       for (Lane lane : ready) {
         lane.drainTo(waiting);
       }
@@ -282,7 +314,7 @@ final class LaneExecutor extends AbstractExecutorService {
   @Override
   public boolean isTerminated() {
     synchronized (lock) {
-      return delegateShutdown && runningHere == 0 && delegate.isTerminated();
+      return delegateShutdown && runningHere.isEmpty() && delegate.isTerminated();
     }
   }
 
@@ -291,7 +323,7 @@ final class LaneExecutor extends AbstractExecutorService {
     long deadline = System.nanoTime() + unit.toNanos(timeout);
     synchronized (lock) {
       // A task runs on a thread not the pool's when the pool had none back yet: it is waited for as well.
-      while (!delegateShutdown || runningHere > 0) {
+      while (!delegateShutdown || !runningHere.isEmpty()) {
         long left = deadline - System.nanoTime();
         if (left <= 0) {
           return false;
@@ -352,10 +384,24 @@ final class LaneExecutor extends AbstractExecutorService {
     }
   }
 
+  /** A run of a task on a thread that is not the pool's, or inside the pool's execute; guarded by the lock. */
+  private static final class RunHere {
+    private final Thread thread = Thread.currentThread();
+    private final boolean callerInterrupted = thread.isInterrupted();
+    private boolean interrupted;
+
+    void interrupt() {
+      interrupted = true;
+      thread.interrupt();
+    }
+  }
+
   /** A task as the pool runs it: its end, however it ends, frees its thread for the next waiting task. */
   private final class Handed implements Runnable {
     private final Lane lane;
     private final Runnable task;
+    // Its run on the thread feed gave it back to, if so; set and read on that thread.
+    private RunHere here;
 
     Handed(Lane lane, Runnable task) {
       this.lane = lane;
@@ -407,8 +453,9 @@ final class LaneExecutor extends AbstractExecutorService {
      * returned.
      */
     private void runOnCaller() {
+      RunHere here;
       synchronized (lock) {
-        runningHere++;
+        here = beginHere();
       }
       try {
         task.run();
@@ -418,8 +465,7 @@ final class LaneExecutor extends AbstractExecutorService {
       } finally {
         synchronized (lock) {
           ended();
-          runningHere--;
-          lock.notifyAll();
+          endHere(here);
         }
       }
     }

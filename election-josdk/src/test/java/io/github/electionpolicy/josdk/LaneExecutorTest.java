@@ -364,6 +364,63 @@ class LaneExecutorTest {
     }
   }
 
+  /**
+   * Review h-attack19: {@code shutdownNow()} interrupts the tasks that run, as the pool does its threads, also one that
+   * runs on its submitting thread (the hand-off pool had no thread back yet): JOSDK's stop interrupts the
+   * reconciliations still running after its termination timeout, and the operator's stop then waits for them to end;
+   * one that waits for that interrupt was never interrupted, and the stop waited for ever. The submitting thread is
+   * not left interrupted once its task ended.
+   */
+  @Test
+  void shutdownNowInterruptsATaskRunningOnItsSubmittingThreadAndOnlyWhileItRuns() throws InterruptedException {
+    CountDownLatch afterFirst = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    ThreadPoolExecutor handOff = new ThreadPoolExecutor(1, 1, 1, TimeUnit.MINUTES, new SynchronousQueue<>()) {
+      @Override
+      protected void afterExecute(Runnable r, Throwable t) {
+        afterFirst.countDown();
+        try {
+          release.await();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+    };
+    LaneExecutor lanes = new LaneExecutor(handOff, 50);
+    CountDownLatch started = new CountDownLatch(1);
+    CountDownLatch never = new CountDownLatch(1);
+    CountDownLatch interrupted = new CountDownLatch(1);
+    boolean[] informerLeftInterrupted = {true};
+    Thread informer = new Thread(() -> {
+      lanes.execute(() -> {
+        started.countDown();
+        try {
+          never.await(); // a reconciliation that ends only when interrupted
+        } catch (InterruptedException e) {
+          interrupted.countDown();
+          Thread.currentThread().interrupt(); // kept, as a reconciler should
+        }
+      });
+      informerLeftInterrupted[0] = Thread.currentThread().isInterrupted();
+    });
+    try {
+      lanes.execute(() -> { });
+      afterFirst.await();
+      informer.start();
+      started.await(); // running on the informer's thread
+      release.countDown();
+      lanes.shutdownNow();
+      assertThat(interrupted.await(30, TimeUnit.SECONDS)).as("the task running on the informer interrupted").isTrue();
+      assertThat(lanes.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
+      informer.join();
+      assertThat(informerLeftInterrupted[0]).as("the informer's thread left interrupted").isFalse();
+    } finally {
+      release.countDown();
+      never.countDown();
+      handOff.shutdownNow();
+    }
+  }
+
   /** Review h-attack18: tasks the pool held and returned at {@code shutdownNow()} do not keep termination waiting. */
   @Test
   void afterShutdownNowTheTasksThePoolReturnedDoNotHoldTermination() throws InterruptedException {
