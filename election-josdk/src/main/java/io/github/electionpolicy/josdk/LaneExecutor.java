@@ -59,6 +59,9 @@ final class LaneExecutor extends AbstractExecutorService {
   // The task this thread hands to the pool, while inside the pool's execute: a pool that runs a task it cannot take on
   // the caller (CallerRunsPolicy) runs it right there, and it must then not feed from inside that call.
   private final ThreadLocal<Handed> handingHere = new ThreadLocal<>();
+  // Set while the pool runs one of this executor's tasks on this thread: an interrupt shutdownNow sends a task run here
+  // is then the pool's thread's too, and stays.
+  private final ThreadLocal<Boolean> poolRuns = new ThreadLocal<>();
   // Guarded by lock: every task not yet handed to the pool is in exactly one lane; a lane is in ready iff it has tasks.
   private final Lane others = new Lane();
   private final ArrayDeque<Lane> ready = new ArrayDeque<>();
@@ -148,7 +151,7 @@ final class LaneExecutor extends AbstractExecutorService {
       return;
     }
     try {
-      handed.run();
+      handed.runAndFeed();
     } catch (Throwable thrown) { // user code: whatever it throws must not reach JOSDK's submitting thread
       LOG.warn("A reconciliation run on the submitting thread (the pool had no thread free yet) failed", thrown);
     } finally {
@@ -163,7 +166,7 @@ final class LaneExecutor extends AbstractExecutorService {
    * a pool's thread would.
    */
   private RunHere beginHere() {
-    RunHere here = new RunHere();
+    RunHere here = new RunHere(poolRuns.get() != null);
     runningHere.add(here);
     if (stoppedNow) {
       here.interrupt();
@@ -174,11 +177,11 @@ final class LaneExecutor extends AbstractExecutorService {
   /**
    * Counts a run on this thread that ended (guarded by lock): an interrupt {@link #shutdownNow()} sent it is taken
    * back, so that it does not outlive the task on a thread that is not the pool's (the submitting thread had not
-   * been interrupted before).
+   * been interrupted before); on a thread the pool runs a task on, it stays, as the pool's own.
    */
   private void endHere(RunHere here) {
     runningHere.remove(here);
-    if (here.interrupted && !here.callerInterrupted) {
+    if (here.interrupted && !here.callerInterrupted && !here.poolThread) {
       Thread.interrupted();
     }
     lock.notifyAll();
@@ -388,7 +391,12 @@ final class LaneExecutor extends AbstractExecutorService {
   private static final class RunHere {
     private final Thread thread = Thread.currentThread();
     private final boolean callerInterrupted = thread.isInterrupted();
+    private final boolean poolThread;
     private boolean interrupted;
+
+    RunHere(boolean poolThread) {
+      this.poolThread = poolThread;
+    }
 
     void interrupt() {
       interrupted = true;
@@ -409,8 +417,8 @@ final class LaneExecutor extends AbstractExecutorService {
     }
 
     /**
-     * Runs the task, then the next that feeding gives back to this thread, and so on; then throws the first task's
-     * throwable, if any, as the task alone would have (the pool's thread ends with it).
+     * As the pool runs it: inside its {@code execute} on the thread that handed it over ({@link #runOnCaller()}), or
+     * else on a thread of the pool's ({@link #runAndFeed()}).
      */
     @Override
     public void run() {
@@ -418,6 +426,23 @@ final class LaneExecutor extends AbstractExecutorService {
         runOnCaller();
         return;
       }
+      Boolean outer = poolRuns.get();
+      poolRuns.set(Boolean.TRUE);
+      try {
+        runAndFeed();
+      } finally {
+        if (outer == null) {
+          poolRuns.remove();
+        }
+      }
+    }
+
+    /**
+     * Runs the task, then the next that feeding gives back to this thread, and so on; then throws the first task's
+     * throwable, if any, as the task alone would have (the pool's thread ends with it). On a pool's thread, or on a
+     * thread that is not the pool's ({@link #runHere}).
+     */
+    void runAndFeed() {
       Throwable first = null;
       for (Handed current = this; current != null; ) {
         try {

@@ -421,6 +421,75 @@ class LaneExecutorTest {
     }
   }
 
+  /**
+   * Review h-attack19, of its own fix above: a task the pool runs inside its {@code execute} on one of its own threads
+   * (a {@code CallerRunsPolicy}), from inside another task there, is interrupted by {@code shutdownNow()} as that
+   * thread is by the pool; once it ended, that interrupt is the outer task's too and is not taken back.
+   */
+  @Test
+  void shutdownNowLeavesAPoolThreadInterruptedForTheTaskThatHandedOneOverInside() throws InterruptedException {
+    ThreadPoolExecutor callerRuns = callerRunsHandOff();
+    // Not a ThreadPoolExecutor: two at a time are handed to its one thread, so the second runs on the caller.
+    ExecutorService twoAtATime = new AbstractExecutorService() {
+      @Override
+      public void execute(Runnable task) {
+        callerRuns.execute(task);
+      }
+
+      @Override
+      public void shutdown() {
+        callerRuns.shutdown();
+      }
+
+      @Override
+      public List<Runnable> shutdownNow() {
+        return callerRuns.shutdownNow();
+      }
+
+      @Override
+      public boolean isShutdown() {
+        return callerRuns.isShutdown();
+      }
+
+      @Override
+      public boolean isTerminated() {
+        return callerRuns.isTerminated();
+      }
+
+      @Override
+      public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
+        return callerRuns.awaitTermination(timeout, unit);
+      }
+    };
+    LaneExecutor lanes = new LaneExecutor(twoAtATime, 2);
+    CountDownLatch innerStarted = new CountDownLatch(1);
+    CountDownLatch never = new CountDownLatch(1);
+    CountDownLatch outerEnded = new CountDownLatch(1);
+    boolean[] outerInterrupted = {false};
+    try {
+      lanes.execute(() -> {
+        lanes.execute(() -> { // runs here, on the pool's thread, inside the pool's execute
+          innerStarted.countDown();
+          try {
+            never.await();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        });
+        outerInterrupted[0] = Thread.currentThread().isInterrupted();
+        outerEnded.countDown();
+      });
+      innerStarted.await();
+      lanes.shutdownNow();
+      assertThat(outerEnded.await(30, TimeUnit.SECONDS)).isTrue();
+      assertThat(lanes.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
+      assertThat(outerInterrupted[0]).as("the outer task still interrupted, as the pool left its thread").isTrue();
+    } finally {
+      never.countDown();
+      callerRuns.shutdownNow();
+    }
+  }
+
   /** Review h-attack18: tasks the pool held and returned at {@code shutdownNow()} do not keep termination waiting. */
   @Test
   void afterShutdownNowTheTasksThePoolReturnedDoNotHoldTermination() throws InterruptedException {
