@@ -35,13 +35,17 @@ import org.slf4j.LoggerFactory;
  * <p>The lifecycle is the pool's as JOSDK expects it: after {@link #shutdown()} no task is accepted (a {@link
  * RejectedExecutionException}, or the pool's own rejection once it is shut down) and the tasks that wait here still
  * run, fed as before; the pool is shut down once none waits. {@link #shutdownNow()} shuts the pool down at once and
- * returns the tasks that wait here and those the pool returns. A task the pool rejects while it runs (it was shut down
- * by someone else) is dropped and logged, as JOSDK would have lost it; one it rejects while it runs, when handed
- * over from a pool thread whose task just ended (a pool that queues nothing has all its threads busy then, that one
- * included), runs on that thread instead; one it rejects while it runs, handed over from another thread (a freed
- * thread may not be back in the pool yet), waits again first in its lane if another task is in flight, and else runs
- * on that thread (and termination waits for it as for the pool's). Thread-safe: the lanes and counts are guarded by one monitor, which is
- * never held while the pool or a task runs.
+ * returns the tasks that wait here and those the pool returns, and interrupts the tasks running on a thread that is
+ * not the pool's (below) as the pool does its threads, only while they run. A task the pool rejects while it runs (it
+ * was shut down by someone else) is dropped and logged, as JOSDK would have lost it; one it rejects while it runs,
+ * when handed over from a pool thread whose task just ended (a pool that queues nothing has all its threads busy
+ * then, that one included), runs on that thread instead; one it rejects while it runs, handed over from another
+ * thread (a freed thread may not be back in the pool yet), waits again first in its lane if another task is in
+ * flight, and else runs on that thread (and termination waits for it as for the pool's). A task the pool runs inside
+ * its {@code execute} on the thread that handed it over (a {@code CallerRunsPolicy}) runs there once, what it throws
+ * logged, and each next task is handed over only once it returned (not from inside it, a level deeper on the stack
+ * each). Thread-safe: the lanes and counts are guarded by one monitor, which is never held while the pool or a task
+ * runs.
  */
 final class LaneExecutor extends AbstractExecutorService {
 
@@ -52,16 +56,24 @@ final class LaneExecutor extends AbstractExecutorService {
   private final Object lock = new Object();
   // The lane of the move this thread is firing, if any.
   private final ThreadLocal<Lane> move = new ThreadLocal<>();
+  // The task this thread hands to the pool, while inside the pool's execute: a pool that runs a task it cannot take on
+  // the caller (CallerRunsPolicy) runs it right there, and it must then not feed from inside that call.
+  private final ThreadLocal<Handed> handingHere = new ThreadLocal<>();
+  // Set while the pool runs one of this executor's tasks on this thread: an interrupt shutdownNow sends a task run here
+  // is then the pool's thread's too, and stays.
+  private final ThreadLocal<Boolean> poolRuns = new ThreadLocal<>();
   // Guarded by lock: every task not yet handed to the pool is in exactly one lane; a lane is in ready iff it has tasks.
   private final Lane others = new Lane();
   private final ArrayDeque<Lane> ready = new ArrayDeque<>();
   // Guarded by lock: tasks handed to the pool (or run on a submitting thread) and not yet ended; runs of tasks on a
-  // submitting thread under way (termination waits for them, the pool's own wait does not); hands to the pool under way; the lifecycle.
+  // thread that is not the pool's, or inside the pool's execute, under way (termination waits for them and
+  // shutdownNow interrupts them, as the pool does its own); hands to the pool under way; the lifecycle.
   private int inFlight;
   private int handing;
-  private int runningHere;
+  private final List<RunHere> runningHere = new ArrayList<>();
   private boolean shutdown;
   private boolean delegateShutdown;
+  private boolean stoppedNow;
 
   /**
    * Feeds {@code delegate}.
@@ -130,25 +142,49 @@ final class LaneExecutor extends AbstractExecutorService {
     runHere(feed(false));
   }
 
-  /** Runs on this (not a pool's) thread a task that {@link #feed} gave back, as the pool would have: what it throws is
-   * logged. */
+  /**
+   * Runs on this (not a pool's) thread a task that {@link #feed} gave back, as the pool would have: what it throws is
+   * logged. {@link #feed} counted it as running here already.
+   */
   private void runHere(Handed handed) {
     if (handed == null) {
       return;
     }
-    synchronized (lock) {
-      runningHere++;
-    }
     try {
-      handed.run();
+      handed.runAndFeed();
     } catch (Throwable thrown) { // user code: whatever it throws must not reach JOSDK's submitting thread
       LOG.warn("A reconciliation run on the submitting thread (the pool had no thread free yet) failed", thrown);
     } finally {
       synchronized (lock) {
-        runningHere--;
-        lock.notifyAll();
+        endHere(handed.here);
       }
     }
+  }
+
+  /**
+   * Counts a run on this thread that begins (guarded by lock); after {@link #shutdownNow()}, it begins interrupted, as
+   * a pool's thread would.
+   */
+  private RunHere beginHere() {
+    RunHere here = new RunHere(poolRuns.get() != null);
+    runningHere.add(here);
+    if (stoppedNow) {
+      here.interrupt();
+    }
+    return here;
+  }
+
+  /**
+   * Counts a run on this thread that ended (guarded by lock): an interrupt {@link #shutdownNow()} sent it is taken
+   * back, so that it does not outlive the task on a thread that is not the pool's (the submitting thread had not
+   * been interrupted before); on a thread the pool runs a task on, it stays, as the pool's own.
+   */
+  private void endHere(RunHere here) {
+    runningHere.remove(here);
+    if (here.interrupted && !here.callerInterrupted && !here.poolThread) {
+      Thread.interrupted();
+    }
+    lock.notifyAll();
   }
 
   /**
@@ -157,7 +193,8 @@ final class LaneExecutor extends AbstractExecutorService {
    * returned, to run on this thread: that thread is the one the task's slot counted, still busy until it returns, and
    * a pool that queues nothing rejects a task while all its threads are busy. On another thread, such a task goes back
    * to the front of its lane if another task is in flight (its end feeds it), and is else returned to run on this
-   * thread: the freed threads are then all on their way back to the pool, and nothing else would feed it.
+   * thread, counted as running here: the freed threads are then all on their way back to the pool, and nothing else
+   * would feed it.
    *
    * @return the task to run on this thread now, or null
    */
@@ -183,6 +220,8 @@ final class LaneExecutor extends AbstractExecutorService {
         delegate.shutdown();
         return null;
       }
+      Handed outer = handingHere.get();
+      handingHere.set(next);
       try {
         delegate.execute(next);
       } catch (RuntimeException | Error rejected) {
@@ -198,6 +237,9 @@ final class LaneExecutor extends AbstractExecutorService {
               next.lane.pushFront(next.task, ready);
               return null;
             }
+            // Counted before this hand's end, in the same hold of the lock: else a shutdown in between would shut the
+            // pool down and see it terminated (no hand under way, none running here) before the task runs.
+            next.here = beginHere();
           }
           return next;
         }
@@ -211,6 +253,11 @@ final class LaneExecutor extends AbstractExecutorService {
               + "as being reconciled, and may not reconcile it again in this process", rejected);
         }
       } finally {
+        if (outer == null) {
+          handingHere.remove();
+        } else {
+          handingHere.set(outer);
+        }
         synchronized (lock) {
           handing--;
         }
@@ -237,6 +284,10 @@ final class LaneExecutor extends AbstractExecutorService {
     synchronized (lock) {
       shutdown = true;
       delegateShutdown = true;
+      stoppedNow = true;
+      for (RunHere here : runningHere) {
+        here.interrupt(); // as the pool interrupts its threads
+      }
       for (Lane lane : ready) {
         lane.drainTo(waiting);
       }
@@ -266,7 +317,7 @@ final class LaneExecutor extends AbstractExecutorService {
   @Override
   public boolean isTerminated() {
     synchronized (lock) {
-      return delegateShutdown && runningHere == 0 && delegate.isTerminated();
+      return delegateShutdown && runningHere.isEmpty() && delegate.isTerminated();
     }
   }
 
@@ -275,7 +326,7 @@ final class LaneExecutor extends AbstractExecutorService {
     long deadline = System.nanoTime() + unit.toNanos(timeout);
     synchronized (lock) {
       // A task runs on a thread not the pool's when the pool had none back yet: it is waited for as well.
-      while (!delegateShutdown || runningHere > 0) {
+      while (!delegateShutdown || !runningHere.isEmpty()) {
         long left = deadline - System.nanoTime();
         if (left <= 0) {
           return false;
@@ -336,10 +387,29 @@ final class LaneExecutor extends AbstractExecutorService {
     }
   }
 
+  /** A run of a task on a thread that is not the pool's, or inside the pool's execute; guarded by the lock. */
+  private static final class RunHere {
+    private final Thread thread = Thread.currentThread();
+    private final boolean callerInterrupted = thread.isInterrupted();
+    private final boolean poolThread;
+    private boolean interrupted;
+
+    RunHere(boolean poolThread) {
+      this.poolThread = poolThread;
+    }
+
+    void interrupt() {
+      interrupted = true;
+      thread.interrupt();
+    }
+  }
+
   /** A task as the pool runs it: its end, however it ends, frees its thread for the next waiting task. */
   private final class Handed implements Runnable {
     private final Lane lane;
     private final Runnable task;
+    // Its run on the thread feed gave it back to, if so; set and read on that thread.
+    private RunHere here;
 
     Handed(Lane lane, Runnable task) {
       this.lane = lane;
@@ -347,11 +417,32 @@ final class LaneExecutor extends AbstractExecutorService {
     }
 
     /**
-     * Runs the task, then the next that feeding gives back to this thread, and so on; then throws the first task's
-     * throwable, if any, as the task alone would have (the pool's thread ends with it).
+     * As the pool runs it: inside its {@code execute} on the thread that handed it over ({@link #runOnCaller()}), or
+     * else on a thread of the pool's ({@link #runAndFeed()}).
      */
     @Override
     public void run() {
+      if (handingHere.get() == this) {
+        runOnCaller();
+        return;
+      }
+      Boolean outer = poolRuns.get();
+      poolRuns.set(Boolean.TRUE);
+      try {
+        runAndFeed();
+      } finally {
+        if (outer == null) {
+          poolRuns.remove();
+        }
+      }
+    }
+
+    /**
+     * Runs the task, then the next that feeding gives back to this thread, and so on; then throws the first task's
+     * throwable, if any, as the task alone would have (the pool's thread ends with it). On a pool's thread, or on a
+     * thread that is not the pool's ({@link #runHere}).
+     */
+    void runAndFeed() {
       Throwable first = null;
       for (Handed current = this; current != null; ) {
         try {
@@ -376,6 +467,31 @@ final class LaneExecutor extends AbstractExecutorService {
       }
       if (first != null) {
         throw new java.lang.reflect.UndeclaredThrowableException(first);
+      }
+    }
+
+    /**
+     * Runs the task inside the pool's {@code execute} on the thread that handed it (the pool runs a task it cannot
+     * take on the caller): as on a submitting thread, what it throws is logged (thrown out of {@code execute}, it
+     * would be taken for a rejection and the task run again), termination waits for it, and it feeds nothing (a task
+     * fed from here would nest a level deeper for each waiting task): the handing goes on once {@code execute}
+     * returned.
+     */
+    private void runOnCaller() {
+      RunHere here;
+      synchronized (lock) {
+        here = beginHere();
+      }
+      try {
+        task.run();
+      } catch (Throwable thrown) { // user code: whatever it throws must not come out of the pool's execute
+        LOG.warn("A reconciliation the pool ran on the thread that handed it over (its rejection policy) failed",
+            thrown);
+      } finally {
+        synchronized (lock) {
+          ended();
+          endHere(here);
+        }
       }
     }
 

@@ -16,6 +16,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -363,6 +364,132 @@ class LaneExecutorTest {
     }
   }
 
+  /**
+   * Review h-attack19: {@code shutdownNow()} interrupts the tasks that run, as the pool does its threads, also one that
+   * runs on its submitting thread (the hand-off pool had no thread back yet): JOSDK's stop interrupts the
+   * reconciliations still running after its termination timeout, and the operator's stop then waits for them to end;
+   * one that waits for that interrupt was never interrupted, and the stop waited for ever. The submitting thread is
+   * not left interrupted once its task ended.
+   */
+  @Test
+  void shutdownNowInterruptsATaskRunningOnItsSubmittingThreadAndOnlyWhileItRuns() throws InterruptedException {
+    CountDownLatch afterFirst = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    ThreadPoolExecutor handOff = new ThreadPoolExecutor(1, 1, 1, TimeUnit.MINUTES, new SynchronousQueue<>()) {
+      @Override
+      protected void afterExecute(Runnable r, Throwable t) {
+        afterFirst.countDown();
+        try {
+          release.await();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+    };
+    LaneExecutor lanes = new LaneExecutor(handOff, 50);
+    CountDownLatch started = new CountDownLatch(1);
+    CountDownLatch never = new CountDownLatch(1);
+    CountDownLatch interrupted = new CountDownLatch(1);
+    boolean[] informerLeftInterrupted = {true};
+    Thread informer = new Thread(() -> {
+      lanes.execute(() -> {
+        started.countDown();
+        try {
+          never.await(); // a reconciliation that ends only when interrupted
+        } catch (InterruptedException e) {
+          interrupted.countDown();
+          Thread.currentThread().interrupt(); // kept, as a reconciler should
+        }
+      });
+      informerLeftInterrupted[0] = Thread.currentThread().isInterrupted();
+    });
+    try {
+      lanes.execute(() -> { });
+      afterFirst.await();
+      informer.start();
+      started.await(); // running on the informer's thread
+      release.countDown();
+      lanes.shutdownNow();
+      assertThat(interrupted.await(30, TimeUnit.SECONDS)).as("the task running on the informer interrupted").isTrue();
+      assertThat(lanes.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
+      informer.join();
+      assertThat(informerLeftInterrupted[0]).as("the informer's thread left interrupted").isFalse();
+    } finally {
+      release.countDown();
+      never.countDown();
+      handOff.shutdownNow();
+    }
+  }
+
+  /**
+   * Review h-attack19, of its own fix above: a task the pool runs inside its {@code execute} on one of its own threads
+   * (a {@code CallerRunsPolicy}), from inside another task there, is interrupted by {@code shutdownNow()} as that
+   * thread is by the pool; once it ended, that interrupt is the outer task's too and is not taken back.
+   */
+  @Test
+  void shutdownNowLeavesAPoolThreadInterruptedForTheTaskThatHandedOneOverInside() throws InterruptedException {
+    ThreadPoolExecutor callerRuns = callerRunsHandOff();
+    // Not a ThreadPoolExecutor: two at a time are handed to its one thread, so the second runs on the caller.
+    ExecutorService twoAtATime = new AbstractExecutorService() {
+      @Override
+      public void execute(Runnable task) {
+        callerRuns.execute(task);
+      }
+
+      @Override
+      public void shutdown() {
+        callerRuns.shutdown();
+      }
+
+      @Override
+      public List<Runnable> shutdownNow() {
+        return callerRuns.shutdownNow();
+      }
+
+      @Override
+      public boolean isShutdown() {
+        return callerRuns.isShutdown();
+      }
+
+      @Override
+      public boolean isTerminated() {
+        return callerRuns.isTerminated();
+      }
+
+      @Override
+      public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
+        return callerRuns.awaitTermination(timeout, unit);
+      }
+    };
+    LaneExecutor lanes = new LaneExecutor(twoAtATime, 2);
+    CountDownLatch innerStarted = new CountDownLatch(1);
+    CountDownLatch never = new CountDownLatch(1);
+    CountDownLatch outerEnded = new CountDownLatch(1);
+    boolean[] outerInterrupted = {false};
+    try {
+      lanes.execute(() -> {
+        lanes.execute(() -> { // runs here, on the pool's thread, inside the pool's execute
+          innerStarted.countDown();
+          try {
+            never.await();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        });
+        outerInterrupted[0] = Thread.currentThread().isInterrupted();
+        outerEnded.countDown();
+      });
+      innerStarted.await();
+      lanes.shutdownNow();
+      assertThat(outerEnded.await(30, TimeUnit.SECONDS)).isTrue();
+      assertThat(lanes.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
+      assertThat(outerInterrupted[0]).as("the outer task still interrupted, as the pool left its thread").isTrue();
+    } finally {
+      never.countDown();
+      callerRuns.shutdownNow();
+    }
+  }
+
   /** Review h-attack18: tasks the pool held and returned at {@code shutdownNow()} do not keep termination waiting. */
   @Test
   void afterShutdownNowTheTasksThePoolReturnedDoNotHoldTermination() throws InterruptedException {
@@ -373,6 +500,96 @@ class LaneExecutorTest {
     assertThat(lanes.shutdownNow()).hasSize(3);
     assertThat(lanes.awaitTermination(1, TimeUnit.SECONDS)).isTrue();
     assertThat(lanes.isTerminated()).isTrue();
+  }
+
+  /** A one-thread pool that queues nothing and, when its thread is busy, runs a task on the submitting thread. */
+  private static ThreadPoolExecutor callerRunsHandOff() {
+    return new ThreadPoolExecutor(1, 1, 1, TimeUnit.MINUTES, new SynchronousQueue<>(),
+        new ThreadPoolExecutor.CallerRunsPolicy());
+  }
+
+  /**
+   * Review h-attack19: a pool whose rejection policy runs the task on the caller ({@code CallerRunsPolicy}, common
+   * with a pool that queues nothing) runs a task handed over from a finishing task's thread on that thread, inside
+   * {@code execute}; what such a task threw came out of the pool's {@code execute}, was taken for the pool's
+   * rejection, and the task ran a second time on that thread (and its end was counted twice).
+   */
+  @Test
+  void onACallerRunsPoolATaskThatThrowsRunsOnce() throws InterruptedException {
+    ThreadPoolExecutor callerRuns = callerRunsHandOff();
+    LaneExecutor lanes = new LaneExecutor(callerRuns, 50);
+    CountDownLatch first = new CountDownLatch(1);
+    AtomicInteger throwingRuns = new AtomicInteger();
+    CountDownLatch lastRan = new CountDownLatch(1);
+    try {
+      lanes.execute(() -> {
+        try {
+          first.await();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      });
+      lanes.execute(() -> {
+        throwingRuns.incrementAndGet();
+        throw new IllegalStateException("a reconciliation's failure");
+      });
+      lanes.execute(lastRan::countDown);
+      assertThat(lanes.waiting()).as("both wait: the pool's one thread is busy").isEqualTo(2);
+      first.countDown();
+      assertThat(lastRan.await(30, TimeUnit.SECONDS)).isTrue();
+      lanes.shutdown();
+      assertThat(lanes.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
+      assertThat(throwingRuns.get()).as("runs of the task that threw").isEqualTo(1);
+    } finally {
+      first.countDown();
+      callerRuns.shutdownNow();
+    }
+  }
+
+  /**
+   * Review h-attack19: on such a pool, each task handed over from a finishing task's thread ran nested inside the
+   * previous one's {@code execute}, so the stack grew with every waiting task: a moved shard of thousands of
+   * resources ends in a {@code StackOverflowError}. Each now runs at the same depth, and each once.
+   */
+  @Test
+  void onACallerRunsPoolTheWaitingTasksDoNotNestOnTheStack() throws InterruptedException {
+    ThreadPoolExecutor callerRuns = callerRunsHandOff();
+    LaneExecutor lanes = new LaneExecutor(callerRuns, 50);
+    CountDownLatch first = new CountDownLatch(1);
+    int count = 500;
+    int[] depths = new int[count];
+    AtomicInteger runs = new AtomicInteger();
+    CountDownLatch ran = new CountDownLatch(count);
+    try {
+      lanes.execute(() -> {
+        try {
+          first.await();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      });
+      lanes.moving(() -> {
+        for (int i = 0; i < count; i++) {
+          int index = i;
+          lanes.execute(() -> {
+            depths[index] = Thread.currentThread().getStackTrace().length;
+            runs.incrementAndGet();
+            ran.countDown();
+          });
+        }
+        return count;
+      });
+      first.countDown();
+      assertThat(ran.await(30, TimeUnit.SECONDS)).isTrue();
+      lanes.shutdown();
+      assertThat(lanes.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
+      assertThat(runs.get()).isEqualTo(count);
+      assertThat(depths[count - 1] - depths[0]).as("stack frames gained from the first waiting task to the last")
+          .isLessThan(20);
+    } finally {
+      first.countDown();
+      callerRuns.shutdownNow();
+    }
   }
 
   @Test
