@@ -9,6 +9,8 @@ import io.javaoperatorsdk.operator.api.config.InformerStoppedHandler;
 import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionHandler;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -115,6 +117,35 @@ final class JosdkConfiguration {
    */
   static void check(Consumer<ConfigurationServiceOverrider> user, KubernetesClient client) {
     requireNoOwnLeaderElection(userConfiguration(user, client));
+  }
+
+  /** The setting {@link #requireRejectionsReported} names: the overrider method that sets the reconciliation pool. */
+  static final String EXECUTOR_SETTING = "ConfigurationServiceOverrider.withExecutorService";
+
+  /**
+   * Fails when the reconciliation executor is a {@link ThreadPoolExecutor} whose rejection policy drops a task without
+   * a word ({@link ThreadPoolExecutor.DiscardPolicy}, {@link ThreadPoolExecutor.DiscardOldestPolicy}). A sharded
+   * operator hands that pool at most one task per thread at a time, and counts a task handed until it ends: a task the
+   * pool drops never ends, so after as many drops as the pool has threads no reconciliation would ever be handed to
+   * it again, and the operator would stand still. (Plain JOSDK loses the dropped reconciliation too.)
+   *
+   * @param reconciliations the configured reconciliation executor
+   * @throws InvalidElectionSettingException naming the setting, the policy and the fix
+   */
+  static void requireRejectionsReported(ExecutorService reconciliations) {
+    if (!(reconciliations instanceof ThreadPoolExecutor pool)) {
+      return;
+    }
+    RejectedExecutionHandler policy = pool.getRejectedExecutionHandler();
+    if (policy instanceof ThreadPoolExecutor.DiscardPolicy || policy instanceof ThreadPoolExecutor.DiscardOldestPolicy) {
+      throw new InvalidElectionSettingException(EXECUTOR_SETTING,
+          "a ThreadPoolExecutor whose rejection policy is " + policy.getClass().getSimpleName(),
+          "a pool whose rejection policy throws (AbortPolicy, the default) or runs the task on the thread that handed "
+              + "it over (CallerRunsPolicy): a sharded operator counts each reconciliation it hands the pool until it "
+              + "ends, and one the pool drops without a word never ends, so the operator would stop reconciling",
+          "build the pool with the default policy, or call setRejectedExecutionHandler(new "
+              + "ThreadPoolExecutor.CallerRunsPolicy()) on it");
+    }
   }
 
   /**

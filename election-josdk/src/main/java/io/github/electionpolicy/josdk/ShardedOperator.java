@@ -105,7 +105,9 @@ public final class ShardedOperator implements ShardService, AutoCloseable {
     ShardGate gate = new ShardGate(user.getMetrics(), ownership);
     // Taken once: the overrides below are applied a few times while the operator is built.
     ExecutorService workflows = new ShardContextExecutor(user.getWorkflowExecutorService(), gate);
-    this.reconciliations = new LaneExecutor(user.getExecutorService(), user.concurrentReconciliationThreads());
+    ExecutorService pool = user.getExecutorService();
+    JosdkConfiguration.requireRejectionsReported(pool);
+    this.reconciliations = new LaneExecutor(pool, user.concurrentReconciliationThreads());
     Consumer<ConfigurationServiceOverrider> configuration = builder.configuration.andThen(o -> o.withMetrics(gate)
         .withWorkflowExecutorService(workflows).withExecutorService(reconciliations));
     this.fenced = WriteGate.gate(builder.client, new ShardFence(gate, ownership));
@@ -347,7 +349,8 @@ public final class ShardedOperator implements ShardService, AutoCloseable {
      *     or the operator did not start; what was started has stopped
      * @throws IllegalArgumentException if the shard count is not valid
      * @throws io.github.electionpolicy.InvalidElectionSettingException if the configuration turns on JOSDK's own
-     *     leader election
+     *     leader election, or sets a reconciliation pool whose rejection policy drops tasks without a word
+     *     ({@code DiscardPolicy}, {@code DiscardOldestPolicy})
      */
     public ShardedOperator start() {
       if (client == null) {

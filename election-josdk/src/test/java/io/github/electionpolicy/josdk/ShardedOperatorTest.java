@@ -1,7 +1,9 @@
 package io.github.electionpolicy.josdk;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.github.electionpolicy.InvalidElectionSettingException;
 import io.github.electionpolicy.fabric8.Shards;
 import io.github.electionpolicy.josdk.sample.Widget;
 import io.github.electionpolicy.testkit.fabric8.LeaseApiExtension;
@@ -12,6 +14,9 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -66,6 +71,36 @@ class ShardedOperatorTest {
       b.operator().close();
 
       assertThat(cluster.violations).isEmpty();
+    }
+  }
+
+  /**
+   * A reconciliation pool that drops a task without a word would stop the operator for good (a dropped task never
+   * ends, and the lanes hand the pool no more tasks than it has threads): the start refuses it, naming the setting,
+   * before anything starts.
+   */
+  @Test
+  void aReconciliationPoolThatDropsTasksWithoutAWordFailsTheStart() {
+    for (java.util.concurrent.RejectedExecutionHandler policy : java.util.List.of(
+        new ThreadPoolExecutor.DiscardPolicy(), new ThreadPoolExecutor.DiscardOldestPolicy())) {
+      ThreadPoolExecutor pool = new ThreadPoolExecutor(1, 2, 1, TimeUnit.SECONDS, new SynchronousQueue<>(), policy);
+      try {
+        assertThatThrownBy(() -> ShardedOperator.builder()
+            .client(api.client())
+            .shards(ShardedReplicas.SHARDS)
+            .configuration(config -> config.withExecutorService(pool))
+            .reconcilers((operator, shards) -> {
+              throw new AssertionError("registered although the start was refused");
+            })
+            .start())
+            .isInstanceOfSatisfying(InvalidElectionSettingException.class, e -> {
+              assertThat(e.setting()).isEqualTo(JosdkConfiguration.EXECUTOR_SETTING);
+              assertThat(e.value()).endsWith(policy.getClass().getSimpleName());
+              assertThat(e.getMessage()).contains("CallerRunsPolicy", "AbortPolicy");
+            });
+      } finally {
+        pool.shutdownNow();
+      }
     }
   }
 }
