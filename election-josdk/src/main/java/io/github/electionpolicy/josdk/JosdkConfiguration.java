@@ -9,6 +9,7 @@ import io.javaoperatorsdk.operator.api.config.InformerStoppedHandler;
 import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.RejectedExecutionHandler;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.function.BooleanSupplier;
@@ -113,10 +114,35 @@ final class JosdkConfiguration {
    * Builds the configuration the overrides describe, without building an {@code Operator} (no thread, no
    * request), to check it at start-up.
    *
-   * @throws InvalidElectionSettingException if it turns on JOSDK's own leader election
+   * @throws InvalidElectionSettingException if it turns on JOSDK's own leader election, or sets {@link
+   *     ForkJoinPool#commonPool()} as an executor
    */
   static void check(Consumer<ConfigurationServiceOverrider> user, KubernetesClient client) {
-    requireNoOwnLeaderElection(userConfiguration(user, client));
+    ConfigurationService configuration = userConfiguration(user, client);
+    requireNoOwnLeaderElection(configuration);
+    requireStoppable(configuration.getExecutorService(), EXECUTOR_SETTING);
+    requireStoppable(configuration.getWorkflowExecutorService(), WORKFLOW_EXECUTOR_SETTING);
+  }
+
+  /** The setting {@link #requireStoppable} names for the workflow executor. */
+  static final String WORKFLOW_EXECUTOR_SETTING = "ConfigurationServiceOverrider.withWorkflowExecutorService";
+
+  /**
+   * Fails when {@code executor} is {@link ForkJoinPool#commonPool()}, which ignores {@code shutdown()} and never
+   * terminates: the operator's stop waits until its executors terminated (so that no reconciliation still runs when
+   * the Lease or the shard is released), and would wait for ever.
+   *
+   * @throws InvalidElectionSettingException naming the setting and the fix
+   */
+  static void requireStoppable(ExecutorService executor, String setting) {
+    if (executor == ForkJoinPool.commonPool()) {
+      throw new InvalidElectionSettingException(setting, "ForkJoinPool.commonPool()",
+          "an executor that terminates once shut down (the common pool never does, and the operator's stop waits until "
+              + "its executors terminated, so that no reconciliation still runs when the Lease is released: it would "
+              + "wait for ever)",
+          "give the operator a pool of its own, e.g. Executors.newFixedThreadPool(n) or new ForkJoinPool(n), created "
+              + "inside the configuration callback");
+    }
   }
 
   /** The setting {@link #requireRejectionsReported} names: the overrider method that sets the reconciliation pool. */

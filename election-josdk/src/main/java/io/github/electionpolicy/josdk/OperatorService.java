@@ -287,7 +287,9 @@ public final class OperatorService implements LeaderService {
      * @return the service; give it to {@link ElectionRunner.Builder#service(LeaderService)}
      * @throws IllegalStateException if the client or the registration is missing
      * @throws io.github.electionpolicy.InvalidElectionSettingException if the configuration turns on JOSDK's own
-     *     leader election; the message names the Lease it configured and says what to change
+     *     leader election (the message names the Lease it configured and says what to change), or sets {@code
+     *     ForkJoinPool.commonPool()} as the reconciliation or workflow executor (it never terminates, and a term's
+     *     stop waits until they did)
      */
     public OperatorService build() {
       if (client == null) {

@@ -349,8 +349,9 @@ public final class ShardedOperator implements ShardService, AutoCloseable {
      *     or the operator did not start; what was started has stopped
      * @throws IllegalArgumentException if the shard count is not valid
      * @throws io.github.electionpolicy.InvalidElectionSettingException if the configuration turns on JOSDK's own
-     *     leader election, or sets a reconciliation pool whose rejection policy drops tasks without a word
-     *     ({@code DiscardPolicy}, {@code DiscardOldestPolicy})
+     *     leader election, sets a reconciliation pool whose rejection policy drops tasks without a word
+     *     ({@code DiscardPolicy}, {@code DiscardOldestPolicy}), or sets {@code ForkJoinPool.commonPool()} as the
+     *     reconciliation or workflow executor (it never terminates, and the operator's close waits until they did)
      */
     public ShardedOperator start() {
       if (client == null) {

@@ -76,6 +76,24 @@ class OperatorServiceTest {
             + "LeaseSettings.builder().leaseName(\"widget-operator-lease\") instead");
   }
 
+  /** The common pool ignores shutdown(): a term's stop, which waits until its executors terminated, would hang. */
+  @Test
+  void buildRefusesTheCommonPoolAsAnExecutorThatNeverTerminates() {
+    assertThatThrownBy(() -> OperatorService.builder().client(api.client()).reconcilers(NOTHING)
+        .configuration(config -> config.withExecutorService(java.util.concurrent.ForkJoinPool.commonPool()))
+        .build())
+        .isInstanceOfSatisfying(InvalidElectionSettingException.class, e -> {
+          assertThat(e.setting()).isEqualTo("ConfigurationServiceOverrider.withExecutorService");
+          assertThat(e.value()).isEqualTo("ForkJoinPool.commonPool()");
+        })
+        .hasMessageContaining("fix: give the operator a pool of its own");
+    assertThatThrownBy(() -> OperatorService.builder().client(api.client()).reconcilers(NOTHING)
+        .configuration(config -> config.withWorkflowExecutorService(java.util.concurrent.ForkJoinPool.commonPool()))
+        .build())
+        .isInstanceOfSatisfying(InvalidElectionSettingException.class,
+            e -> assertThat(e.setting()).isEqualTo("ConfigurationServiceOverrider.withWorkflowExecutorService"));
+  }
+
   @Test
   void buildSendsNoRequest() {
     ReplicaLink replica = api.replica("builder");
