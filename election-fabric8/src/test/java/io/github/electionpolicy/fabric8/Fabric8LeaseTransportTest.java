@@ -93,9 +93,25 @@ class Fabric8LeaseTransportTest {
     return new LeaseRecord(holder, 2, now, now, 0, resourceVersion);
   }
 
+  /**
+   * Settings whose request timeout (10 s, half the renew deadline) a request to the mock server meets however loaded
+   * the machine: the fast settings' 750 ms is not always enough on a loaded 2-core machine for a new connection and
+   * its answer, and a call that times out is answered {@code timed out} before the answer or the cancel, close or
+   * further request that a test waits for (seen at a load average of 15: a read answered {@code timed out} instead
+   * of {@code Missing}, and on a cold JVM two of three reads answered {@code timed out} before the close).
+   */
+  private static final LeaseSettings PATIENT_SETTINGS = MockApi.fastSettings("a").leaseDuration(Duration.ofSeconds(30))
+      .renewDeadline(Duration.ofSeconds(20)).retryPeriod(Duration.ofSeconds(2)).build();
+
+  /** A transport to {@code server} with {@link #PATIENT_SETTINGS}: its calls end by their answer, not by timing out. */
   private static Fabric8LeaseTransport transport(MockApi server, SharedPools.InFlight requests) {
-    return new Fabric8LeaseTransport(server.client(), MockApi.NAMESPACE, MockApi.fastSettings("a").build(),
-        SharedPools.io(), SharedPools.handOver(), requests, new SharedPools.InFlight(16, "leadership Event writes"));
+    return transport(server, requests, PATIENT_SETTINGS);
+  }
+
+  private static Fabric8LeaseTransport transport(MockApi server, SharedPools.InFlight requests,
+      LeaseSettings settings) {
+    return new Fabric8LeaseTransport(server.client(), MockApi.NAMESPACE, settings, SharedPools.io(),
+        SharedPools.handOver(), requests, new SharedPools.InFlight(16, "leadership Event writes"));
   }
 
   @Test
@@ -214,11 +230,14 @@ class Fabric8LeaseTransportTest {
         transport.read(answers);
         calls.add(answers);
       }
+      // With PATIENT_SETTINGS' 10 s request timeout, not the fast 750 ms: none of the three times out (and is
+      // answered) before it reached the server and the close came, however loaded the machine.
       assertThat(Await.holds(() -> gets.get() == 3, PATIENCE)).as("the requests reached the server").isTrue();
 
       transport.close();
       // Their exchanges go on at the server (fabric8 aborts none) until their request timeout: so do their places.
-      assertThat(Await.holds(() -> requests.inFlight() == 0, PATIENCE)).as("places given back at last").isTrue();
+      assertThat(Await.holds(() -> requests.inFlight() == 0, PATIENCE.plus(transport.requestTimeout())))
+          .as("places given back at last").isTrue();
       assertThat(calls).allSatisfy(answers -> assertThat(answers.answers).isEmpty());
       Answers after = new Answers();
       transport.read(after);
@@ -332,9 +351,10 @@ class Fabric8LeaseTransportTest {
   void aServerThatNeverAnswersFailsTheCallAtItsRequestTimeout() throws Exception {
     AtomicInteger gets = new AtomicInteger();
     SharedPools.InFlight requests = new SharedPools.InFlight(64, "Lease requests");
+    // The fast settings' 750 ms request timeout: the call times out whether or not it reached the server by then.
     try (MockApi server = answering("GET", gets,
         () -> status(404, "NotFound", "not found").setBodyDelay(Duration.ofSeconds(60)));
-        Fabric8LeaseTransport transport = transport(server, requests)) {
+        Fabric8LeaseTransport transport = transport(server, requests, MockApi.fastSettings("a").build())) {
       Answers read = new Answers();
       long sent = System.nanoTime();
       transport.read(read);

@@ -92,11 +92,19 @@ class ShardViewBackoffTest {
     }
   }
 
+  /**
+   * A replica with the fast settings' 200 ms retry period (the view's back-off is a 32nd of it, doubling up to it),
+   * but a lease duration and renew deadline a loaded machine keeps: with the fast 2 s and 1.5 s (750 ms request
+   * timeout), a starved JVM (load average 15-25 on 2 cores) missed renewals, so pod-a was found not ready after the
+   * hand-over (its health budget, lease duration plus renew deadline, passed without a successful Lease call) or did
+   * not own every shard within 15 s; neither is what this test is about.
+   */
   private ShardedRunner replica(String identity, KubernetesClient client) {
     ShardedRunner runner = ShardedRunner.builder()
         .client(client)
         .decision(MockApi.CONTEND)
-        .settings(MockApi.fastSettings(identity).build())
+        .settings(MockApi.fastSettings(identity).leaseDuration(Duration.ofSeconds(10))
+            .renewDeadline(Duration.ofSeconds(6)).build())
         .shards(4)
         .service(ShardService.of((shard, term) -> started(shard, identity), shard -> running.remove(shard, identity)))
         .start();
