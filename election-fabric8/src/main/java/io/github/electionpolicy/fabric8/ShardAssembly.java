@@ -115,8 +115,8 @@ final class ShardAssembly {
         : sink -> ShardLeaseSource.open(client, namespace, leases, settings.retryPeriod(), ticker, sink);
     long retry = settings.retryPeriod().toNanos();
     ShardDriver driver = new ShardDriver(new ShardDriver.Parts(identity, leases, shards.count(), service, loop, ticker,
-        leaseRunners, view, settings.leaseDuration().toNanos(), 2 * retry, Math.max(1, retry / 2), flaw,
-        driverFlaw));
+        leaseRunners, view, settings.leaseDuration().toNanos(), 2 * retry, Math.max(1, retry / 2),
+        Math.max(3 * retry, settings.leaseDuration().toNanos() / 2), flaw, driverFlaw));
     driver.listeners(new ShardListeners(listeners, userCode, identity, driver));
     started = true;
     DecisionLog.log(decision);

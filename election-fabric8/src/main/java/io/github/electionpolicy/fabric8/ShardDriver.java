@@ -52,10 +52,10 @@ final class ShardDriver {
   record Snapshot(ShardCoordinatorPhase phase, SortedMap<Integer, LeadershipTerm> owned, RunnerView membership,
       boolean shardHung, boolean viewSynced) {}
 
-  /** What the driver is built from. */
+  /** What the driver is built from; {@code silenceNanos}: see {@link ShardViewFeed#checkSilence}. */
   record Parts(String identity, ShardLeases leases, int shardCount, ShardService service, RunnerLoop loop,
       Ticker ticker, LeaseRunners runners, ShardViewSource source, long leaseDurationNanos, long settleNanos,
-      long tickNanos, ShardCoordinator.Flaw flaw, ShardDriverFlaw driverFlaw) {}
+      long tickNanos, long silenceNanos, ShardCoordinator.Flaw flaw, ShardDriverFlaw driverFlaw) {}
 
   private static final LeaderService MEMBERSHIP = LeaderService.of(term -> { }, () -> { });
 
@@ -105,7 +105,8 @@ final class ShardDriver {
     this.logLane = new RunnerLog.Lane(loop, loop.logWriter(), "shards:" + parts.identity());
     this.log = new RunnerLog(ShardedRunner.class, logLane);
     this.mark = new LeavingMark(loop, ticker, this::closeShard);
-    this.feed = new ShardViewFeed(view, parts.leases(), parts.leaseDurationNanos(), loop, ticker, this::onLoop,
+    this.feed = new ShardViewFeed(view, parts.leases(), parts.leaseDurationNanos(), parts.silenceNanos(), loop, ticker,
+        this::onLoop,
         new ShardViewFeed.Listener() {
           @Override
           public void observed(ShardCoordinatorInput.ViewObserved observed) {
@@ -394,6 +395,8 @@ final class ShardDriver {
       return;
     }
     inputs.add(new Tick(ticker.read()));
+    feed.checkSilence(membership != null && membershipLeading ? membership.driver().view().lastSuccessNanos()
+        : Optional.empty());
     tickTimer = loop.schedule(parts.tickNanos(), () -> guarded(this::tick));
   }
 

@@ -184,9 +184,19 @@ final class ShardLeaseSource implements ShardViewSource.View {
    */
   @Override
   public boolean relist() {
+    return replace(false);
+  }
+
+  /** As {@link #relist}, whether or not the informer counts itself as watching (see {@link ShardViewFeed#checkSilence}). */
+  @Override
+  public boolean restart() {
+    return replace(true);
+  }
+
+  private boolean replace(boolean evenIfWatching) {
     SharedIndexInformer<Lease> replaced;
     synchronized (this) {
-      if (closed || informer.isWatching()) {
+      if (closed || (!evenIfWatching && informer.isWatching())) {
         return false;
       }
       replaced = informer;

@@ -28,6 +28,7 @@ final class ShardViewFeed {
   private final ShardLeaseView view;
   private final ShardLeases leases;
   private final long leaseDurationNanos;
+  private final long silenceNanos;
   private final RunnerLoop loop;
   private final Ticker ticker;
   private final Consumer<Runnable> onLoop;
@@ -44,13 +45,16 @@ final class ShardViewFeed {
   // failing while Lease calls are answered, a Role without list, gets one list more per failure, not one per answer).
   private boolean relisting;
   private boolean closed;
+  // When the list and watch last reported anything (a change, a deletion, a list), or was opened or restarted.
+  private long heardNanos;
 
   /** @param onLoop runs a task of the driver's on its loop (and steps the coordinator after it) */
-  ShardViewFeed(ShardLeaseView view, ShardLeases leases, long leaseDurationNanos, RunnerLoop loop, Ticker ticker,
-      Consumer<Runnable> onLoop, Listener listener, RunnerLog log) {
+  ShardViewFeed(ShardLeaseView view, ShardLeases leases, long leaseDurationNanos, long silenceNanos, RunnerLoop loop,
+      Ticker ticker, Consumer<Runnable> onLoop, Listener listener, RunnerLog log) {
     this.view = view;
     this.leases = leases;
     this.leaseDurationNanos = leaseDurationNanos;
+    this.silenceNanos = silenceNanos;
     this.loop = loop;
     this.ticker = ticker;
     this.onLoop = onLoop;
@@ -69,6 +73,7 @@ final class ShardViewFeed {
     if (source != null || closed) {
       return;
     }
+    heardNanos = ticker.read();
     source = from.open(new ShardLeaseSource.Sink() {
       @Override
       public void changed(ShardLeaseView.Listed listed, long arrivedNanos) {
@@ -76,6 +81,7 @@ final class ShardViewFeed {
           if (!closed) {
             view.changed(listed, arrivedNanos);
             synced = true;
+            heardNanos = ticker.read();
             listener.arrived(listed, arrivedNanos);
             observe();
           }
@@ -87,6 +93,7 @@ final class ShardViewFeed {
         onLoop.accept(() -> {
           if (!closed) {
             view.deleted(name);
+            heardNanos = ticker.read();
             observe();
           }
         });
@@ -101,6 +108,7 @@ final class ShardViewFeed {
       public void listed() {
         onLoop.accept(() -> {
           synced = true;
+          heardNanos = ticker.read();
           relistDue = false;
           relisting = false;
         });
@@ -130,6 +138,40 @@ final class ShardViewFeed {
       relisting = source.relist();
     }
   }
+
+  /**
+   * On the loop, at each of the driver's ticks: a list and watch that listed once and then reported nothing for the
+   * silence bound ({@code silenceNanos}: three retry periods or half a lease duration, the longer), while this
+   * replica's membership Lease was renewed for half that bound after the last thing it reported ({@code
+   * renewedNanos}: when the membership runner, leading, last sent a Lease call that succeeded; empty while it does not
+   * lead), is listed and watched again through a new one ({@link ShardViewSource.View#restart}), whether or not it
+   * counts itself as watching. Each renewal changes a Lease the view watches, so a live view hears one every retry
+   * period, each within a round trip; unheard for that long, they mean a watch that is open to fabric8 but delivers
+   * nothing: a connection the server or a proxy stopped answering, or a reconnect that never completed (a refused
+   * one, seen with fabric8's mock server), after which fabric8 neither reports a failure nor tries again. Without this,
+   * the view would not change for as long (no member joining or leaving, no shard released); with it, it is at most
+   * the bound and a list's round trip behind. At most once per bound of silence; not while a failure is known (the
+   * back-off and the early relist at the server's next answer take care of that), nor while a relist is on its way.
+   * A restart a slow watch did not need costs one list.
+   */
+  void checkSilence(java.util.Optional<Long> renewedNanos) {
+    if (source == null || closed || !synced || relistDue || relisting || renewedNanos.isEmpty()) {
+      return;
+    }
+    long now = ticker.read();
+    if (now - heardNanos < silenceNanos || renewedNanos.get() - heardNanos < silenceNanos / 2) {
+      return;
+    }
+    heardNanos = now;
+    relisting = source.restart();
+    if (relisting) {
+      log.warn(SILENT, ShardLeases.LABEL, leases.labelValue(), silenceNanos / 1_000_000);
+    }
+  }
+
+  /** The WARN of a list and watch restarted after a silence: label, value, milliseconds. */
+  static final String SILENT = "The watch of the Leases labelled {}={} delivered nothing for {} ms, though this "
+      + "replica's own renewals change them: listing and watching them again";
 
   /** Whether the list and watch listed the Leases once (or reported one). */
   boolean synced() {

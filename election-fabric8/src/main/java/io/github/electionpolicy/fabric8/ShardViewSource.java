@@ -28,5 +28,14 @@ interface ShardViewSource {
     default boolean relist() {
       return false;
     }
+
+    /**
+     * Lists and watches again at once through a new list and watch, even if this one counts itself as watching (its
+     * watch may deliver nothing without fabric8 knowing: see {@link ShardViewFeed#checkSilence}), reporting {@link
+     * ShardLeaseSource.Sink#listed} once that list was taken in; returns whether it did (not after {@link #close}).
+     */
+    default boolean restart() {
+      return false;
+    }
   }
 }

@@ -409,6 +409,21 @@ final class ShardSim {
       public boolean relist() {
         return relistNow(view);
       }
+
+      @Override
+      public boolean restart() {
+        if (!view.open) {
+          return false;
+        }
+        if (view.broken) {
+          checks.viewRestarts++;
+          return relistNow(view);
+        }
+        // A new list and watch beside one that is not broken: the runner took its silence for a dead one.
+        checks.viewRestarts++;
+        ShardSim.this.relist(view);
+        return true;
+      }
     };
   }
 

@@ -76,6 +76,8 @@ final class ShardSimChecks {
   int fairnessViolations;
   int ownershipGaps;
   int takesGivenUp;
+  // Lists and watches the runners restarted after a silence of their view (ShardViewFeed.checkSilence).
+  int viewRestarts;
   // Lists after a failure later than the back-off's cap and a round trip after the failure or the fault's end.
   int lateLists;
   // The longest wait of a list after a failure, from the later of the failure and the fault's end; how many.

@@ -191,6 +191,7 @@ class SimulationSharding {
     long fairness;
     long gaps;
     long takesGivenUp;
+    long viewRestarts;
     int maxGivenUp;
     long handOvers;
     long membershipDeletes;
@@ -217,6 +218,7 @@ class SimulationSharding {
       fairness += c.fairnessViolations;
       gaps += c.ownershipGaps;
       takesGivenUp += c.takesGivenUp;
+      viewRestarts += c.viewRestarts;
       maxGivenUp = Math.max(maxGivenUp, c.maxGivenUp);
       handOvers += c.handOvers;
       membershipDeletes += c.membershipDeletes;
@@ -258,7 +260,7 @@ class SimulationSharding {
           + " deletes_of_newer=" + newerDeleted
           + " released_memberships_left=" + membershipLeasesLeft
           + " lists_after_failure=" + listsAfterFailure + " (late: " + lateLists + ", longest wait "
-          + maxListWaitNanos / 1_000_000 + " ms)"
+          + maxListWaitNanos / 1_000_000 + " ms) view_restarts=" + viewRestarts
           + gaps() + " broken_variants_caught=" + caught + "/" + variants + " (unobserved here: "
           + UNOBSERVABLE.size() + ")";
     }
