@@ -47,6 +47,9 @@ final class ShardViewFeed {
   private boolean closed;
   // When the list and watch last reported anything (a change, a deletion, a list), or was opened or restarted.
   private long heardNanos;
+  // What checkSilence was given at the driver's previous tick: a renewal already answered then, whose change a live
+  // watch has had a tick to deliver (empty while the membership runner did not lead).
+  private java.util.Optional<Long> renewedAtLastTick = java.util.Optional.empty();
 
   /** @param onLoop runs a task of the driver's on its loop (and steps the coordinator after it) */
   ShardViewFeed(ShardLeaseView view, ShardLeases leases, long leaseDurationNanos, long silenceNanos, RunnerLoop loop,
@@ -144,22 +147,30 @@ final class ShardViewFeed {
    * silence bound ({@code silenceNanos}: three retry periods or half a lease duration, the longer), while this
    * replica's membership Lease was renewed for half that bound after the last thing it reported ({@code
    * renewedNanos}: when the membership runner, leading, last sent a Lease call that succeeded; empty while it does not
-   * lead), is listed and watched again through a new one ({@link ShardViewSource.View#restart}), whether or not it
+   * lead; the one counted is the value given at the previous tick, a renewal answered at least a tick ago), is listed
+   * and watched again through a new one ({@link ShardViewSource.View#restart}), whether or not it
    * counts itself as watching. Each renewal changes a Lease the view watches, so a live view hears one every retry
    * period, each within a round trip; unheard for that long, they mean a watch that is open to fabric8 but delivers
    * nothing: a connection the server or a proxy stopped answering, or a reconnect that never completed (a refused
    * one, seen with fabric8's mock server), after which fabric8 neither reports a failure nor tries again. Without this,
    * the view would not change for as long (no member joining or leaving, no shard released); with it, it is at most
-   * the bound and a list's round trip behind. At most once per bound of silence; not while a failure is known (the
+   * the bound, a retry period (two ticks) and a list's round trip behind. At most once per bound of silence; not while a failure is known (the
    * back-off and the early relist at the server's next answer take care of that), nor while a relist is on its way.
    * A restart a slow watch did not need costs one list.
    */
   void checkSilence(java.util.Optional<Long> renewedNanos) {
-    if (source == null || closed || !synced || relistDue || relisting || renewedNanos.isEmpty()) {
+    // The renewal that counts is the one known at the previous tick: answered then, its change has had a tick to
+    // arrive. The latest may have been answered a moment ago, its event still on its way: after a spell in which this
+    // replica wrote nothing (its requests lost, the server's writes failing, its loop stalled), the first renewal
+    // would otherwise restart a live watch (a list, and a WARN that blames the watch).
+    java.util.Optional<Long> answered = renewedAtLastTick;
+    renewedAtLastTick = renewedNanos;
+    if (source == null || closed || !synced || relistDue || relisting || renewedNanos.isEmpty()
+        || answered.isEmpty()) {
       return;
     }
     long now = ticker.read();
-    if (now - heardNanos < silenceNanos || renewedNanos.get() - heardNanos < silenceNanos / 2) {
+    if (now - heardNanos < silenceNanos || answered.get() - heardNanos < silenceNanos / 2) {
       return;
     }
     heardNanos = now;
