@@ -148,15 +148,15 @@ final class ShardViewFeed {
    * replica's membership Lease was renewed for half that bound after the last thing it reported ({@code
    * renewedNanos}: when the membership runner, leading, last sent a Lease call that succeeded; empty while it does not
    * lead; the one counted is the value given at the previous tick, a renewal answered at least a tick ago), is listed
-   * and watched again through a new one ({@link ShardViewSource.View#restart}), whether or not it
-   * counts itself as watching. Each renewal changes a Lease the view watches, so a live view hears one every retry
-   * period, each within a round trip; unheard for that long, they mean a watch that is open to fabric8 but delivers
-   * nothing: a connection the server or a proxy stopped answering, or a reconnect that never completed (a refused
-   * one, seen with fabric8's mock server), after which fabric8 neither reports a failure nor tries again. Without this,
-   * the view would not change for as long (no member joining or leaving, no shard released); with it, it is at most
-   * the bound, a retry period (two ticks) and a list's round trip behind. At most once per bound of silence; not while a failure is known (the
-   * back-off and the early relist at the server's next answer take care of that), nor while a relist is on its way.
-   * A restart a slow watch did not need costs one list.
+   * and watched again through a new one ({@link ShardViewSource.View#restart}), whether or not it counts itself as
+   * watching. Each renewal changes a Lease the view watches, so a live view hears one every retry period, each within
+   * a round trip; unheard for that long, they mean a watch that is open to fabric8 but delivers nothing: a connection
+   * the server or a proxy stopped answering, or a reconnect that never completed (a refused one, seen with fabric8's
+   * mock server), after which fabric8 neither reports a failure nor tries again. Without this, the view would not
+   * change for as long (no member joining or leaving, no shard released); with it, it is at most the bound, a retry
+   * period (two ticks) and a list's round trip behind. At most once per bound of silence; not while a failure is
+   * known (the back-off and the early relist at the server's next answer take care of that), nor while a relist is on
+   * its way. A restart a slow watch did not need costs one list.
    */
   void checkSilence(java.util.Optional<Long> renewedNanos) {
     // The renewal that counts is the one known at the previous tick: answered then, its change has had a tick to
