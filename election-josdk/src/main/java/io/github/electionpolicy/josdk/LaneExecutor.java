@@ -44,7 +44,8 @@ import org.slf4j.LoggerFactory;
  * flight, and else runs on that thread (and termination waits for it as for the pool's). A task the pool runs inside
  * its {@code execute} on the thread that handed it over (a {@code CallerRunsPolicy}) runs there once, what it throws
  * logged, and each next task is handed over only once it returned (not from inside it, a level deeper on the stack
- * each). Thread-safe: the lanes and counts are guarded by one monitor, which is never held while the pool or a task
+ * each). A task that runs on a pool thread after another one there begins without the interrupt that one left, as
+ * a pool's next task does, unless {@link #shutdownNow()} was called. Thread-safe: the lanes and counts are guarded by one monitor, which is never held while the pool or a task
  * runs.
  */
 final class LaneExecutor extends AbstractExecutorService {
@@ -458,6 +459,16 @@ final class LaneExecutor extends AbstractExecutorService {
           ended();
         }
         current = feed(true);
+        if (current != null && poolRuns.get() != null) {
+          // The next task runs on this pool thread: with no interrupt the one before left on it, as the pool clears
+          // one between its own tasks; unless stopping (shutdownNow), read after the clear, as the pool does.
+          Thread.interrupted();
+          synchronized (lock) {
+            if (stoppedNow) {
+              Thread.currentThread().interrupt();
+            }
+          }
+        }
       }
       if (first instanceof RuntimeException runtime) {
         throw runtime;

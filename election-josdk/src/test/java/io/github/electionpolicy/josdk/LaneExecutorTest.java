@@ -275,6 +275,41 @@ class LaneExecutorTest {
   }
 
   /**
+   * A task that leaves its thread interrupted (it caught an interrupt and restored it, or interrupted itself) must not
+   * hand that interrupt to the next task: a pool clears it between its tasks, and so does this executor when it runs
+   * the next task on the same thread (a pool that queues nothing rejects it while that thread is still busy). Before,
+   * the next reconciliation began interrupted, and the first blocking call it made failed.
+   */
+  @Test
+  void aTaskRunOnTheThreadOfOneThatLeftItInterruptedBeginsNotInterrupted() throws InterruptedException {
+    ThreadPoolExecutor handOff = new ThreadPoolExecutor(1, 1, 1, TimeUnit.MINUTES, new SynchronousQueue<>());
+    LaneExecutor lanes = new LaneExecutor(handOff, 50);
+    CountDownLatch first = new CountDownLatch(1);
+    List<String> seen = java.util.Collections.synchronizedList(new ArrayList<>());
+    CountDownLatch ran = new CountDownLatch(2);
+    lanes.execute(() -> {
+      try {
+        first.await();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      Thread.currentThread().interrupt(); // leaves its thread interrupted
+    });
+    for (String name : List.of("second", "third")) {
+      lanes.execute(() -> {
+        seen.add(name + (Thread.currentThread().isInterrupted() ? " began interrupted" : " began clear")
+            + " on " + Thread.currentThread().getName());
+        ran.countDown();
+      });
+    }
+    first.countDown();
+    assertThat(ran.await(30, TimeUnit.SECONDS)).isTrue();
+    assertThat(seen).allMatch(line -> line.contains("began clear"), "every task began with no interrupt");
+    lanes.shutdown();
+    assertThat(lanes.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
+  }
+
+  /**
    * Review h-attack18: on a pool that queues nothing, a task submitted from another thread (an informer's) while the
    * only thread's task has ended but the thread is not yet back in the pool (here held in {@code afterExecute}) is
    * rejected by the pool although the executor counts no task in flight; it was dropped, so JOSDK, which marks its
