@@ -175,6 +175,29 @@ final class JosdkConfiguration {
   }
 
   /**
+   * Warns when the reconciliation executor's thread count cannot be read (it is neither a {@link ThreadPoolExecutor}
+   * nor a {@link ForkJoinPool}: {@code Executors.newSingleThreadExecutor()}, a wrapper): a sharded operator then hands
+   * it up to {@code configuredThreads} reconciliations at a time, and if it has fewer threads the rest wait in its own
+   * queue, in the order handed, so a shard that moves here waits behind them for its first reconciliation.
+   *
+   * @param reconciliations the configured reconciliation executor
+   * @param configuredThreads JOSDK's {@code concurrentReconciliationThreads()}
+   * @return whether it warned
+   */
+  static boolean warnIfSizeUnknown(ExecutorService reconciliations, int configuredThreads) {
+    if (reconciliations instanceof ThreadPoolExecutor || reconciliations instanceof ForkJoinPool) {
+      return false;
+    }
+    LOG.warn("The reconciliation executor ({}, a {}) is neither a ThreadPoolExecutor nor a ForkJoinPool, so its thread "
+        + "count cannot be read: the sharded operator hands it up to {} reconciliations at a time "
+        + "(concurrentReconciliationThreads). If it has fewer threads, the rest wait in its own queue and a shard that "
+        + "moves here waits behind them for its first reconciliation. Pass a ThreadPoolExecutor or a ForkJoinPool to "
+        + "{}, or set withConcurrentReconciliationThreads to its thread count", reconciliations,
+        reconciliations.getClass().getName(), configuredThreads, EXECUTOR_SETTING);
+    return true;
+  }
+
+  /**
    * Fails when JOSDK's own leader election is configured: it would run a second election, on a second Lease,
    * inside an operator this module starts only while it leads, and exit the process on its own loss.
    *

@@ -107,6 +107,7 @@ public final class ShardedOperator implements ShardService, AutoCloseable {
     ExecutorService workflows = new ShardContextExecutor(user.getWorkflowExecutorService(), gate);
     ExecutorService pool = user.getExecutorService();
     JosdkConfiguration.requireRejectionsReported(pool);
+    JosdkConfiguration.warnIfSizeUnknown(pool, user.concurrentReconciliationThreads());
     this.reconciliations = new LaneExecutor(pool, user.concurrentReconciliationThreads());
     Consumer<ConfigurationServiceOverrider> configuration = builder.configuration.andThen(o -> o.withMetrics(gate)
         .withWorkflowExecutorService(workflows).withExecutorService(reconciliations));

@@ -103,4 +103,39 @@ class ShardedOperatorTest {
       }
     }
   }
+  /**
+   * Review h-attack19's note: a pool whose thread count cannot be read (here {@code newSingleThreadExecutor()}, a
+   * wrapper) is handed up to {@code concurrentReconciliationThreads()} tasks at a time, which quietly defeats the lanes
+   * when it has fewer threads: the start says so, naming the pool, the count and the settings that fix it. A
+   * {@code ThreadPoolExecutor} gets no such line.
+   */
+  @Test
+  void aReconciliationPoolWhoseSizeCannotBeReadIsNamedInAWarningAtTheStart() {
+    java.util.concurrent.ExecutorService single = java.util.concurrent.Executors.newSingleThreadExecutor();
+    ThreadPoolExecutor pool = new ThreadPoolExecutor(2, 2, 1, TimeUnit.SECONDS,
+        new java.util.concurrent.LinkedBlockingQueue<>());
+    try (io.github.electionpolicy.testsupport.LogCapture log = new io.github.electionpolicy.testsupport.LogCapture()) {
+      start(single).close();
+      assertThat(log.text()).contains("is neither a ThreadPoolExecutor nor a ForkJoinPool",
+          single.getClass().getName(), "up to 50 reconciliations at a time", JosdkConfiguration.EXECUTOR_SETTING,
+          "withConcurrentReconciliationThreads");
+    } finally {
+      single.shutdownNow();
+    }
+    try (io.github.electionpolicy.testsupport.LogCapture log = new io.github.electionpolicy.testsupport.LogCapture()) {
+      start(pool).close();
+      assertThat(log.text()).doesNotContain("is neither a ThreadPoolExecutor nor a ForkJoinPool");
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  private ShardedOperator start(java.util.concurrent.ExecutorService reconciliations) {
+    return ShardedOperator.builder()
+        .client(api.client())
+        .shards(ShardedReplicas.SHARDS)
+        .configuration(config -> config.withExecutorService(reconciliations))
+        .reconcilers((operator, shards) -> operator.register(new CountingReconciler()))
+        .start();
+  }
 }
