@@ -23,7 +23,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * -Delection.josdk.measure.widgets=N}: 300 by default, so that the module's suite stays short (creating widgets
  * through the mock server is slow); docs/sharding.md gives the numbers of runs with 2,000 and 10,000. With {@code
  * -Delection.josdk.measure.kubeconfig=PATH} the replicas run on that real kube-apiserver instead (in a namespace of
- * their own, with the Widget CRD created first), e.g. one of {@code tools/kube-apiserver/cluster.sh start DIR}.
+ * their own, with the Widget CRD created first), e.g. one of {@code tools/kube-apiserver/cluster.sh start DIR}. With
+ * {@code -Delection.josdk.measure.threads=N} each replica reconciles on N threads instead of JOSDK's default 50.
  */
 class ShardedOperatorMoveTimeTest {
 
@@ -85,12 +86,13 @@ class ShardedOperatorMoveTimeTest {
           - cluster.shardStarted.get(shards.shardOf(uids.get(n))).get("pod-a")).sorted().toArray();
       b.operator().close();
 
-      System.out.printf("MEASURED josdk-warm server=%s widgets=%d moved=%d shards_moved=%d create_s=%.1f close_ms=%d "
+      System.out.printf("MEASURED josdk-warm server=%s threads=%s widgets=%d moved=%d shards_moved=%d create_s=%.1f close_ms=%d "
               + "first_moved_reconcile_ms=%d all_moved_reconciled_ms=%d start_to_reconcile_ms_min=%d "
               + "median=%d max=%d release_to_first_reconcile_ms_per_shard_min=%d median=%d max=%d "
               + "release_to_start_ms_per_shard_min=%d median=%d max=%d start_to_first_ms_per_shard_min=%d median=%d "
               + "max=%d%n",
-          KUBECONFIG.isEmpty() ? "mock" : "real", WIDGETS, moved.size(), moving.size(),
+          KUBECONFIG.isEmpty() ? "mock" : "real",
+          ShardedReplicas.RECONCILIATION_THREADS > 0 ? ShardedReplicas.RECONCILIATION_THREADS : "default", WIDGETS, moved.size(), moving.size(),
           (created - creating) / 1e9, millis(closed - release), millis(first - release), millis(last - release),
           millis(fromStart[0]), millis(fromStart[fromStart.length / 2]), millis(fromStart[fromStart.length - 1]),
           millis(releaseToFirst[0]), millis(releaseToFirst[releaseToFirst.length / 2]),

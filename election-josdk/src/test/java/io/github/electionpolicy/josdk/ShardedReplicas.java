@@ -244,6 +244,12 @@ final class ShardedReplicas implements AutoCloseable {
     }
   }
 
+  /**
+   * The replicas' reconciliation threads ({@code -Delection.josdk.measure.threads=N}, for ShardedOperatorMoveTimeTest's
+   * measurements); 0, the default: JOSDK's own (50).
+   */
+  static final int RECONCILIATION_THREADS = Integer.getInteger("election.josdk.measure.threads", 0);
+
   Replica start(String identity) {
     return start(identity, UnaryOperator.identity());
   }
@@ -258,6 +264,11 @@ final class ShardedReplicas implements AutoCloseable {
     ShardedOperator operator = ShardedOperator.builder()
         .client(operatorClient)
         .shards(SHARDS)
+        .configuration(config -> {
+          if (RECONCILIATION_THREADS > 0) {
+            config.withConcurrentReconciliationThreads(RECONCILIATION_THREADS);
+          }
+        })
         .reconcilers((josdk, shards) -> josdk.register(new LedgerReconciler(identity, shards)))
         .start();
     ShardedRunner runner = ShardedRunner.builder()
