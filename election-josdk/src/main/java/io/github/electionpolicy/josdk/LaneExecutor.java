@@ -45,7 +45,8 @@ import org.slf4j.LoggerFactory;
  * its {@code execute} on the thread that handed it over (a {@code CallerRunsPolicy}) runs there once, what it throws
  * logged, and each next task is handed over only once it returned (not from inside it, a level deeper on the stack
  * each). A task that runs on a pool thread after another one there begins without the interrupt that one left, as
- * a pool's next task does, unless {@link #shutdownNow()} was called. Thread-safe: the lanes and counts are guarded by one monitor, which is never held while the pool or a task
+ * a pool's next task does (its run inside the pool's {@code execute} included), unless {@link #shutdownNow()}, ours or
+ * the pool's own, was called after that one ended. Thread-safe: the lanes and counts are guarded by one monitor, which is never held while the pool or a task
  * runs.
  */
 final class LaneExecutor extends AbstractExecutorService {
@@ -445,6 +446,7 @@ final class LaneExecutor extends AbstractExecutorService {
      */
     void runAndFeed() {
       Throwable first = null;
+      boolean onPool = poolRuns.get() != null;
       for (Handed current = this; current != null; ) {
         try {
           current.task.run();
@@ -455,17 +457,25 @@ final class LaneExecutor extends AbstractExecutorService {
             first.addSuppressed(thrown);
           }
         }
+        // On a pool thread, the interrupt the task left is cleared as soon as it ended, before the next one is handed
+        // over: a next task run on this thread (returned by feed, or run by the pool inside its execute, a
+        // CallerRunsPolicy) begins without it, as the pool's next task does, while an interrupt sent from now on (a
+        // shutdownNow, ours or the pool's own by someone else) stays. If none runs here next, it is put back.
+        boolean left = onPool && Thread.interrupted();
         synchronized (lock) {
           ended();
         }
         current = feed(true);
-        if (current != null && poolRuns.get() != null) {
-          // The next task runs on this pool thread: with no interrupt the one before left on it, as the pool clears
-          // one between its own tasks; unless stopping (shutdownNow), read after the clear, as the pool does.
-          Thread.interrupted();
-          synchronized (lock) {
-            if (stoppedNow) {
+        if (onPool) {
+          if (current == null) {
+            if (left) {
               Thread.currentThread().interrupt();
+            }
+          } else {
+            synchronized (lock) {
+              if (stoppedNow) { // as the pool does: stopping, its next task begins interrupted
+                Thread.currentThread().interrupt();
+              }
             }
           }
         }

@@ -310,6 +310,111 @@ class LaneExecutorTest {
   }
 
   /**
+   * Review h-review21, of the fix above: the pool's own {@code shutdownNow()}, called by someone else while the
+   * executor hands the next task over from a pool thread whose task just ended (here right after the executor read
+   * that the pool was not shut down, before it runs the rejected task on that thread), interrupts that thread; the
+   * clear meant for the interrupt the task before left swallowed it, so the next task ran uninterrupted after the
+   * pool's {@code shutdownNow()}. A pool clears only before it reads whether it is stopping; the interrupt must stay.
+   */
+  @Test
+  void aTaskRunOnAPoolThreadAfterThePoolsShutdownNowByAnotherBeginsInterrupted() throws InterruptedException {
+    java.util.concurrent.atomic.AtomicReference<Thread> armed = new java.util.concurrent.atomic.AtomicReference<>();
+    ThreadPoolExecutor handOff = new ThreadPoolExecutor(1, 1, 1, TimeUnit.MINUTES, new SynchronousQueue<>()) {
+      @Override
+      public boolean isShutdown() {
+        boolean shutdown = super.isShutdown();
+        if (armed.compareAndSet(Thread.currentThread(), null)) {
+          // Someone else shuts the pool down now, just after this read.
+          Thread someoneElse = new Thread(this::shutdownNow, "someone-else");
+          someoneElse.start();
+          joinUninterruptibly(someoneElse);
+        }
+        return shutdown;
+      }
+    };
+    LaneExecutor lanes = new LaneExecutor(handOff, 50);
+    CountDownLatch first = new CountDownLatch(1);
+    CountDownLatch ran = new CountDownLatch(1);
+    boolean[] secondBeganInterrupted = {false};
+    try {
+      lanes.execute(() -> {
+        try {
+          first.await();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        armed.set(Thread.currentThread()); // its thread hands the next task over once this one returned
+      });
+      lanes.execute(() -> {
+        secondBeganInterrupted[0] = Thread.currentThread().isInterrupted();
+        ran.countDown();
+      });
+      first.countDown();
+      assertThat(ran.await(30, TimeUnit.SECONDS)).as("the second task ran").isTrue();
+      assertThat(handOff.isShutdown()).as("the pool shut down by someone else").isTrue();
+      assertThat(secondBeganInterrupted[0]).as("the second task began interrupted, after the pool's shutdownNow")
+          .isTrue();
+    } finally {
+      handOff.shutdownNow();
+      assertThat(handOff.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
+    }
+  }
+
+  private static void joinUninterruptibly(Thread thread) {
+    boolean interrupted = false;
+    while (true) {
+      try {
+        thread.join();
+        break;
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /**
+   * Review h-review21: on a pool whose rejection policy runs the task on the caller ({@code CallerRunsPolicy}), the
+   * task handed over from a pool thread whose task just ended runs inside the pool's {@code execute} on that thread,
+   * before the clear of the fix above: it began with the interrupt the task before left there.
+   */
+  @Test
+  void onACallerRunsPoolATaskRunOnThePoolThreadOfOneThatLeftItInterruptedBeginsNotInterrupted()
+      throws InterruptedException {
+    ThreadPoolExecutor callerRuns = callerRunsHandOff();
+    LaneExecutor lanes = new LaneExecutor(callerRuns, 50);
+    CountDownLatch first = new CountDownLatch(1);
+    List<String> seen = java.util.Collections.synchronizedList(new ArrayList<>());
+    CountDownLatch ran = new CountDownLatch(2);
+    String[] firstThread = {null};
+    lanes.execute(() -> {
+      firstThread[0] = Thread.currentThread().getName();
+      try {
+        first.await();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      Thread.currentThread().interrupt(); // leaves its thread interrupted
+    });
+    for (String name : List.of("second", "third")) {
+      lanes.execute(() -> {
+        seen.add(name + (Thread.currentThread().isInterrupted() ? " began interrupted" : " began clear")
+            + " on " + Thread.currentThread().getName());
+        ran.countDown();
+      });
+    }
+    first.countDown();
+    assertThat(ran.await(30, TimeUnit.SECONDS)).isTrue();
+    assertThat(seen).as("on the first task's thread, %s", firstThread[0])
+        .allMatch(line -> line.endsWith(" on " + firstThread[0]));
+    assertThat(seen).allMatch(line -> line.contains("began clear"), "every task began with no interrupt");
+    lanes.shutdown();
+    assertThat(lanes.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
+  }
+
+  /**
    * Review h-attack18: on a pool that queues nothing, a task submitted from another thread (an informer's) while the
    * only thread's task has ended but the thread is not yet back in the pool (here held in {@code afterExecute}) is
    * rejected by the pool although the executor counts no task in flight; it was dropped, so JOSDK, which marks its
