@@ -20,8 +20,8 @@ import org.slf4j.LoggerFactory;
  * moves here is reconciled at once even while other shards' bulk work waits. JOSDK submits one task per reconciliation
  * and its pool runs them first in, first out; a shard that moves here submits one task per cached resource of the shard
  * at once (from {@link ShardMoves#moved}, synchronously, on the thread that starts the shard), so without this the
- * first reconciliation of the last of several shards that move together would wait behind every resource of the
- * shards started before it.
+ * first reconciliation of the last of several shards that move together would wait behind every resource of the shards
+ * started before it.
  *
  * <p>So tasks wait here in lanes: one lane for the tasks submitted on a thread inside {@link #moving(IntSupplier)} (a
  * new lane for each move), one for every other task (informers' changes, retries, re-reconciliations JOSDK submits from
@@ -35,18 +35,18 @@ import org.slf4j.LoggerFactory;
  * <p>The lifecycle is the pool's as JOSDK expects it: after {@link #shutdown()} no task is accepted (a {@link
  * RejectedExecutionException}, or the pool's own rejection once it is shut down) and the tasks that wait here still
  * run, fed as before; the pool is shut down once none waits. {@link #shutdownNow()} shuts the pool down at once and
- * returns the tasks that wait here and those the pool returns, and interrupts the tasks running on a thread that is
- * not the pool's (below) as the pool does its threads, only while they run. A task the pool rejects while it runs (it
- * was shut down by someone else) is dropped and logged, as JOSDK would have lost it; one it rejects while it runs,
- * when handed over from a pool thread whose task just ended (a pool that queues nothing has all its threads busy
- * then, that one included), runs on that thread instead; one it rejects while it runs, handed over from another
- * thread (a freed thread may not be back in the pool yet), waits again first in its lane if another task is in
- * flight, and else runs on that thread (and termination waits for it as for the pool's). A task the pool runs inside
- * its {@code execute} on the thread that handed it over (a {@code CallerRunsPolicy}) runs there once, what it throws
- * logged, and each next task is handed over only once it returned (not from inside it, a level deeper on the stack
- * each). A task that runs on a pool thread after another one there begins without the interrupt that one left, as
- * a pool's next task does (its run inside the pool's {@code execute} included), unless {@link #shutdownNow()}, ours or
- * the pool's own, was called after that one ended. Thread-safe: the lanes and counts are guarded by one monitor, which is never held while the pool or a task
+ * returns the tasks that wait here and those the pool returns, and interrupts the tasks running on a thread that is not
+ * the pool's (below) as the pool does its threads, only while they run. A task the pool rejects while it runs (it was
+ * shut down by someone else) is dropped and logged, as JOSDK would have lost it; one it rejects while it runs, when
+ * handed over from a pool thread whose task just ended (a pool that queues nothing has all its threads busy then, that
+ * one included), runs on that thread instead; one it rejects while it runs, handed over from another thread (a freed
+ * thread may not be back in the pool yet), waits again first in its lane if another task is in flight, and else runs on
+ * that thread (and termination waits for it as for the pool's). A task the pool runs inside its {@code execute} on the
+ * thread that handed it over (a {@code CallerRunsPolicy}) runs there once, what it throws logged, and each next task is
+ * handed over only once it returned (not from inside it, a level deeper on the stack each). A task that runs on a pool
+ * thread after another one there begins without the interrupt that one left, as a pool's next task does (its run inside
+ * the pool's {@code execute} included), unless {@link #shutdownNow()}, ours or the pool's own, was called after that
+ * one ended. Thread-safe: the lanes and counts are guarded by one monitor, which is never held while the pool or a task
  * runs.
  */
 final class LaneExecutor extends AbstractExecutorService {
