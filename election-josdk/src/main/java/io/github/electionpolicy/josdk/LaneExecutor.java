@@ -500,6 +500,9 @@ final class LaneExecutor extends AbstractExecutorService {
      */
     private void runOnCaller() {
       RunHere here;
+      // Whether the thread was interrupted before this task: an interrupt there belongs to whoever handed it over (a
+      // task this one runs nested in, on a pool thread; shutdownNow) and stays.
+      boolean before = Thread.currentThread().isInterrupted();
       synchronized (lock) {
         here = beginHere();
       }
@@ -509,9 +512,17 @@ final class LaneExecutor extends AbstractExecutorService {
         LOG.warn("A reconciliation the pool ran on the thread that handed it over (its rejection policy) failed",
             thrown);
       } finally {
+        // On a pool thread, the interrupt this task left is not the next one's (feed may hand that over inside the
+        // pool's execute on this thread next), unless one was there before it or a shutdownNow (ours, the pool's)
+        // came: cleared, then put back if stopping, read after the clear, as the pool does between its tasks.
+        boolean left = here.poolThread && !before && Thread.interrupted();
+        boolean poolStopping = left && delegate.isShutdown();
         synchronized (lock) {
           ended();
           endHere(here);
+          if (left && (poolStopping || stoppedNow)) {
+            Thread.currentThread().interrupt();
+          }
         }
       }
     }

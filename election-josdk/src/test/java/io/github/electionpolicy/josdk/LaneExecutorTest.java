@@ -415,6 +415,44 @@ class LaneExecutorTest {
   }
 
   /**
+   * Review h-review21's note: on a {@code CallerRunsPolicy} pool, the tasks handed over from a pool thread whose task
+   * ended run one after another inside the pool's {@code execute} on that thread; each must begin without the
+   * interrupt the one before it there left, as the pool's next task would.
+   */
+  @Test
+  void onACallerRunsPoolTasksRunOneAfterAnotherOnThePoolThreadEachBeginNotInterrupted() throws InterruptedException {
+    ThreadPoolExecutor callerRuns = callerRunsHandOff();
+    LaneExecutor lanes = new LaneExecutor(callerRuns, 50);
+    CountDownLatch first = new CountDownLatch(1);
+    List<String> seen = java.util.Collections.synchronizedList(new ArrayList<>());
+    CountDownLatch ran = new CountDownLatch(3);
+    String[] firstThread = {null};
+    lanes.execute(() -> {
+      firstThread[0] = Thread.currentThread().getName();
+      try {
+        first.await();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    });
+    for (String name : List.of("second", "third", "fourth")) {
+      lanes.execute(() -> {
+        seen.add(name + (Thread.currentThread().isInterrupted() ? " began interrupted" : " began clear")
+            + " on " + Thread.currentThread().getName());
+        Thread.currentThread().interrupt(); // each leaves its thread interrupted
+        ran.countDown();
+      });
+    }
+    first.countDown();
+    assertThat(ran.await(30, TimeUnit.SECONDS)).isTrue();
+    assertThat(seen).as("on the first task's thread, %s", firstThread[0])
+        .allMatch(line -> line.endsWith(" on " + firstThread[0]));
+    assertThat(seen).allMatch(line -> line.contains("began clear"), "every task began with no interrupt");
+    lanes.shutdown();
+    assertThat(lanes.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
+  }
+
+  /**
    * Review h-attack18: on a pool that queues nothing, a task submitted from another thread (an informer's) while the
    * only thread's task has ended but the thread is not yet back in the pool (here held in {@code afterExecute}) is
    * rejected by the pool although the executor counts no task in flight; it was dropped, so JOSDK, which marks its
