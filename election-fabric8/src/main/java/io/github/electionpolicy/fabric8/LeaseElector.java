@@ -121,8 +121,11 @@ final class LeaseElector {
   }
 
   /** Before {@link #start} (the protocol refuses it after): what this process saw of the Lease, and since when. */
-  void seen(LeaseRecord record, long seenNanos, boolean takeUnread) {
-    protocol.seen(record, seenNanos, takeUnread);
+  void seen(LeaseRecord record, long seenNanos, boolean takeUnread, long highestTransitions) {
+    if (record != null) {
+      protocol.seen(record, seenNanos, takeUnread);
+    }
+    protocol.seenTransitions(highestTransitions);
   }
 
   /** What another watch of this process saw of the Lease ({@link FollowerWatch#sighted}); ignored unless running. */

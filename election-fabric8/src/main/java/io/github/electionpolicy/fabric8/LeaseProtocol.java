@@ -124,6 +124,21 @@ final class LeaseProtocol {
   }
 
   /**
+   * Before {@link #start}: the highest {@code leaseTransitions} this process saw in the Lease, perhaps before it was
+   * deleted (a sharded runner's list and watch remembers it for a new runner of the shard): every term this protocol
+   * takes counts past it, as past every count it saw itself, so a Lease deleted by hand and created again does not
+   * give a token that went back. Negative: none seen.
+   *
+   * @throws IllegalStateException once the protocol has started
+   */
+  void seenTransitions(long transitions) {
+    if (s.readOnce || s.pending != LeaseProtocolState.Pending.NONE) {
+      throw new IllegalStateException("seenTransitions(...) is for before start");
+    }
+    s.highestTransitions = Math.max(s.highestTransitions, transitions);
+  }
+
+  /**
    * A leader's next renewal is due at once rather than a retry period after its last attempt: it is sent at the next
    * {@link #wake} (or, with a request in flight, once that is answered). It carries what the driver writes with every
    * write (a sharded member's leaving mark). No step of its own; ignored unless leading.

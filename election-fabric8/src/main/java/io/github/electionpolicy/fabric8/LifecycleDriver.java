@@ -213,12 +213,13 @@ final class LifecycleDriver {
   }
 
   /**
-   * Before {@link #start()}, on the loop: what this process already saw of the Lease, and since when on this runner's
-   * ticker (see {@link LeaseProtocol#seen}); a no-op for a runner that does not contend.
+   * Before {@link #start()}, on the loop: what this process already saw of the Lease ({@code null}: not listed now),
+   * since when on this runner's ticker, and the highest token it saw in it (see {@link LeaseProtocol#seen} and {@link
+   * LeaseProtocol#seenTransitions}); a no-op for a runner that does not contend.
    */
-  void seen(LeaseRecord record, long seenNanos, boolean takeUnread) {
+  void seen(LeaseRecord record, long seenNanos, boolean takeUnread, long highestTransitions) {
     if (elector != null) {
-      elector.seen(record, seenNanos, takeUnread);
+      elector.seen(record, seenNanos, takeUnread, highestTransitions);
     }
   }
 

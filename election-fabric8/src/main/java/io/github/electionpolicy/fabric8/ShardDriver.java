@@ -284,12 +284,13 @@ final class ShardDriver {
     ShardRun run = new ShardRun(runner, work);
     shards.put(shard, run);
     observe(runner.driver(), state -> shardState(shard, run, state));
-    // A crashed owner's Lease has been unchanged since the view first showed it so: the runner judges its expiry from
-    // then, not from its own first read, so the shard moves a lease duration after the crash, not two. One seen
-    // released is taken with the first request, unread, unless a user put metadata on it that a write built from the
-    // record alone would drop (a PUT replaces the object): that one is read first, and the take keeps it.
-    view.sighting(lease).ifPresent(seen -> runner.driver().seen(seen.record(),
-        parts.driverFlaw() == ShardDriverFlaw.SIGHTING_DATED_AT_CONTEND ? ticker.read() : seen.changedNanos(), seen.bare()));
+    // A crashed owner's Lease expires a lease duration after the view first showed it unchanged, not after the runner's
+    // read; one seen released is taken unread unless its metadata holds what a PUT of the record would drop; and the
+    // highest token the view saw in it, deleted by hand since or not, is counted past (a new Lease starts not at 0).
+    java.util.Optional<ShardLeaseView.Sighting> seen = view.sighting(lease);
+    runner.driver().seen(seen.map(ShardLeaseView.Sighting::record).orElse(null), seen.map(s -> parts.driverFlaw()
+        == ShardDriverFlaw.SIGHTING_DATED_AT_CONTEND ? ticker.read() : s.changedNanos()).orElse(0L),
+        seen.map(ShardLeaseView.Sighting::bare).orElse(false), view.highestTransitions(lease));
     observeAnswers(runner.driver());
     runner.driver().start();
   }

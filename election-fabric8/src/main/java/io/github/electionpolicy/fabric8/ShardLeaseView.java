@@ -54,6 +54,8 @@ final class ShardLeaseView {
   private final ShardLeases leases;
   private final long defaultDurationNanos;
   private final Map<String, Seen> seen = new HashMap<>();
+  // The highest leaseTransitions each shard's Lease showed, kept after it was deleted (by hand) and forgotten.
+  private final Map<String, Integer> highest = new HashMap<>();
 
   /** A view of {@code leases}; a Lease without a positive duration counts {@code defaultDurationNanos}. */
   ShardLeaseView(ShardLeases leases, long defaultDurationNanos) {
@@ -80,6 +82,9 @@ final class ShardLeaseView {
 
   /** A watch event at {@code now}: the Lease added or modified. */
   void changed(Listed listed, long now) {
+    if (leases.parse(listed.name()) instanceof ShardLeases.Kind.Shard) {
+      highest.merge(listed.name(), listed.record().transitions(), Math::max);
+    }
     Seen found = seen.get(listed.name());
     Seen before = found == null || found.deleted() ? null : found;
     boolean same = before != null && before.listed().leaving() == listed.leaving()
@@ -99,6 +104,15 @@ final class ShardLeaseView {
    * {@link Listed#bare bare}.
    */
   record Sighting(LeaseRecord record, long changedNanos, boolean bare) {}
+
+  /**
+   * The highest {@code leaseTransitions} the shard's Lease {@code name} showed, whether or not it is listed now
+   * (deleted by hand, its tokens go on above it once it is created again); -1 if none.
+   */
+  long highestTransitions(String name) {
+    Integer count = highest.get(name);
+    return count == null ? -1 : count;
+  }
 
   /** The Lease {@code name} as last seen, if it is listed. */
   java.util.Optional<Sighting> sighting(String name) {

@@ -106,6 +106,26 @@ class ShardLeaseViewTest {
     assertThat(view.view(12 * S).holders()).isEqualTo(Map.of(2, "pod-b"));
   }
 
+  /**
+   * The highest token a shard's Lease showed outlives the Lease deleted by hand and forgotten by the view, so that a
+   * new runner of the shard counts past it (SimulationShardDeletedByHand); a member's Lease's is not kept.
+   */
+  @Test
+  void theHighestTokenOfAShardsLeaseIsKeptAfterItWasDeletedAndForgotten() {
+    LeaseRecord seven = new LeaseRecord("pod-a", 10, Instant.EPOCH, Instant.EPOCH, 7, "1");
+    view.listed(List.of(new ShardLeaseView.Listed(leases.shardLease(0), seven, false),
+        new ShardLeaseView.Listed(leases.memberLease("pod-a"), seven, false)), 0);
+    view.deleted(leases.shardLease(0));
+    assertThat(view.view(10 * S).holders()).as("expired: forgotten").isEmpty();
+    assertThat(view.sighting(leases.shardLease(0))).isEmpty();
+    assertThat(view.highestTransitions(leases.shardLease(0))).isEqualTo(7);
+
+    view.changed(shard(0, "pod-b", 10, 2), 11 * S); // created again, at 0
+    assertThat(view.highestTransitions(leases.shardLease(0))).isEqualTo(7);
+    assertThat(view.highestTransitions(leases.shardLease(1))).isEqualTo(-1);
+    assertThat(view.highestTransitions(leases.memberLease("pod-a"))).isEqualTo(-1);
+  }
+
   @Test
   void badArgumentsAreRefused() {
     assertThatThrownBy(() -> new ShardLeaseView(leases, 0)).isInstanceOf(IllegalArgumentException.class)

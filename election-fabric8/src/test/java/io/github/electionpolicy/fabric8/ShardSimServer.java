@@ -98,6 +98,18 @@ final class ShardSimServer {
     return new Answer.Missing();
   }
 
+  /** Deletes the Lease whatever it holds, as {@code kubectl delete lease} does; false if there is none. */
+  boolean deleteByHand(String name) {
+    Stored stored = leases.remove(name);
+    if (stored == null) {
+      return false;
+    }
+    version++;
+    tombstones.put(name, version);
+    onChange.deleted(stored, version);
+    return true;
+  }
+
   /** The deleted Leases not created again since, with the revision of their delete. */
   Map<String, Long> tombstones() {
     Map<String, Long> gone = new TreeMap<>(tombstones);
