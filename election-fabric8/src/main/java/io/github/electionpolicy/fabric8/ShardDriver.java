@@ -284,9 +284,8 @@ final class ShardDriver {
     ShardRun run = new ShardRun(runner, work);
     shards.put(shard, run);
     observe(runner.driver(), state -> shardState(shard, run, state));
-    // A crashed owner's Lease expires a lease duration after the view first showed it unchanged, not after the runner's
-    // read; one seen released is taken unread unless its metadata holds what a PUT of the record would drop; and the
-    // highest token the view saw in it, deleted by hand since or not, is counted past (a new Lease starts not at 0).
+    // Expiry dated from the view's first sight of the content; a released one taken unread unless a PUT would drop its
+    // metadata; the highest token the view saw or a runner here took (deleted by hand since or not) counted past.
     java.util.Optional<ShardLeaseView.Sighting> seen = view.sighting(lease);
     runner.driver().seen(seen.map(ShardLeaseView.Sighting::record).orElse(null), seen.map(s -> parts.driverFlaw()
         == ShardDriverFlaw.SIGHTING_DATED_AT_CONTEND ? ticker.read() : s.changedNanos()).orElse(0L),
@@ -367,6 +366,7 @@ final class ShardDriver {
     }
     long now = ticker.read();
     if (state instanceof ElectionState.Leading leading) {
+      view.took(parts.leases().shardLease(shard), leading.term().leaseTransitions()); // unseen by the view, maybe
       terms.put(shard, leading.term());
       inputs.add(new ShardOwned(shard, leading.term().leaseTransitions(), now));
     } else if (state instanceof ElectionState.Following) {

@@ -114,6 +114,18 @@ final class ShardLeaseView {
     return count == null ? -1 : count;
   }
 
+  /**
+   * A term this replica's own runner took in the shard's Lease {@code name}, under {@code transitions}: counted in
+   * {@link #highestTransitions} as a count the list and watch showed, which may not have shown it yet (it lags behind
+   * the runner's own calls, or re-listed after the Lease was deleted), so that a later runner of the shard, after a
+   * deletion by hand, does not write that token again.
+   */
+  void took(String name, int transitions) {
+    if (leases.parse(name) instanceof ShardLeases.Kind.Shard) {
+      highest.merge(name, transitions, Math::max);
+    }
+  }
+
   /** The Lease {@code name} as last seen, if it is listed. */
   java.util.Optional<Sighting> sighting(String name) {
     Seen s = seen.get(name);

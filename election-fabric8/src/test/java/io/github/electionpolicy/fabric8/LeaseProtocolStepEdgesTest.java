@@ -142,6 +142,54 @@ class LeaseProtocolStepEdgesTest {
       assertThat(protocol.start(at(5)).action()).isEqualTo(new LeaseStep.Read(5 * MS + TIMEOUT));
     }
 
+    // LeaseProtocol.seenTransitions (a count seen before the Lease was deleted), on every path that writes a new term.
+
+    @Test
+    void aCountSeenBeforeStartIsCountedPastOnACreateAfterAMissingRead() {
+      protocol.seenTransitions(7);
+      protocol.start(at(0));
+      LeaseStep take = protocol.answer(at(1), new Answer.Missing());
+      assertThat(((LeaseStep.Create) take.action()).record().transitions()).isEqualTo(8);
+    }
+
+    @Test
+    void aCountSeenBeforeStartIsCountedPastOnATakeOfAFreeRecordSeenUnread() {
+      protocol.seen(FREE, 0);
+      protocol.seenTransitions(9);
+      LeaseStep take = protocol.start(at(0));
+      assertThat(((LeaseStep.Update) take.action()).record().transitions()).isEqualTo(10);
+    }
+
+    @Test
+    void aCountSeenBeforeStartIsCountedPastOnATakeOfAnExpiredRecord() {
+      protocol.seen(crashed, 0);
+      protocol.seenTransitions(7);
+      protocol.start(at(15_000));
+      LeaseStep take = protocol.answer(at(15_001), found(crashed));
+      assertThat(((LeaseStep.Update) take.action()).record().transitions()).isEqualTo(8);
+    }
+
+    @Test
+    void aCountSeenBeforeStartIsCountedPastAfterAConflictsReRead() {
+      protocol.seenTransitions(7);
+      protocol.start(at(0));
+      protocol.answer(at(1), new Answer.Missing());
+      LeaseStep reread = protocol.answer(at(2), failed(FailureKind.CONFLICT));
+      assertThat(reread.action()).isInstanceOf(LeaseStep.Read.class);
+      LeaseStep take = protocol.answer(at(3), found(new LeaseRecord(null, 1, WALL, WALL, 0, "30")));
+      assertThat(((LeaseStep.Update) take.action()).record().transitions()).isEqualTo(8);
+    }
+
+    @Test
+    void aLowerCountSeenBeforeStartLowersNothingAndIsForBeforeStartOnly() {
+      protocol.seenTransitions(-1);
+      protocol.start(at(0));
+      assertThatThrownBy(() -> protocol.seenTransitions(3)).isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining("before start");
+      LeaseStep take = protocol.answer(at(1), found(FREE));
+      assertThat(((LeaseStep.Update) take.action()).record().transitions()).isEqualTo(7);
+    }
+
     @Test
     void aSightIsForBeforeStartOnly() {
       protocol.start(at(0));

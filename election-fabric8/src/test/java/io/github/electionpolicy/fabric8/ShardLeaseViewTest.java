@@ -126,6 +126,21 @@ class ShardLeaseViewTest {
     assertThat(view.highestTransitions(leases.memberLease("pod-a"))).isEqualTo(-1);
   }
 
+  /**
+   * A token this replica's own runner took counts as seen even before the list and watch shows it (it lags, or it
+   * re-listed after a deletion by hand): SimulationShardOwnTokenAfterDeletion. Never lowers what the view saw.
+   */
+  @Test
+  void aTokenTakenByThisReplicasRunnerCountsAsSeen() {
+    view.changed(shard(0, "pod-a", 10, 2), 0);
+    view.took(leases.shardLease(0), 5);
+    assertThat(view.highestTransitions(leases.shardLease(0))).isEqualTo(5);
+    view.took(leases.shardLease(0), 3);
+    assertThat(view.highestTransitions(leases.shardLease(0))).isEqualTo(5);
+    view.took(leases.memberLease("pod-a"), 9);
+    assertThat(view.highestTransitions(leases.memberLease("pod-a"))).isEqualTo(-1);
+  }
+
   @Test
   void badArgumentsAreRefused() {
     assertThatThrownBy(() -> new ShardLeaseView(leases, 0)).isInstanceOf(IllegalArgumentException.class)

@@ -103,6 +103,8 @@ final class ShardSim {
   private final List<ShardSimReplica> replicas = new ArrayList<>();
   private final Map<String, List<LeaseWatch>> leaseWatches = new HashMap<>();
   private final List<ViewConnection> views = new ArrayList<>();
+  // By slot: how much later than the network's own latency its list and watch's events arrive (a lagging watch).
+  private final long[] viewLagNanos = new long[SLOTS];
   private final PriorityQueue<Event> queue =
       new PriorityQueue<>(Comparator.comparingLong(Event::time).thenComparingLong(Event::seq));
   private Consumer<ShardSim> script;
@@ -520,7 +522,8 @@ final class ShardSim {
         breakView(view);
         continue;
       }
-      view.last = Math.max(view.last, now + network.down(view.replica.slot) + network.eventDelay());
+      view.last = Math.max(view.last, now + network.down(view.replica.slot) + network.eventDelay()
+          + viewLagNanos[view.replica.slot]);
       at(view.last, view.replica, view.process, () -> deliver(view, stored));
     }
   }
@@ -551,7 +554,8 @@ final class ShardSim {
         breakView(view);
         continue;
       }
-      view.last = Math.max(view.last, now + network.down(view.replica.slot) + network.eventDelay());
+      view.last = Math.max(view.last, now + network.down(view.replica.slot) + network.eventDelay()
+          + viewLagNanos[view.replica.slot]);
       at(view.last, view.replica, view.process, () -> deliverDeleted(view, removed.name(), version));
     }
   }
@@ -628,6 +632,14 @@ final class ShardSim {
         view.sink.listed();
       }
     });
+  }
+
+  /**
+   * From now, every event of {@code replica}'s list and watch arrives {@code lagNanos} later than the network alone
+   * would bring it (a watch that lags behind the replica's own calls, which are answered as before); 0 ends it.
+   */
+  void lagView(ShardSimReplica replica, long lagNanos) {
+    viewLagNanos[replica.slot] = lagNanos;
   }
 
   /** The simulated API server, for the checks that read what it stores. */
