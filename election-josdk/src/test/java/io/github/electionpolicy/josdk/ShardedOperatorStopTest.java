@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.github.electionpolicy.fabric8.TestTerms;
+import io.github.electionpolicy.testsupport.Await;
 import io.github.electionpolicy.josdk.sample.Gadget;
 import io.github.electionpolicy.testkit.fabric8.LeaseApiExtension;
 import io.javaoperatorsdk.operator.api.config.informer.Informer;
@@ -111,6 +112,56 @@ class ShardedOperatorStopTest {
         assertThat(RECONCILED).as("reconciler calls after shard 0's stop began").isEmpty();
       } finally {
         release.countDown();
+        operator.close();
+      }
+    }
+  }
+  /**
+   * A start whose firing of the shard's events fails (here the user's {@code eventReceived} throws, once) throws, and
+   * the runner then gives the shard up without calling {@code stop}, as for a lost Lease: the start must have undone
+   * what it began, so that the next start of the shard, under a new term, takes it again and reconciles its gadget.
+   */
+  @Test
+  void aStartThatThrowsLeavesTheShardFreeForTheNextStart() throws Exception {
+    RECONCILED.clear();
+    api.client().resources(Gadget.class).inNamespace(api.namespace())
+        .resource(Gadget.named(api.namespace(), "g-1")).create();
+    AtomicBoolean failNextEvent = new AtomicBoolean();
+    CountDownLatch skippedOnce = new CountDownLatch(1);
+    Metrics failing = new Metrics() {
+      @Override
+      public void eventReceived(io.javaoperatorsdk.operator.processing.event.Event event,
+          Map<String, Object> metadata) {
+        if (failNextEvent.compareAndSet(true, false)) {
+          throw new IllegalStateException("the metrics registry failed once");
+        }
+      }
+
+      @Override
+      public void reconciliationFinished(HasMetadata resource, RetryInfo retryInfo, Map<String, Object> metadata) {
+        skippedOnce.countDown();
+      }
+    };
+    KubernetesClient client = api.replica("pod-a").client();
+    try (KubernetesClient operatorClient = new KubernetesClientBuilder().withConfig(new ConfigBuilder(
+        client.getConfiguration()).withHttp2Disable(true).build()).build()) {
+      ShardedOperator operator = ShardedOperator.builder()
+          .client(operatorClient)
+          .shards(1)
+          .configuration(o -> o.withMetrics(failing).withUseSSAToPatchPrimaryResource(false))
+          .reconcilers((josdk, shards) -> josdk.register(new Recording()))
+          .start();
+      try {
+        assertThat(skippedOnce.await(60, TimeUnit.SECONDS)).as("the first reconciliation of g-1 ended").isTrue();
+        failNextEvent.set(true);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> operator.start(0, TestTerms.valid("pod-a")))
+            .hasMessageContaining("the metrics registry failed once");
+
+        operator.start(0, TestTerms.valid("pod-a"));
+        Await.until("g-1 reconciled under the second start's term", () -> RECONCILED.contains("g-1"),
+            java.time.Duration.ofSeconds(60));
+        operator.stop(0);
+      } finally {
         operator.close();
       }
     }
