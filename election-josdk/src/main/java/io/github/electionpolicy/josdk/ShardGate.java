@@ -22,7 +22,8 @@ import java.util.Objects;
  *       the reconciliation as running, and a stop of the shard waits for it, only if the shard is owned here under a
  *       valid term;
  *   <li>{@code timeControllerExecution} runs the reconciler (or cleaner) only if the reconciliation entered an owned
- *       shard and the term is still valid; otherwise it answers as a reconciler that has nothing to do ({@code
+ *       shard, the shard is still owned here under that term (no stop of it began since) and the term is still valid;
+ *       otherwise it answers as a reconciler that has nothing to do ({@code
  *       UpdateControl.noUpdate()}, {@code DeleteControl.noFinalizerRemoval()}), which leaves JOSDK's bookkeeping of
  *       the resource as after any successful reconciliation (skipping the task would leave the resource marked as
  *       being processed, and no later event would reconcile it);
@@ -71,10 +72,13 @@ final class ShardGate implements Metrics {
   @SuppressWarnings("unchecked")
   public <T> T timeControllerExecution(ControllerExecution<T> execution) throws Exception {
     ShardOwnership.Entry entry = entered.get();
-    if (entry != null && entry.owned() && entry.term().isValid()) {
+    // Still held: a stop of the shard that began after the reconciliation entered takes the shard away, and the
+    // reconciler must then not run (the stop waits for this reconciliation, not for a reconciler begun after it).
+    if (entry != null && entry.owned() && entry.term().isValid() && ownership.holds(entry)) {
       return user.timeControllerExecution(execution);
     }
-    // Not this replica's (or its term ended meanwhile): what a reconciler with nothing to do answers.
+    // Not this replica's (or its term ended, or its shard was stopped, meanwhile): what a reconciler with nothing to
+    // do answers.
     switch (execution.name()) {
       case "reconcile":
         return (T) UpdateControl.noUpdate();

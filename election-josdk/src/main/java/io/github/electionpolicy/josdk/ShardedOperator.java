@@ -179,6 +179,8 @@ public final class ShardedOperator implements ShardService, AutoCloseable {
    * @param shard the shard
    * @param term the term of the shard's Lease
    * @throws IllegalStateException if the operator was closed, or the shard is already owned here
+   * @throws RuntimeException what firing the shard's events threw (JOSDK's event handling, your {@code Metrics}); the
+   *     shard is then not owned here any more, as after {@link #stop(int)}
    */
   @Override
   public void start(int shard, LeadershipTerm term) {
@@ -187,14 +189,26 @@ public final class ShardedOperator implements ShardService, AutoCloseable {
       throw new IllegalStateException("start(" + shard + ", " + term + ") after close(): the operator has stopped");
     }
     ownership.own(shard, term);
-    // JOSDK submits each event's reconciliation from the firing thread: the shard's tasks get a lane of their own.
-    int fired = reconciliations.moving(() -> {
-      int events = 0;
-      for (ShardMoves<?> source : moves) {
-        events += source.moved(shard);
+    int fired;
+    try {
+      // JOSDK submits each event's reconciliation from the firing thread: the shard's tasks get a lane of their own.
+      fired = reconciliations.moving(() -> {
+        int events = 0;
+        for (ShardMoves<?> source : moves) {
+          events += source.moved(shard);
+        }
+        return events;
+      });
+    } catch (RuntimeException | Error failure) {
+      // A start that throws must undo what it began (the runner calls no stop then): the shard is given up again,
+      // once the reconciliations the events fired so far began have ended, as a stop would.
+      try {
+        ownership.release(shard);
+      } catch (RuntimeException | Error second) {
+        failure.addSuppressed(second);
       }
-      return events;
-    });
+      throw failure;
+    }
     LOG.debug("Shard {} is this replica's under {}: {} cached resource(s) to reconcile", shard, term, fired);
   }
 
