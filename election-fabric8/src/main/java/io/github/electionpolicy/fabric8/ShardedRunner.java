@@ -182,10 +182,11 @@ public final class ShardedRunner implements AutoCloseable {
     boolean termValid = membership.state() instanceof ElectionState.Leading leading && leading.term().isValid();
     ElectionHealth health = HealthRule.evaluate(parts.healthInputs(), membership, parts.ticker().read(), termValid,
         parts.driver().closeRequested());
-    boolean abandoned = snapshot.phase() instanceof ShardCoordinatorPhase.Stopped stopped
-        && stopped.cause() == ShardCoordinatorPhase.StopCause.SHARD_ABANDONED
-        || snapshot.phase() instanceof ShardCoordinatorPhase.Leaving leaving
-        && leaving.cause() == ShardCoordinatorPhase.StopCause.SHARD_ABANDONED;
+    // Gave up its shards: leaving, releasing its membership Lease (every shard runner stopped) or stopped.
+    ShardCoordinatorPhase.StopCause cause = snapshot.phase() instanceof ShardCoordinatorPhase.Stopped stopped
+        ? stopped.cause() : snapshot.phase() instanceof ShardCoordinatorPhase.Leaving leaving ? leaving.cause()
+        : snapshot.phase() instanceof ShardCoordinatorPhase.Releasing releasing ? releasing.cause() : null;
+    boolean abandoned = cause == ShardCoordinatorPhase.StopCause.SHARD_ABANDONED;
     boolean live = health.live() && !snapshot.shardHung() && !abandoned;
     // Not ready before its list and watch listed the controller's Leases: it owns nothing until then.
     boolean ready = health.ready() && live && snapshot.viewSynced();
