@@ -10,6 +10,7 @@ import io.github.electionpolicy.fabric8.LeaderService;
 import io.github.electionpolicy.fabric8.LeadershipTerm;
 import io.github.electionpolicy.fabric8.LeaseSettings;
 import io.github.electionpolicy.fabric8.Readiness;
+import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -30,7 +31,7 @@ import org.springframework.context.SmartLifecycle;
  * {@code Integer.MAX_VALUE - 2048}). So the runner starts once the web server answers probes, and on shutdown
  * it stops first: the leader-only work stops and the Lease is released, so another replica takes over at
  * once, and only then does the web server drain its requests. {@link #stop()} returns only once the runner is
- * closed, which takes at most {@code stopTimeout + 5 × requestTimeout + 1 s}.
+ * closed and its listeners heard it stop, which takes at most {@code 2 × stopTimeout + 5 × requestTimeout + 1 s}.
  *
  * <p>Created by {@link ElectionAutoConfiguration}; inject it to read the state:
  *
@@ -167,7 +168,8 @@ public final class ElectionLifecycle implements SmartLifecycle {
 
   /**
    * Closes the runner: ends the term, stops the services (waiting at most {@code stopTimeout}), releases the
-   * Lease, and closes the client if this lifecycle made it. Returns once all of that is done. Called by Spring
+   * Lease, waits until the {@link ElectionListener}s heard {@code STOPPED} (at most {@code stopTimeout} more),
+   * and closes the client if this lifecycle made it. Returns once all of that is done. Called by Spring
    * when the context closes or stops; does nothing unless running.
    */
   @Override
@@ -185,9 +187,38 @@ public final class ElectionLifecycle implements SmartLifecycle {
     }
     try {
       closing.close();
+      awaitListeners(closing);
     } finally {
       if (owned != null) {
         owned.close();
+      }
+    }
+  }
+
+  /**
+   * Waits, at most {@code stopTimeout}, until the listeners heard {@code STOPPED}: {@code close()} returns once
+   * it is reported, but the listeners hear it on the runner's callback thread, and the context destroys its
+   * beans (those a listener uses among them) as soon as {@link #stop()} returns. Interrupts do not cut it short
+   * (Spring interrupts a closing thread it takes for stuck); the flag is set again.
+   */
+  private void awaitListeners(ElectionRunner closing) {
+    long deadline = System.nanoTime() + settings.stopTimeout().toNanos();
+    boolean interrupted = false;
+    try {
+      while (true) {
+        try {
+          if (!closing.awaitStopped(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())))) {
+            LOG.warn("The election listeners of {} have not heard it stop within stopTimeout={}; the context "
+                + "closes on", closing, settings.stopTimeout());
+          }
+          return;
+        } catch (InterruptedException e) {
+          interrupted = true;
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
       }
     }
   }

@@ -3,6 +3,7 @@ package io.github.electionpolicy.springboot;
 import io.github.electionpolicy.InvalidElectionSettingException;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
@@ -22,6 +23,10 @@ final class ElectionSettingFailureAnalyzer extends AbstractFailureAnalyzer<Inval
   private static final Map<String, String> PROPERTIES = Map.of(
       "substrate name", ElectionProperties.PREFIX + ".substrate.name");
 
+  /** The library's setting names that are an {@code election.*} property in kebab case; any other is a variable. */
+  private static final Set<String> SETTINGS = Set.of("leaseName", "namespace", "identity", "leaseDuration",
+      "renewDeadline", "retryPeriod", "requestTimeout", "healthBudget", "stopTimeout", "killSwitchVariable");
+
   /** A builder call in the library's fix, e.g. {@code call LeaseSettings.builder().namespace(...)}. */
   private static final Pattern BUILDER_CALL =
       Pattern.compile("(call )?LeaseSettings\\.builder\\(\\)\\.([a-z][A-Za-z]*)\\(\\.\\.\\.\\)");
@@ -37,8 +42,8 @@ final class ElectionSettingFailureAnalyzer extends AbstractFailureAnalyzer<Inval
     StringBuilder told = new StringBuilder();
     while (call.find()) {
       String property = property(call.group(2));
-      call.appendReplacement(told, Matcher.quoteReplacement(
-          (call.group(1) == null ? "" : "set ") + "the property " + property));
+      call.appendReplacement(told, Matcher.quoteReplacement(property == null ? call.group()
+          : (call.group(1) == null ? "" : "set ") + "the property " + property));
     }
     call.appendTail(told);
     return told.toString();
@@ -63,8 +68,9 @@ final class ElectionSettingFailureAnalyzer extends AbstractFailureAnalyzer<Inval
     if (PROPERTIES.containsKey(setting)) {
       return PROPERTIES.get(setting);
     }
-    if (!setting.matches("[a-z][A-Za-z]*")) {
-      // An environment variable's name (LEADER_ELECTION_ENABLED or the configured one): its value failed.
+    if (!SETTINGS.contains(setting)) {
+      // An environment variable's name (LEADER_ELECTION_ENABLED or the configured one): its value failed. Not told
+      // by its case: the configured variable may be any name of letters, digits and underscores (leaderElection).
       return null;
     }
     return ElectionProperties.PREFIX + "." + setting.replaceAll("([A-Z])", "-$1").toLowerCase(Locale.ROOT);

@@ -55,6 +55,29 @@ class ElectionSettingFailureAnalyzerTest {
         .startsWith("Change the environment variable ORDERS_ELECTION ");
   }
 
+  /**
+   * The kill switch may be any variable name of letters, digits and underscores (election.kill-switch-variable),
+   * read through Spring's environment, so also a property of that name: one in camel case ({@code leaderElection})
+   * or in lower case was taken for a setting of the library, and the report told the user to change a property
+   * that does not exist ({@code election.leader-election}) instead of the variable whose value failed. Found by a
+   * review of the integration.
+   */
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({"leaderElection", "electionswitch"})
+  void aKillSwitchVariableNamedLikeASettingIsStillNamedAsTheVariable(String variable, CapturedOutput output) {
+    Throwable failure = catchThrowable(() -> new SpringApplicationBuilder(Application.class)
+        .web(WebApplicationType.NONE)
+        .run("--spring.main.banner-mode=off", "--election.lease-name=orders-controller",
+            "--election.kill-switch-variable=" + variable, "--" + variable + "=maybe"));
+
+    assertThat(Contexts.settingFailure(failure).setting()).isEqualTo(variable);
+    assertThat(ElectionSettingFailureAnalyzer.property(variable)).isNull();
+    assertThat(output.getOut() + output.getErr())
+        .contains("APPLICATION FAILED TO START")
+        .contains("Change the environment variable " + variable + " ")
+        .doesNotContain("Change the property election.");
+  }
+
   @Test
   void theAnalysisIsTheLibrarysMessageAndThePropertyToChange() {
     InvalidElectionSettingException failure = (InvalidElectionSettingException) catchThrowable(
