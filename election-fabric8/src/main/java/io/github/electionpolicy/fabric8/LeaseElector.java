@@ -121,10 +121,12 @@ final class LeaseElector {
   }
 
   /** Before {@link #start} (the protocol refuses it after): what this process saw of the Lease, and since when. */
-  void seen(LeaseRecord record, long seenNanos, boolean takeUnread, long highestTransitions) {
-    if (record != null) {
-      protocol.seen(record, seenNanos, takeUnread);
-    }
+  void seen(LeaseRecord record, long seenNanos, boolean takeUnread) {
+    protocol.seen(record, seenNanos, takeUnread);
+  }
+
+  /** Before {@link #start} (the protocol refuses it after): the highest token this process saw in the Lease. */
+  void seenTransitions(long highestTransitions) {
     protocol.seenTransitions(highestTransitions);
   }
 

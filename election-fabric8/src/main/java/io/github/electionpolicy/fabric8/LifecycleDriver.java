@@ -213,13 +213,13 @@ final class LifecycleDriver {
   }
 
   /**
-   * Before {@link #start()}, on the loop: what this process already saw of the Lease ({@code null}: not listed now),
-   * since when on this runner's ticker, and the highest token it saw in it (see {@link LeaseProtocol#seen} and {@link
-   * LeaseProtocol#seenTransitions}); a no-op for a runner that does not contend.
+   * Before {@link #start()}, on the loop: hands the elector to {@code what} to tell it what this process already saw
+   * of the Lease ({@link LeaseElector#seen}, {@link LeaseElector#seenTransitions}); a no-op for a runner that does not
+   * contend.
    */
-  void seen(LeaseRecord record, long seenNanos, boolean takeUnread, long highestTransitions) {
+  void beforeStart(Consumer<LeaseElector> what) {
     if (elector != null) {
-      elector.seen(record, seenNanos, takeUnread, highestTransitions);
+      what.accept(elector);
     }
   }
 

@@ -21,10 +21,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * runner: it feeds {@link ShardCoordinator} its inputs one at a time and carries out its commands. The runners it
  * starts are ordinary {@link LifecycleDriver}s on the same loop, one per shard the coordinator contends for and one
  * for the membership Lease, built by a {@link LeaseRunners} seam; what they publish comes back, on the loop, as the
- * coordinator's inputs. The view of the controller's Leases comes from a {@link ShardViewSource} (in production one
- * informer, {@link ShardLeaseSource}, opened once the membership runner may write) through {@link ShardLeaseView},
- * judged on the loop's ticker. After each batch it
- * publishes one immutable {@link Snapshot} for readers on other threads.
+ * coordinator's inputs. The view of the controller's Leases comes from a {@link ShardViewSource} (one informer,
+ * {@link ShardLeaseSource}, opened once the membership runner may write) through {@link ShardLeaseView}, judged on the
+ * loop's ticker. After each batch it publishes one immutable {@link Snapshot} for readers on other threads.
  *
  * <p>What the coordinator logic throws on the loop ends the replica's share as a close does, and the stop reports it
  * ({@link #failure()}); the loop survives it.
@@ -286,10 +285,11 @@ final class ShardDriver {
     observe(runner.driver(), state -> shardState(shard, run, state));
     // Expiry dated from the view's first sight of the content; a released one taken unread unless a PUT would drop its
     // metadata; the highest token the view saw or a runner here took (deleted by hand since or not) counted past.
-    java.util.Optional<ShardLeaseView.Sighting> seen = view.sighting(lease);
-    runner.driver().seen(seen.map(ShardLeaseView.Sighting::record).orElse(null), seen.map(s -> parts.driverFlaw()
-        == ShardDriverFlaw.SIGHTING_DATED_AT_CONTEND ? ticker.read() : s.changedNanos()).orElse(0L),
-        seen.map(ShardLeaseView.Sighting::bare).orElse(false), view.highestTransitions(lease));
+    runner.driver().beforeStart(elector -> {
+      view.sighting(lease).ifPresent(seen -> elector.seen(seen.record(), parts.driverFlaw()
+          == ShardDriverFlaw.SIGHTING_DATED_AT_CONTEND ? ticker.read() : seen.changedNanos(), seen.bare()));
+      elector.seenTransitions(view.highestTransitions(lease));
+    });
     observeAnswers(runner.driver());
     runner.driver().start();
   }

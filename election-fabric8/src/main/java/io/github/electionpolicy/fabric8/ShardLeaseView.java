@@ -82,9 +82,7 @@ final class ShardLeaseView {
 
   /** A watch event at {@code now}: the Lease added or modified. */
   void changed(Listed listed, long now) {
-    if (leases.parse(listed.name()) instanceof ShardLeases.Kind.Shard) {
-      highest.merge(listed.name(), listed.record().transitions(), Math::max);
-    }
+    counted(listed.name(), listed.record().transitions());
     Seen found = seen.get(listed.name());
     Seen before = found == null || found.deleted() ? null : found;
     boolean same = before != null && before.listed().leaving() == listed.leaving()
@@ -121,6 +119,11 @@ final class ShardLeaseView {
    * deletion by hand, does not write that token again.
    */
   void took(String name, int transitions) {
+    counted(name, transitions);
+  }
+
+  /** Remembers {@code transitions} as the highest count of {@code name}'s if it is a shard's Lease and higher. */
+  private void counted(String name, int transitions) {
     if (leases.parse(name) instanceof ShardLeases.Kind.Shard) {
       highest.merge(name, transitions, Math::max);
     }
