@@ -50,6 +50,17 @@ class ShardedOperatorMoveTimeTest {
           Duration.ofMinutes(5), () -> cluster.firstReconciled.size() + " reconciled");
       Shards shards = a.operator().shards();
       Set<Integer> moving = new TreeSet<>(b.runner().ownedShards().keySet());
+      // A move in a steady state: pod-b has reconciled every widget of the shards it took when it joined (pod-a met the
+      // first condition alone, before pod-b joined), and no reconciliation began for a second.
+      Await.until("pod-b reconciled the widgets of its shards, then no reconciliation for a second", () -> uids
+          .entrySet().stream().filter(e -> moving.contains(shards.shardOf(e.getValue())))
+          .allMatch(e -> cluster.reconciledBy(e.getKey(), "pod-b"))
+          && System.nanoTime() - cluster.lastReconciled.get() > TimeUnit.SECONDS.toNanos(1),
+          Duration.ofMinutes(2), () -> "still reconciling");
+      if (!b.runner().ownedShards().keySet().equals(moving)) {
+        throw new IllegalStateException("pod-b's shards changed while it settled: " + moving + " then "
+            + b.runner().ownedShards().keySet());
+      }
       Set<String> moved = uids.entrySet().stream().filter(e -> moving.contains(shards.shardOf(e.getValue())))
           .map(Map.Entry::getKey).collect(Collectors.toCollection(TreeSet::new));
       moved.forEach(name -> cluster.firstReconciled.get(name).remove("pod-a"));

@@ -56,6 +56,8 @@ final class ShardedReplicas implements AutoCloseable {
   final Map<String, String> inProgress = new ConcurrentHashMap<>();
   /** widget name -> replica -> System.nanoTime() of that replica's first reconciliation of it (since the last reset). */
   final Map<String, Map<String, Long>> firstReconciled = new ConcurrentHashMap<>();
+  /** When the latest reconciliation of any replica began ({@code System.nanoTime()}). */
+  final AtomicLong lastReconciled = new AtomicLong(System.nanoTime());
   final List<String> violations = new CopyOnWriteArrayList<>();
   final Map<String, Replica> replicas = new ConcurrentHashMap<>();
   /** shard -> replica -> System.nanoTime() when the replica's runner last started the shard's work. */
@@ -352,6 +354,7 @@ final class ShardedReplicas implements AutoCloseable {
     @Override
     public UpdateControl<Widget> reconcile(Widget widget, Context<Widget> context) throws InterruptedException {
       long now = System.nanoTime();
+      lastReconciled.set(now);
       String name = widget.getMetadata().getName();
       String other = inProgress.putIfAbsent(name, identity);
       if (other != null) {
