@@ -75,6 +75,8 @@ public final class ElectionLifecycle implements SmartLifecycle {
   private final Object lock = new Object();
   // Guarded by lock.
   private boolean running;
+  // A stop() is closing the runner (running is false already): a start() waits for it. Guarded by lock.
+  private boolean stopping;
   // Written under lock; read without it, so health() never waits for a start or a stop in progress.
   private volatile ElectionRunner runner;
   // The client this lifecycle made because the context has none; closed with the runner. Guarded by lock.
@@ -115,7 +117,8 @@ public final class ElectionLifecycle implements SmartLifecycle {
 
   /**
    * Starts the runner: logs the decision, then runs the services at once when it is to run unelected, or
-   * starts contending (returning at once, in state {@code STARTING}). Called by Spring at the end of the
+   * starts contending (returning at once, in state {@code STARTING}). Called while a {@link #stop()} closes the
+   * runner, it first waits for that stop to return. Called by Spring at the end of the
    * context's refresh; a failure (a namespace that cannot be resolved, a service whose {@code start} throws
    * while unelected) fails the refresh with the library's message. Does nothing while running.
    *
@@ -125,6 +128,7 @@ public final class ElectionLifecycle implements SmartLifecycle {
   @Override
   public void start() {
     synchronized (lock) {
+      awaitStopInProgress();
       if (running) {
         return;
       }
@@ -181,6 +185,7 @@ public final class ElectionLifecycle implements SmartLifecycle {
         return;
       }
       running = false;
+      stopping = true;
       closing = runner;
       owned = ownedClient;
       ownedClient = null;
@@ -189,9 +194,35 @@ public final class ElectionLifecycle implements SmartLifecycle {
       closing.close();
       awaitListeners(closing);
     } finally {
-      if (owned != null) {
-        owned.close();
+      try {
+        if (owned != null) {
+          owned.close();
+        }
+      } finally {
+        synchronized (lock) {
+          stopping = false;
+          lock.notifyAll();
+        }
       }
+    }
+  }
+
+  /**
+   * Under the lock: waits until no {@link #stop()} is closing the runner, so that a start never runs the services of
+   * a second runner while the first one's still stop (a stop is bounded, see the class comment). Interrupts do not
+   * cut it short; the flag is set again.
+   */
+  private void awaitStopInProgress() {
+    boolean interrupted = false;
+    while (stopping) {
+      try {
+        lock.wait();
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
     }
   }
 
