@@ -174,7 +174,9 @@ public final class ElectionLifecycle implements SmartLifecycle {
    * Closes the runner: ends the term, stops the services (waiting at most {@code stopTimeout}), releases the
    * Lease, waits until the {@link ElectionListener}s heard {@code STOPPED} (at most {@code stopTimeout} more),
    * and closes the client if this lifecycle made it. Returns once all of that is done. Called by Spring
-   * when the context closes or stops; does nothing unless running.
+   * when the context closes or stops; does nothing unless running. Called from one of the runner's own callbacks
+   * (a listener or a service that closes the context), it cannot wait for the runner, which stops only once that
+   * callback returned: it returns at once, logs a WARN, and closes the client it made once the runner stopped.
    */
   @Override
   public void stop() {
@@ -190,12 +192,25 @@ public final class ElectionLifecycle implements SmartLifecycle {
       owned = ownedClient;
       ownedClient = null;
     }
+    boolean deferred = false;
     try {
       closing.close();
-      awaitListeners(closing);
+      if (closing.state().kind() != ElectionState.Kind.STOPPED) {
+        // close() returned without waiting, which it does only in one of the runner's own callbacks (a listener or a
+        // service that closes the context): the runner stops once that callback returned, and still needs the client.
+        LOG.warn("{} was stopped from one of its own callbacks: it stops after that callback returned, once the "
+            + "context may have destroyed the beans its services and listeners use; close the context from a thread "
+            + "of your own", closing);
+        if (owned != null) {
+          closeWhenStopped(closing, owned);
+          deferred = true;
+        }
+      } else {
+        awaitListeners(closing);
+      }
     } finally {
       try {
-        if (owned != null) {
+        if (owned != null && !deferred) {
           owned.close();
         }
       } finally {
@@ -205,6 +220,21 @@ public final class ElectionLifecycle implements SmartLifecycle {
         }
       }
     }
+  }
+
+  /** Closes the client this lifecycle made once {@code closing} stopped, on a thread of its own. */
+  private static void closeWhenStopped(ElectionRunner closing, KubernetesClient owned) {
+    Thread closer = new Thread(() -> {
+      try {
+        closing.awaitStopped();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      } finally {
+        owned.close();
+      }
+    }, "election-client-close");
+    closer.setDaemon(true);
+    closer.start();
   }
 
   /**
