@@ -263,12 +263,13 @@ public final class ElectionLifecycle implements SmartLifecycle {
    * (Spring interrupts a closing thread it takes for stuck); the flag is set again.
    */
   private void awaitListeners(ElectionRunner closing) {
-    long deadline = System.nanoTime() + settings.stopTimeout().toNanos();
+    // In Durations, not nanoseconds: any positive stop timeout is valid, and awaitStopped caps it.
+    long begun = System.nanoTime();
     boolean interrupted = false;
     try {
       while (true) {
         try {
-          if (!closing.awaitStopped(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())))) {
+          if (!closing.awaitStopped(settings.stopTimeout().minusNanos(System.nanoTime() - begun))) {
             LOG.warn("The election listeners of {} have not heard it stop within stopTimeout={}; the context "
                 + "closes on", closing, settings.stopTimeout());
           }
