@@ -206,6 +206,7 @@ final class RunnerAssembly {
       }
     }
   }
+
   /**
    * After a failed unelected start: waits, at most the stop timeout and whatever interrupts come, until the runner
    * reported {@code STOPPED} and the callbacks queued before it ran (the listeners heard it), so that what the caller

@@ -10,7 +10,6 @@ import io.github.electionpolicy.fabric8.LeaderService;
 import io.github.electionpolicy.fabric8.LeadershipTerm;
 import io.github.electionpolicy.fabric8.LeaseSettings;
 import io.github.electionpolicy.fabric8.Readiness;
-import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -239,7 +238,7 @@ public final class ElectionLifecycle implements SmartLifecycle {
 
   /**
    * Under the lock: waits until no {@link #stop()} is closing the runner, so that a start never runs the services of
-   * a second runner while the first one's still stop (a stop is bounded, see the class comment). Interrupts do not
+   * a second runner while the first one's services still stop (a stop is bounded, see the class comment). Interrupts do not
    * cut it short; the flag is set again.
    */
   private void awaitStopInProgress() {
