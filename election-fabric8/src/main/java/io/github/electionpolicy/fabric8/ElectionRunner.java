@@ -377,7 +377,9 @@ public final class ElectionRunner implements AutoCloseable {
      *
      * <p>A start that throws because of this builder's inputs started nothing: fix the input and call it again. One
      * that throws because a service's {@code start()} failed (unelected) did start a runner, which stopped at
-     * once: the builder then counts as started, so a retry needs a new builder.
+     * once: it throws once that runner reported {@code STOPPED} and its listeners heard it (a listener is waited for
+     * at most {@link LeaseSettings#stopTimeout()}), and the builder then counts as started, so a retry needs a new
+     * builder.
      *
      * @return the running runner; close it to stop
      * @throws IllegalStateException if a required input is missing, if a service failed to start while running

@@ -142,6 +142,8 @@ final class RunnerAssembly {
       LOG.info("Starting services unelected as {}", parts.identity());
       Optional<Throwable> failure = awaitUninterruptibly(parts.driver().start());
       if (failure.isPresent()) {
+        // The runner stops at once: its listeners hear STOPPED before the caller acts on the failure.
+        awaitStoppedHeard(parts);
         Throwable cause = failure.get();
         throw new IllegalStateException("a service failed to start: " + cause.getMessage(), cause);
       }
@@ -202,6 +204,36 @@ final class RunnerAssembly {
       if (interrupted) {
         Thread.currentThread().interrupt();
       }
+    }
+  }
+
+  /**
+   * After a failed unelected start: waits, at most the stop timeout and whatever interrupts come, until the runner
+   * reported {@code STOPPED} and the callbacks queued before it ran (the listeners heard it), so that what the caller
+   * does about the failure (a Spring context destroys its beans) comes after them. Keeps the interrupts.
+   */
+  private static void awaitStoppedHeard(Parts parts) {
+    LifecycleDriver driver = parts.driver();
+    Duration stopTimeout = parts.settings() == null ? LeaseSettings.DEFAULT_RENEW_DEADLINE
+        : parts.settings().stopTimeout();
+    long deadline = System.nanoTime() + Durations.cappedNanos(stopTimeout);
+    boolean interrupted = false;
+    boolean reported = false;
+    while (true) {
+      try {
+        if (!reported) {
+          reported = driver.awaitStoppedReported(Math.max(0, deadline - System.nanoTime()));
+        }
+        if (reported) {
+          driver.awaitCallbacks(deadline, false);
+        }
+        break;
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
     }
   }
 }

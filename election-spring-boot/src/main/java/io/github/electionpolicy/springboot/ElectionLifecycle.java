@@ -10,7 +10,6 @@ import io.github.electionpolicy.fabric8.LeaderService;
 import io.github.electionpolicy.fabric8.LeadershipTerm;
 import io.github.electionpolicy.fabric8.LeaseSettings;
 import io.github.electionpolicy.fabric8.Readiness;
-import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -75,6 +74,8 @@ public final class ElectionLifecycle implements SmartLifecycle {
   private final Object lock = new Object();
   // Guarded by lock.
   private boolean running;
+  // A stop() is closing the runner (running is false already): a start() waits for it. Guarded by lock.
+  private boolean stopping;
   // Written under lock; read without it, so health() never waits for a start or a stop in progress.
   private volatile ElectionRunner runner;
   // The client this lifecycle made because the context has none; closed with the runner. Guarded by lock.
@@ -115,7 +116,8 @@ public final class ElectionLifecycle implements SmartLifecycle {
 
   /**
    * Starts the runner: logs the decision, then runs the services at once when it is to run unelected, or
-   * starts contending (returning at once, in state {@code STARTING}). Called by Spring at the end of the
+   * starts contending (returning at once, in state {@code STARTING}). Called while a {@link #stop()} closes the
+   * runner, it first waits for that stop to return. Called by Spring at the end of the
    * context's refresh; a failure (a namespace that cannot be resolved, a service whose {@code start} throws
    * while unelected) fails the refresh with the library's message. Does nothing while running.
    *
@@ -125,6 +127,7 @@ public final class ElectionLifecycle implements SmartLifecycle {
   @Override
   public void start() {
     synchronized (lock) {
+      awaitStopInProgress();
       if (running) {
         return;
       }
@@ -170,7 +173,9 @@ public final class ElectionLifecycle implements SmartLifecycle {
    * Closes the runner: ends the term, stops the services (waiting at most {@code stopTimeout}), releases the
    * Lease, waits until the {@link ElectionListener}s heard {@code STOPPED} (at most {@code stopTimeout} more),
    * and closes the client if this lifecycle made it. Returns once all of that is done. Called by Spring
-   * when the context closes or stops; does nothing unless running.
+   * when the context closes or stops; does nothing unless running. Called from one of the runner's own callbacks
+   * (a listener or a service that closes the context), it cannot wait for the runner, which stops only once that
+   * callback returned: it returns at once, logs a WARN, and closes the client it made once the runner stopped.
    */
   @Override
   public void stop() {
@@ -181,17 +186,72 @@ public final class ElectionLifecycle implements SmartLifecycle {
         return;
       }
       running = false;
+      stopping = true;
       closing = runner;
       owned = ownedClient;
       ownedClient = null;
     }
+    boolean deferred = false;
     try {
       closing.close();
-      awaitListeners(closing);
+      if (closing.state().kind() != ElectionState.Kind.STOPPED) {
+        // close() returned without waiting, which it does only in one of the runner's own callbacks (a listener or a
+        // service that closes the context): the runner stops once that callback returned, and still needs the client.
+        LOG.warn("{} was stopped from one of its own callbacks: it stops after that callback returned, once the "
+            + "context may have destroyed the beans its services and listeners use; close the context from a thread "
+            + "of your own", closing);
+        if (owned != null) {
+          closeWhenStopped(closing, owned);
+          deferred = true;
+        }
+      } else {
+        awaitListeners(closing);
+      }
     } finally {
-      if (owned != null) {
+      try {
+        if (owned != null && !deferred) {
+          owned.close();
+        }
+      } finally {
+        synchronized (lock) {
+          stopping = false;
+          lock.notifyAll();
+        }
+      }
+    }
+  }
+
+  /** Closes the client this lifecycle made once {@code closing} stopped, on a thread of its own. */
+  private static void closeWhenStopped(ElectionRunner closing, KubernetesClient owned) {
+    Thread closer = new Thread(() -> {
+      try {
+        closing.awaitStopped();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      } finally {
         owned.close();
       }
+    }, "election-client-close");
+    closer.setDaemon(true);
+    closer.start();
+  }
+
+  /**
+   * Under the lock: waits until no {@link #stop()} is closing the runner, so that a start never runs the services of
+   * a second runner while the first one's services still stop (a stop is bounded, see the class comment). Interrupts do not
+   * cut it short; the flag is set again.
+   */
+  private void awaitStopInProgress() {
+    boolean interrupted = false;
+    while (stopping) {
+      try {
+        lock.wait();
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
     }
   }
 
@@ -202,12 +262,13 @@ public final class ElectionLifecycle implements SmartLifecycle {
    * (Spring interrupts a closing thread it takes for stuck); the flag is set again.
    */
   private void awaitListeners(ElectionRunner closing) {
-    long deadline = System.nanoTime() + settings.stopTimeout().toNanos();
+    // In Durations, not nanoseconds: any positive stop timeout is valid, and awaitStopped caps it.
+    long begun = System.nanoTime();
     boolean interrupted = false;
     try {
       while (true) {
         try {
-          if (!closing.awaitStopped(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())))) {
+          if (!closing.awaitStopped(settings.stopTimeout().minusNanos(System.nanoTime() - begun))) {
             LOG.warn("The election listeners of {} have not heard it stop within stopTimeout={}; the context "
                 + "closes on", closing, settings.stopTimeout());
           }

@@ -63,4 +63,42 @@ class ListenersBeforeDestroyTest {
         .isFalse();
     assertThat(resource.destroyed.getCount()).as("destroyed once the context closed").isZero();
   }
+  /**
+   * The same when the runner fails to start: running unelected, a service whose {@code start} throws fails the
+   * refresh, and {@code Builder.start()} throws once the services that started stopped, before the runner reports
+   * {@code STOPPED}; {@code ElectionLifecycle.start()} rethrew at once (it has no runner to wait for), so Spring
+   * destroyed the beans while the listeners were still to hear {@code STOPPED}. Adversarial review h-attack28.
+   */
+  @Test
+  void aListenerHearsStoppedBeforeTheContextDestroysItsBeansWhenTheRunnerFailsToStart() throws Exception {
+    Resource resource = new Resource();
+    CompletableFuture<Boolean> destroyedWhenStoppedHeard = new CompletableFuture<>();
+    ElectionListener listener = new ElectionListener() {
+      @Override
+      public void stateChanged(ElectionState previous, ElectionState current) {
+        if (current.kind() == ElectionState.Kind.STOPPED) {
+          try {
+            destroyedWhenStoppedHeard.complete(resource.destroyed.await(2, TimeUnit.SECONDS));
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            destroyedWhenStoppedHeard.completeExceptionally(e);
+          }
+        }
+      }
+    };
+
+    Contexts.election()
+        .withPropertyValues("election.lease-name=a", Contexts.UNELECTED)
+        .withBean(LeaderService.class, () -> LeaderService.of(term -> {
+          throw new IllegalStateException("cannot start");
+        }, () -> { }))
+        .withBean(Resource.class, () -> resource)
+        .withBean(ElectionListener.class, () -> listener)
+        .run(context -> assertThat(context).hasFailed());
+
+    assertThat(destroyedWhenStoppedHeard.get(10, TimeUnit.SECONDS))
+        .as("the resource bean was destroyed while the listener heard STOPPED")
+        .isFalse();
+    assertThat(resource.destroyed.getCount()).as("destroyed once the refresh failed").isZero();
+  }
 }
