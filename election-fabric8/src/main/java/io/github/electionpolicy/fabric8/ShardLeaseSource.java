@@ -70,6 +70,9 @@ final class ShardLeaseSource implements ShardViewSource.View {
   private int generation;
   private boolean listedOnce;
   private final Map<String, Lease> reported = new HashMap<>();
+  // The Leases of the current informer's list not yet reported as listed (their events still on their way to the
+  // handler: see startInformer), or null once its list was reported in full, or before it listed.
+  private java.util.Set<String> unreported;
 
   private ShardLeaseSource(KubernetesClient client, ListPace pace, String namespace, ShardLeases leases, Ticker ticker,
       Sink sink, java.util.concurrent.Executor stopper) {
@@ -143,19 +146,49 @@ final class ShardLeaseSource implements ShardViewSource.View {
         report(mine, () -> {
           reported.remove(lease.getMetadata().getName());
           sink.deleted(lease.getMetadata().getName(), ticker.read());
+          reported(lease.getMetadata().getName());
         });
       }
     });
     informer = next;
+    unreported = null;
+    // The informer's start completes once it has listed, but fabric8 hands each listed Lease to the handler on an
+    // executor of its own, so some may not have been reported yet: the list counts as reported (listed()) once every
+    // Lease its store holds then was, each through its own event, in their order, so that the view never takes in a
+    // part of a list as the whole (a joining replica would plan from it: every shard whose Lease is listed later seen
+    // free, every member listed later seen gone).
     next.start().thenRun(() -> report(mine, () -> {
-      listedOnce = true;
-      sink.listed();
+      unreported = new java.util.HashSet<>();
+      for (Lease lease : next.getStore().list()) {
+        Lease last = reported.get(lease.getMetadata().getName());
+        if (last == null || !Objects.equals(last.getMetadata().getResourceVersion(),
+            lease.getMetadata().getResourceVersion())) {
+          unreported.add(lease.getMetadata().getName());
+        }
+      }
+      reportedListed();
     }));
   }
 
   private void changed(Lease lease) {
     reported.put(lease.getMetadata().getName(), lease);
     sink.changed(listed(lease), ticker.read());
+    reported(lease.getMetadata().getName());
+  }
+
+  /** The Lease {@code name} was reported: the list is reported in full once none of its Leases is left. */
+  private void reported(String name) {
+    if (unreported != null && unreported.remove(name)) {
+      reportedListed();
+    }
+  }
+
+  private void reportedListed() {
+    if (unreported != null && unreported.isEmpty()) {
+      unreported = null;
+      listedOnce = true;
+      sink.listed();
+    }
   }
 
   /** A failure of the informer of generation {@code of}: whether it tries again (not once replaced or closed). */

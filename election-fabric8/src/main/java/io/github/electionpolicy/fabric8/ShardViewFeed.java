@@ -5,8 +5,9 @@ import java.util.function.Consumer;
 
 /**
  * A sharded replica's view of its controller's Leases, fed on the driver's loop: it opens the one list and watch
- * ({@link ShardViewSource}), takes each change into the {@link ShardLeaseView}, hands the coordinator the view
- * after each change and when the next held Lease expires with no event (a timer), tells the driver of each Lease as it
+ * ({@link ShardViewSource}), takes each change into the {@link ShardLeaseView}, hands the coordinator the view once
+ * the first list was taken in whole, then after each change and when the next held Lease expires with no event (a
+ * timer), tells the driver of each Lease as it
  * arrived (for the shard runners' {@code sighted}), and logs one ERROR if the list has not listed the Leases within a
  * lease duration. When the list and watch failed and the API server then answers a Lease call of the replica's
  * ({@link #answered}), it has the list and watch list again at once, not at its back-off's next try: once per
@@ -83,10 +84,9 @@ final class ShardViewFeed {
         onLoop.accept(() -> {
           if (!closed) {
             view.changed(listed, arrivedNanos);
-            synced = true;
             heardNanos = ticker.read();
             listener.arrived(listed, arrivedNanos);
-            observe();
+            observeIfListed();
           }
         });
       }
@@ -97,7 +97,7 @@ final class ShardViewFeed {
           if (!closed) {
             view.deleted(name);
             heardNanos = ticker.read();
-            observe();
+            observeIfListed();
           }
         });
       }
@@ -110,10 +110,14 @@ final class ShardViewFeed {
       @Override
       public void listed() {
         onLoop.accept(() -> {
+          boolean first = !synced;
           synced = true;
           heardNanos = ticker.read();
           relistDue = false;
           relisting = false;
+          if (first && !closed) {
+            observe(); // the first whole list: the coordinator's first view
+          }
         });
       }
     });
@@ -184,9 +188,19 @@ final class ShardViewFeed {
   static final String SILENT = "The watch of the Leases labelled {}={} delivered nothing for {} ms, though this "
       + "replica's own renewals change them: listing and watching them again";
 
-  /** Whether the list and watch listed the Leases once (or reported one). */
+  /** Whether the list and watch listed the Leases once, in full. */
   boolean synced() {
     return synced;
+  }
+
+  /**
+   * The coordinator hears of a change only once the first list was taken in whole: a part of it (the Leases listed
+   * first, members before shards) would look like a cluster with fewer members and every shard listed later free.
+   */
+  private void observeIfListed() {
+    if (synced) {
+      observe();
+    }
   }
 
   private void observe() {

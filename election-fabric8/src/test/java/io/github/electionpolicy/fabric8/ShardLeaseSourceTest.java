@@ -50,6 +50,41 @@ class ShardLeaseSourceTest {
     }
   };
 
+  /**
+   * fabric8's informer hands each listed Lease to the handler on an executor of its own, so its start may complete
+   * (the list stored) before they were all handed over: {@code listed()} must come after every Lease of the list, as
+   * the view's first plan is made from what was reported by then. A sink that takes a millisecond for each Lease, as
+   * a busy process may, so that the hand-over lags behind the list.
+   */
+  @Test
+  void aListIsReportedListedOnlyAfterEveryLeaseOfItWasReported() {
+    ShardLeases many = new ShardLeases("orders", 64);
+    for (int shard = 0; shard < 64; shard++) {
+      create(lease(many.shardLease(shard), "pod-a", true, false));
+    }
+    java.util.concurrent.atomic.AtomicInteger reportedWhenListed = new java.util.concurrent.atomic.AtomicInteger(-1);
+    ShardLeaseSource.Sink counting = new ShardLeaseSource.Sink() {
+      @Override
+      public void changed(ShardLeaseView.Listed l, long arrivedNanos) {
+        java.util.concurrent.locks.LockSupport.parkNanos(1_000_000L);
+        seen.put(l.name(), l);
+      }
+
+      @Override
+      public void deleted(String name, long arrivedNanos) {}
+
+      @Override
+      public void listed() {
+        reportedWhenListed.compareAndSet(-1, seen.size());
+      }
+    };
+    try (ShardLeaseSource source = ShardLeaseSource.open(api.client(), MockApi.NAMESPACE, many,
+        MockApi.RETRY_PERIOD, ticks::incrementAndGet, counting)) {
+      Await.until("the first list", source::synced, seen::size);
+      assertThat(reportedWhenListed.get()).as("Leases reported when the list was reported listed").isEqualTo(64);
+    }
+  }
+
   @Test
   void reportsTheControllersLeasesTheirChangesAndDeletionsAndNothingElse() {
     create(lease(leases.memberLease("pod-a"), "pod-a", true, false));
