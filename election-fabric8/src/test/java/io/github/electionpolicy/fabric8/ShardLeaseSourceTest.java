@@ -85,6 +85,85 @@ class ShardLeaseSourceTest {
     }
   }
 
+  /**
+   * While the Leases change, are deleted and created again, and the list and watch is restarted (some restarts while
+   * the list before was still being reported), every restart's list is still reported listed, and once the changes
+   * stop what was reported is what the server holds: no Lease of a list is left waiting for an event that never comes.
+   */
+  @Test
+  void everyListIsReportedListedWhileTheLeasesChangeAndTheSourceRestarts() throws Exception {
+    ShardLeases many = new ShardLeases("orders", 32);
+    for (int shard = 0; shard < 32; shard++) {
+      create(lease(many.shardLease(shard), "pod-a", true, false));
+    }
+    java.util.concurrent.atomic.AtomicInteger lists = new java.util.concurrent.atomic.AtomicInteger();
+    ShardLeaseSource.Sink slow = new ShardLeaseSource.Sink() {
+      @Override
+      public void changed(ShardLeaseView.Listed l, long arrivedNanos) {
+        java.util.concurrent.locks.LockSupport.parkNanos(200_000L);
+        seen.put(l.name(), l);
+      }
+
+      @Override
+      public void deleted(String name, long arrivedNanos) {
+        seen.remove(name);
+      }
+
+      @Override
+      public void listed() {
+        lists.incrementAndGet();
+      }
+    };
+    java.util.concurrent.atomic.AtomicBoolean churning = new java.util.concurrent.atomic.AtomicBoolean(true);
+    java.util.Random random = new java.util.Random(7);
+    Thread churn = new Thread(() -> {
+      int round = 0;
+      while (churning.get()) {
+        String name = many.shardLease(random.nextInt(32));
+        try {
+          if (round++ % 5 == 0) {
+            api.client().leases().inNamespace(MockApi.NAMESPACE).withName(name).delete();
+            create(lease(name, "pod-" + round, true, false));
+          } else {
+            api.client().leases().inNamespace(MockApi.NAMESPACE).withName(name)
+                .edit(l -> new LeaseBuilder(l).editSpec().withHolderIdentity("pod-" + random.nextInt(100)).endSpec()
+                    .build());
+          }
+        } catch (RuntimeException e) {
+          // a Lease deleted meanwhile: the next round
+        }
+      }
+    });
+    churn.start();
+    try (ShardLeaseSource source = ShardLeaseSource.open(api.client(), MockApi.NAMESPACE, many,
+        MockApi.RETRY_PERIOD, ticks::incrementAndGet, slow)) {
+      for (int restart = 0; restart < 6; restart++) {
+        Thread.sleep(restart % 2 == 0 ? 2 : 150);
+        int before = lists.get();
+        assertThat(source.restart()).isTrue();
+        if (restart % 2 == 1) {
+          Await.until("the list of restart " + restart, () -> lists.get() > before, seen::size);
+        }
+      }
+      int before = lists.get();
+      assertThat(source.restart()).isTrue();
+      Await.until("the last restart's list", () -> lists.get() > before, seen::size);
+      churning.set(false);
+      churn.join();
+      Map<String, String> stored = new java.util.TreeMap<>();
+      api.client().leases().inNamespace(MockApi.NAMESPACE).list().getItems()
+          .forEach(l -> stored.put(l.getMetadata().getName(), l.getMetadata().getResourceVersion()));
+      Await.until("the server's Leases reported", () -> {
+        Map<String, String> reported = new java.util.TreeMap<>();
+        seen.forEach((name, l) -> reported.put(name, l.record().resourceVersion()));
+        return reported.equals(stored);
+      }, seen::keySet);
+    } finally {
+      churning.set(false);
+      churn.join();
+    }
+  }
+
   @Test
   void reportsTheControllersLeasesTheirChangesAndDeletionsAndNothingElse() {
     create(lease(leases.memberLease("pod-a"), "pod-a", true, false));
