@@ -235,7 +235,7 @@ public final class Shards {
    * @param shards the shards, each from 0 to {@code count() - 1}, at least one; order and repeats do not matter
    * @param fieldPath the field hashed: {@link #UID_FIELD} or {@link #NAMESPACE_FIELD}
    * @return e.g. {@code shardRange(object.metadata.uid, '0x3000000000000000', '0x5000000000000000')}
-   * @throws IllegalArgumentException when {@code shards} is empty or {@code fieldPath} blank
+   * @throws IllegalArgumentException when {@code shards} is empty or {@code fieldPath} is neither of the two
    * @throws IndexOutOfBoundsException when a shard is not one of these
    */
   public String selector(Collection<Integer> shards, String fieldPath) {
@@ -264,8 +264,14 @@ public final class Shards {
     return ranges.toString();
   }
 
+  /**
+   * Refuses every field path but the two the API server hashes: any other text would go into the expression as it
+   * is, to be refused by the server only when the informer lists (a typo), or to change what the selector selects
+   * (text that closes the expression and adds a range of its own).
+   */
   private static void checkFieldPath(String fieldPath) {
-    if (fieldPath.isBlank()) {
+    Objects.requireNonNull(fieldPath, "fieldPath");
+    if (!UID_FIELD.equals(fieldPath) && !NAMESPACE_FIELD.equals(fieldPath)) {
       throw new IllegalArgumentException("fieldPath=\"" + fieldPath + "\" is not valid: accepted values are "
           + UID_FIELD + " and " + NAMESPACE_FIELD + "; fix: pass Shards.UID_FIELD or Shards.NAMESPACE_FIELD");
     }
@@ -406,7 +412,7 @@ public final class Shards {
      * @param fieldPath the field hashed: {@link Shards#UID_FIELD} or {@link Shards#NAMESPACE_FIELD} (the two that
      *     Kubernetes 1.36 supports)
      * @return e.g. {@code shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')}
-     * @throws IllegalArgumentException when {@code fieldPath} is blank
+     * @throws IllegalArgumentException when {@code fieldPath} is neither of the two
      */
     public String selector(String fieldPath) {
       checkFieldPath(fieldPath);

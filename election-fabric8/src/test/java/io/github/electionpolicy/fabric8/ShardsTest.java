@@ -210,6 +210,28 @@ class ShardsTest {
         .hasMessageStartingWith("fieldPath=\" \" is not valid: accepted values are object.metadata.uid and ");
   }
 
+  /**
+   * The API server's parser takes {@code object.metadata.uid} and {@code object.metadata.namespace} and nothing else,
+   * and the refusal's message says so; but only a blank field path was refused. A typo ({@code metadata.uid}, as a
+   * field selector would write it) went into the selector and was refused only by the API server, when the informer
+   * listed; and a field path that closes the expression put a second range of its own into it, here one that selects
+   * every object: a replica would have watched every shard's objects.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"metadata.uid", "object.metadata.name", "uid", " object.metadata.uid",
+      "object.metadata.uid ", "OBJECT.METADATA.UID",
+      "object.metadata.uid, '0x0000000000000000', '0x10000000000000000') || shardRange(object.metadata.uid"})
+  void aFieldPathTheApiServerDoesNotHashIsRefused(String fieldPath) {
+    Shards shards = Shards.of(16);
+    assertThatThrownBy(() -> shards.range(3).selector(fieldPath))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("fieldPath=\"" + fieldPath + "\" is not valid: accepted values are "
+            + "object.metadata.uid and object.metadata.namespace");
+    assertThatThrownBy(() -> shards.selector(List.of(3, 5), fieldPath))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("fieldPath=\"" + fieldPath + "\" is not valid");
+  }
+
   @Test
   void shardsAndRangesRejectNull() {
     NullPointerTester tester = new NullPointerTester();
