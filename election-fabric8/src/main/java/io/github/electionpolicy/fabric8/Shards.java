@@ -66,8 +66,8 @@ import java.util.TreeSet;
  *
  * <p>A caveat of that hash, kept because the server has it: the shard comes from the hash's top bits, which
  * FNV-1a's last one or two steps hardly reach, so keys that differ only in their last characters share a shard
- * ({@code team-0} to {@code team-99} fall in 2 shards of 16, whatever the count; fabric8's mock server, which numbers
- * uids in sequence, puts all its objects in one or two). Random uids (the API server's) spread evenly; sharding by
+ * ({@code team-0} to {@code team-99} fall in 2 shards of 16, and in at most 6 of any count up to {@value #MAX_COUNT};
+ * fabric8's mock server, which numbers uids in sequence, puts all its objects in one or two). Random uids (the API server's) spread evenly; sharding by
  * namespace spreads only as well as the namespaces' names differ before their last characters.
  *
  * <p>The count is from 1 to {@value #MAX_COUNT}: every shard will be one Lease that every replica watches, and
@@ -230,7 +230,7 @@ public final class Shards {
    * <p>An empty set is refused: the API server reads an empty shard selector as "every object", so a replica that
    * owns no shard must not list or watch at all. (How many ranges a server accepts in one selector is not written
    * down in what was read for this class; a replica's shards merge into at most half as many ranges as there are
-   * shards.)
+   * shards, rounded up.)
    *
    * @param shards the shards, each from 0 to {@code count() - 1}, at least one; order and repeats do not matter
    * @param fieldPath the field hashed: {@link #UID_FIELD} or {@link #NAMESPACE_FIELD}
