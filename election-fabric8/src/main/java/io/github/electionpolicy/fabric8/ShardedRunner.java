@@ -136,7 +136,9 @@ public final class ShardedRunner implements AutoCloseable {
     if (shard < 0 || shard >= parts.shards().count()) {
       throw new IllegalArgumentException("shard is " + shard + "; expected 0 to " + (parts.shards().count() - 1));
     }
-    LeadershipTerm term = ownedShards().get(shard);
+    // The one shard's entry, not ownedShards(): a reconcile asks this of every object, and that map is every shard.
+    LeadershipTerm term = parts.driver() == null ? parts.unelected().currentTerm().orElse(null)
+        : parts.driver().snapshot().owned().get(shard);
     return term != null && term.isValid() ? Optional.of(term) : Optional.empty();
   }
 
