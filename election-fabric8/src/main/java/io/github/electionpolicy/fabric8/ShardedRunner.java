@@ -160,6 +160,8 @@ public final class ShardedRunner implements AutoCloseable {
    *
    * @param namespace a namespace name; the empty string for cluster-scoped objects
    * @return the term of the namespace's shard, if this replica owns it now
+   * @throws NullPointerException when {@code namespace} is null (fabric8's namespace of a cluster-scoped object: pass
+   *     the empty string)
    */
   public Optional<LeadershipTerm> termForNamespace(String namespace) {
     return termForShard(parts.shards().shardOfNamespace(namespace));

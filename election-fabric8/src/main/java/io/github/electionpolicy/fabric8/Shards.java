@@ -200,8 +200,14 @@ public final class Shards {
    * @param namespace the namespace's name; the empty string for cluster-scoped objects, as the API server hashes
    *     their (absent) namespace
    * @return the shard, from 0 to {@code count() - 1}
+   * @throws NullPointerException when {@code namespace} is null (fabric8's namespace of a cluster-scoped object: pass
+   *     the empty string)
    */
   public int shardOfNamespace(String namespace) {
+    // fabric8 reads a cluster-scoped object's namespace as null, where the API server hashes "".
+    Objects.requireNonNull(namespace, "namespace=null is not valid: accepted values are a namespace's name, or \"\""
+        + " for a cluster-scoped object; fix: pass \"\" where getMetadata().getNamespace() is null, as the API server"
+        + " hashes a cluster-scoped object's namespace");
     return shardOf(namespace);
   }
 

@@ -132,6 +132,21 @@ class ShardsTest {
   }
 
   /**
+   * docs/sharding.md: "cluster-scoped objects hash as the empty namespace". fabric8 reads a cluster-scoped object's
+   * namespace as null, so the natural call, {@code shardOfNamespace(object.getMetadata().getNamespace())}, failed with
+   * the JVM's "Cannot invoke String.getBytes(...) because key is null", which names neither the namespace nor what to
+   * pass. Null stays refused (a null from elsewhere is a mistake to see), with a message that says what to do.
+   */
+  @Test
+  void aNullNamespaceIsRefusedSayingToPassTheEmptyStringForAClusterScopedObject() {
+    Shards shards = Shards.of(16);
+    assertThatThrownBy(() -> shards.shardOfNamespace(null))
+        .isInstanceOf(NullPointerException.class)
+        .hasMessageStartingWith("namespace=null is not valid: accepted values are a namespace's name, or \"\" for a"
+            + " cluster-scoped object");
+  }
+
+  /**
    * As the API server computes it, not better: the shard is taken from the hash's top bits, and FNV-1a's last
    * steps hardly reach them, so keys that differ only in their last one or two characters share a shard.
    */
