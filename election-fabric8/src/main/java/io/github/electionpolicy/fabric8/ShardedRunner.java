@@ -136,7 +136,9 @@ public final class ShardedRunner implements AutoCloseable {
     if (shard < 0 || shard >= parts.shards().count()) {
       throw new IllegalArgumentException("shard is " + shard + "; expected 0 to " + (parts.shards().count() - 1));
     }
-    LeadershipTerm term = ownedShards().get(shard);
+    // The one shard's entry, not ownedShards(): a reconcile asks this of every object, and that map is every shard.
+    LeadershipTerm term = parts.driver() == null ? parts.unelected().currentTerm().orElse(null)
+        : parts.driver().snapshot().owned().get(shard);
     return term != null && term.isValid() ? Optional.of(term) : Optional.empty();
   }
 
@@ -158,6 +160,8 @@ public final class ShardedRunner implements AutoCloseable {
    *
    * @param namespace a namespace name; the empty string for cluster-scoped objects
    * @return the term of the namespace's shard, if this replica owns it now
+   * @throws NullPointerException when {@code namespace} is null (fabric8's namespace of a cluster-scoped object: pass
+   *     the empty string)
    */
   public Optional<LeadershipTerm> termForNamespace(String namespace) {
     return termForShard(parts.shards().shardOfNamespace(namespace));

@@ -66,8 +66,8 @@ import java.util.TreeSet;
  *
  * <p>A caveat of that hash, kept because the server has it: the shard comes from the hash's top bits, which
  * FNV-1a's last one or two steps hardly reach, so keys that differ only in their last characters share a shard
- * ({@code team-0} to {@code team-99} fall in 2 shards of 16, whatever the count; fabric8's mock server, which numbers
- * uids in sequence, puts all its objects in one or two). Random uids (the API server's) spread evenly; sharding by
+ * ({@code team-0} to {@code team-99} fall in 2 shards of 16, and in at most 6 of any count up to {@value #MAX_COUNT};
+ * fabric8's mock server, which numbers uids in sequence, puts all its objects in one or two). Random uids (the API server's) spread evenly; sharding by
  * namespace spreads only as well as the namespaces' names differ before their last characters.
  *
  * <p>The count is from 1 to {@value #MAX_COUNT}: every shard will be one Lease that every replica watches, and
@@ -200,8 +200,14 @@ public final class Shards {
    * @param namespace the namespace's name; the empty string for cluster-scoped objects, as the API server hashes
    *     their (absent) namespace
    * @return the shard, from 0 to {@code count() - 1}
+   * @throws NullPointerException when {@code namespace} is null (fabric8's namespace of a cluster-scoped object: pass
+   *     the empty string)
    */
   public int shardOfNamespace(String namespace) {
+    // fabric8 reads a cluster-scoped object's namespace as null, where the API server hashes "".
+    Objects.requireNonNull(namespace, "namespace=null is not valid: accepted values are a namespace's name, or \"\""
+        + " for a cluster-scoped object; fix: pass \"\" where getMetadata().getNamespace() is null, as the API server"
+        + " hashes a cluster-scoped object's namespace");
     return shardOf(namespace);
   }
 
@@ -230,12 +236,12 @@ public final class Shards {
    * <p>An empty set is refused: the API server reads an empty shard selector as "every object", so a replica that
    * owns no shard must not list or watch at all. (How many ranges a server accepts in one selector is not written
    * down in what was read for this class; a replica's shards merge into at most half as many ranges as there are
-   * shards.)
+   * shards, rounded up.)
    *
    * @param shards the shards, each from 0 to {@code count() - 1}, at least one; order and repeats do not matter
    * @param fieldPath the field hashed: {@link #UID_FIELD} or {@link #NAMESPACE_FIELD}
    * @return e.g. {@code shardRange(object.metadata.uid, '0x3000000000000000', '0x5000000000000000')}
-   * @throws IllegalArgumentException when {@code shards} is empty or {@code fieldPath} blank
+   * @throws IllegalArgumentException when {@code shards} is empty or {@code fieldPath} is neither of the two
    * @throws IndexOutOfBoundsException when a shard is not one of these
    */
   public String selector(Collection<Integer> shards, String fieldPath) {
@@ -264,8 +270,14 @@ public final class Shards {
     return ranges.toString();
   }
 
+  /**
+   * Refuses every field path but the two the API server hashes: any other text would go into the expression as it
+   * is, to be refused by the server only when the informer lists (a typo), or to change what the selector selects
+   * (text that closes the expression and adds a range of its own).
+   */
   private static void checkFieldPath(String fieldPath) {
-    if (fieldPath.isBlank()) {
+    Objects.requireNonNull(fieldPath, "fieldPath");
+    if (!UID_FIELD.equals(fieldPath) && !NAMESPACE_FIELD.equals(fieldPath)) {
       throw new IllegalArgumentException("fieldPath=\"" + fieldPath + "\" is not valid: accepted values are "
           + UID_FIELD + " and " + NAMESPACE_FIELD + "; fix: pass Shards.UID_FIELD or Shards.NAMESPACE_FIELD");
     }
@@ -406,7 +418,7 @@ public final class Shards {
      * @param fieldPath the field hashed: {@link Shards#UID_FIELD} or {@link Shards#NAMESPACE_FIELD} (the two that
      *     Kubernetes 1.36 supports)
      * @return e.g. {@code shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')}
-     * @throws IllegalArgumentException when {@code fieldPath} is blank
+     * @throws IllegalArgumentException when {@code fieldPath} is neither of the two
      */
     public String selector(String fieldPath) {
       checkFieldPath(fieldPath);
