@@ -20,7 +20,10 @@ public interface ShardListener {
 
   /**
    * Called after each change of the shards this replica owns (a shard taken, handed over or lost, a term
-   * renewed as a new term), with the set as {@link ShardedRunner#ownedShards()} then showed it.
+   * renewed as a new term), with the set its runners held at that change. The call comes a moment later, on the
+   * listener thread, and is not repeated when a term merely runs out: {@link ShardedRunner#ownedShards()} leaves out
+   * a term that is no longer valid even before the runner hears of its end, so code that acts on a shard later asks
+   * {@link LeadershipTerm#isValid()} or {@link ShardedRunner#termForShard(int)} then, rather than this set.
    *
    * @param owned the owned shards by shard number, each with its term; immutable
    */
