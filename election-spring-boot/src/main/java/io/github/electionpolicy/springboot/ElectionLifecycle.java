@@ -73,10 +73,11 @@ public final class ElectionLifecycle implements SmartLifecycle {
   private final int phase;
   private final Inputs inputs;
   private final Object lock = new Object();
-  // Guarded by lock.
-  private boolean running;
-  // A stop() is closing the runner (running is false already): a start() waits for it. Guarded by lock.
-  private boolean stopping;
+  // Written under lock; read without it by isRunning(), which never waits for a start (a service that reads it in its
+  // start would otherwise wait for the start that waits for it). A stop sets stopping before it clears running.
+  private volatile boolean running;
+  // A stop() is closing the runner (running is false already): a start() waits for it. Written under lock.
+  private volatile boolean stopping;
   // What waits for the stop in progress: the stop(Runnable) callbacks Spring gave it meanwhile. Guarded by lock.
   private final List<Runnable> afterStop = new ArrayList<>();
   // Written under lock; read without it, so health() never waits for a start or a stop in progress.
@@ -206,8 +207,8 @@ public final class ElectionLifecycle implements SmartLifecycle {
       closing = running ? runner : null;
       owned = running ? ownedClient : null;
       if (running) {
+        stopping = true; // first: isRunning() reads running, then stopping, without the lock
         running = false;
-        stopping = true;
         ownedClient = null;
       }
     }
@@ -320,15 +321,15 @@ public final class ElectionLifecycle implements SmartLifecycle {
    * Whether the runner was started and not yet closed by {@link #stop()}: true until the stop returned, so that a
    * context that closes meanwhile waits for it (see {@link #stop(Runnable)}) before it destroys any bean. A runner
    * that stopped by itself (after a loss under a policy that does not contend again) still counts as running, so that
-   * the context's close still closes it.
+   * the context's close still closes it. Never waits for a {@link #start()} in progress: it is false until that start
+   * returned.
    *
    * @return whether the runner was started and a {@link #stop()} has not returned since
    */
   @Override
   public boolean isRunning() {
-    synchronized (lock) {
-      return running || stopping;
-    }
+    // Without the lock: never waits for a start or a stop in progress. running before stopping (see stop(Runnable)).
+    return running || stopping;
   }
 
   /**
