@@ -10,6 +10,7 @@ import io.github.electionpolicy.fabric8.LeaderService;
 import io.github.electionpolicy.fabric8.LeadershipTerm;
 import io.github.electionpolicy.fabric8.LeaseSettings;
 import io.github.electionpolicy.fabric8.Readiness;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -72,10 +73,13 @@ public final class ElectionLifecycle implements SmartLifecycle {
   private final int phase;
   private final Inputs inputs;
   private final Object lock = new Object();
-  // Guarded by lock.
-  private boolean running;
-  // A stop() is closing the runner (running is false already): a start() waits for it. Guarded by lock.
-  private boolean stopping;
+  // Written under lock; read without it by isRunning(), which never waits for a start (a service that reads it in its
+  // start would otherwise wait for the start that waits for it). A stop sets stopping before it clears running.
+  private volatile boolean running;
+  // A stop() is closing the runner (running is false already): a start() waits for it. Written under lock.
+  private volatile boolean stopping;
+  // What waits for the stop in progress: the stop(Runnable) callbacks Spring gave it meanwhile. Guarded by lock.
+  private final List<Runnable> afterStop = new ArrayList<>();
   // Written under lock; read without it, so health() never waits for a start or a stop in progress.
   private volatile ElectionRunner runner;
   // The client this lifecycle made because the context has none; closed with the runner. Guarded by lock.
@@ -179,18 +183,43 @@ public final class ElectionLifecycle implements SmartLifecycle {
    */
   @Override
   public void stop() {
+    stop(() -> { });
+  }
+
+  /**
+   * As {@link #stop()}, then runs {@code callback}. Called while another {@code stop()} closes the runner (Spring
+   * closing the context while a {@code context.stop()} is under way), it returns at once and {@code callback} runs
+   * once that stop returned, so that Spring destroys no bean before the runner stopped; called when not running, it
+   * runs {@code callback} at once. Either way {@code callback} runs once, unless this call throws.
+   *
+   * @param callback what Spring runs once the lifecycle stopped
+   */
+  @Override
+  public void stop(Runnable callback) {
+    Objects.requireNonNull(callback, "callback");
     ElectionRunner closing;
     KubernetesClient owned;
     synchronized (lock) {
-      if (!running) {
+      if (!running && stopping) {
+        afterStop.add(callback);
         return;
       }
-      running = false;
-      stopping = true;
-      closing = runner;
-      owned = ownedClient;
-      ownedClient = null;
+      closing = running ? runner : null;
+      owned = running ? ownedClient : null;
+      if (running) {
+        stopping = true; // first: isRunning() reads running, then stopping, without the lock
+        running = false;
+        ownedClient = null;
+      }
     }
+    if (closing != null) {
+      close(closing, owned);
+    }
+    callback.run();
+  }
+
+  /** Closes {@code closing}, which {@link #stop(Runnable)} took, then runs what waits for the stop. */
+  private void close(ElectionRunner closing, KubernetesClient owned) {
     boolean deferred = false;
     try {
       closing.close();
@@ -213,10 +242,14 @@ public final class ElectionLifecycle implements SmartLifecycle {
           owned.close();
         }
       } finally {
+        List<Runnable> waiting;
         synchronized (lock) {
           stopping = false;
+          waiting = List.copyOf(afterStop);
+          afterStop.clear();
           lock.notifyAll();
         }
+        waiting.forEach(Runnable::run);
       }
     }
   }
@@ -285,17 +318,18 @@ public final class ElectionLifecycle implements SmartLifecycle {
   }
 
   /**
-   * Whether the runner was started and not yet closed by {@link #stop()}. A runner that stopped by itself
-   * (after a loss under a policy that does not contend again) still counts as running, so that the context's
-   * close still closes it.
+   * Whether the runner was started and not yet closed by {@link #stop()}: true until the stop returned, so that a
+   * context that closes meanwhile waits for it (see {@link #stop(Runnable)}) before it destroys any bean. A runner
+   * that stopped by itself (after a loss under a policy that does not contend again) still counts as running, so that
+   * the context's close still closes it. Never waits for a {@link #start()} in progress: it is false until that start
+   * returned.
    *
-   * @return whether {@link #stop()} has something to close
+   * @return whether the runner was started and a {@link #stop()} has not returned since
    */
   @Override
   public boolean isRunning() {
-    synchronized (lock) {
-      return running;
-    }
+    // Without the lock: never waits for a start or a stop in progress. running before stopping (see stop(Runnable)).
+    return running || stopping;
   }
 
   /**
