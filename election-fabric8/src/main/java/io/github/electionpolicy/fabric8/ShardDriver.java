@@ -105,7 +105,7 @@ final class ShardDriver {
     this.log = new RunnerLog(ShardedRunner.class, logLane);
     this.mark = new LeavingMark(loop, ticker, this::closeShard);
     this.feed = new ShardViewFeed(view, parts.leases(), parts.leaseDurationNanos(), parts.silenceNanos(), loop, ticker,
-        this::onLoop,
+        this::onLoop, parts.driverFlaw(),
         new ShardViewFeed.Listener() {
           @Override
           public void observed(ShardCoordinatorInput.ViewObserved observed) {

@@ -10,5 +10,10 @@ enum ShardDriverFlaw {
   /** A shard runner that stopped counts as released, though its work's stop outlived the stop timeout. */
   STOPPED_COUNTS_AS_RELEASED,
   /** A new shard runner's sighting dated at its start, not the view's first sight: a crash costs 2 lease durations. */
-  SIGHTING_DATED_AT_CONTEND
+  SIGHTING_DATED_AT_CONTEND,
+  /**
+   * The view counts as listed at the first Lease its list and watch reports, not at {@code listed()}: the coordinator
+   * plans from a part of the first list (every shard listed later seen free), as before the first-list fix.
+   */
+  SYNCED_AT_FIRST_LEASE
 }

@@ -35,6 +35,7 @@ final class ShardViewFeed {
   private final Consumer<Runnable> onLoop;
   private final Listener listener;
   private final RunnerLog log;
+  private final ShardDriverFlaw flaw;
   private ShardViewSource.View source;
   private RunnerLoop.Timer expiryTimer;
   private long expiryAt;
@@ -55,6 +56,13 @@ final class ShardViewFeed {
   /** @param onLoop runs a task of the driver's on its loop (and steps the coordinator after it) */
   ShardViewFeed(ShardLeaseView view, ShardLeases leases, long leaseDurationNanos, long silenceNanos, RunnerLoop loop,
       Ticker ticker, Consumer<Runnable> onLoop, Listener listener, RunnerLog log) {
+    this(view, leases, leaseDurationNanos, silenceNanos, loop, ticker, onLoop, ShardDriverFlaw.NONE, listener, log);
+  }
+
+  /** As above, with a deliberate defect of the simulation's broken variants ({@link ShardDriverFlaw#NONE}: none). */
+  ShardViewFeed(ShardLeaseView view, ShardLeases leases, long leaseDurationNanos, long silenceNanos, RunnerLoop loop,
+      Ticker ticker, Consumer<Runnable> onLoop, ShardDriverFlaw flaw, Listener listener, RunnerLog log) {
+    this.flaw = flaw;
     this.view = view;
     this.leases = leases;
     this.leaseDurationNanos = leaseDurationNanos;
@@ -86,6 +94,7 @@ final class ShardViewFeed {
             view.changed(listed, arrivedNanos);
             heardNanos = ticker.read();
             listener.arrived(listed, arrivedNanos);
+            synced |= flaw == ShardDriverFlaw.SYNCED_AT_FIRST_LEASE;
             observeIfListed();
           }
         });

@@ -20,6 +20,13 @@ import java.util.function.Function;
  * SimClock}s, pauses of a process, and membership churn (scale up, scale down, rolling update, crash, restart under
  * the same identity). {@link ShardSimChecks} holds the invariants; a run is replayed by its seed alone.
  *
+ * <p>Each replica's list and watch by label is reported to its runner as production's {@link ShardLeaseSource}
+ * reports a fabric8 informer's: a list one Lease at a time, each in a step of the replica's own, in the API server's
+ * order (by name: the members' Leases before the shards'), then {@link ShardLeaseSource.Sink#listed} once every
+ * Lease of it was reported ({@link #list}), and the watch's events after it. The other replicas' steps and the
+ * replica's own loop run between those steps, so a runner that planned from a part of its first list would be seen
+ * doing so ({@link ShardSimChecks#contends}).
+ *
  * <p>Not thread-safe: one run on one thread.
  */
 final class ShardSim {
@@ -83,6 +90,13 @@ final class ShardSim {
     boolean failureReported;
     long answeredAt = -1;
     boolean earlyRelistFailed;
+    // Its lists: how many arrived (a later one drops what an earlier one has not reported yet, as a replaced
+    // informer reports nothing more), whether one was reported in whole (listed), and the Leases of the one being
+    // reported, with those not reported yet.
+    int lists;
+    boolean listedOnce;
+    Map<String, ShardSimServer.Stored> listing = Map.of();
+    final java.util.Set<String> unreported = new java.util.HashSet<>();
 
     ViewConnection(ShardSimReplica replica, int process, ShardLeaseSource.Sink sink) {
       this.replica = replica;
@@ -91,12 +105,20 @@ final class ShardSim {
     }
   }
 
+  /**
+   * The first list of a replica's list and watch while it is being reported: every Lease it lists, and the names of
+   * those not reported yet.
+   */
+  record FirstList(Map<String, ShardSimServer.Stored> leases, java.util.Set<String> unreported) {}
+
   /** What a run gives back. */
   record Result(Config config, ShardSimChecks checks, long replicaSteps) {}
 
   private final Config config;
   private final SplittableRandom random;
   private final SplittableRandom faults;
+  // The informers' executors' pace (its own stream: the network's and the faults' draws stay as they were).
+  private final SplittableRandom lists;
   private final SimNetwork network;
   private final ShardSimServer server;
   private final ShardSimChecks checks;
@@ -116,6 +138,7 @@ final class ShardSim {
     this.config = config;
     this.random = new SplittableRandom(config.seed());
     this.faults = new SplittableRandom(config.seed() ^ 0x9E3779B97F4A7C15L);
+    this.lists = new SplittableRandom(config.seed() ^ 0x5DEECE66DL);
     this.network = new SimNetwork(random, config.maxLatencyMillis() * 1_000_000L, SLOTS);
     this.server = new ShardSimServer(new ShardSimServer.Changes() {
       @Override
@@ -618,20 +641,88 @@ final class ShardSim {
     view.answeredAt = -1;
     view.earlyRelistFailed = false;
     view.last = Math.max(view.last, now + network.down(view.replica.slot));
-    at(view.last, view.replica, view.process, () -> {
-      for (ShardSimServer.Stored stored : new ArrayList<>(server.all().values())) {
-        deliver(view, stored);
+    at(view.last, view.replica, view.process, () -> list(view, afterFailure, brokenAt, answeredAt));
+  }
+
+  /** The pace of an informer's executor handing a list's Leases to the handler: up to 50 µs apart. */
+  static final long LIST_ITEM_NANOS = 50_000L;
+
+  /**
+   * A list arrived; it is reported as production's {@link ShardLeaseSource} reports a fabric8 informer's: each Lease
+   * that changed since the view last heard of it in a step of its own (the informer's executor hands them to the
+   * handler one at a time, up to {@link #LIST_ITEM_NANOS} apart, in one list in four after a stall of up to one leg's
+   * latency at one of them), in the API server's order (by name: the members' Leases before the shards'), then the
+   * deletions of the Leases the list no longer has; {@link ShardLeaseSource.Sink#listed} right after the last Lease
+   * of the list was reported, before or after those deletions (their events are no part of it). Each step is an
+   * event of the replica's process, so the other replicas' steps and its own loop's run between them. A list that
+   * arrives while an earlier one is being reported stops that one (a replaced informer reports nothing more): it
+   * reports all that changed since what was reported.
+   */
+  private void list(ViewConnection view, boolean afterFailure, long brokenAt, long answeredAt) {
+    int list = ++view.lists;
+    long arrivedAt = now;
+    List<ShardSimServer.Stored> changed = new ArrayList<>();
+    for (ShardSimServer.Stored stored : server.all().values()) {
+      if (view.cache.getOrDefault(stored.name(), -1L) < stored.version()) {
+        changed.add(stored);
       }
-      // A re-list no longer shows a Lease deleted meanwhile: fabric8's informer reports it deleted.
-      server.tombstones().forEach((name, version) -> deliverDeleted(view, name, version));
-      view.backoffNanos = 0; // a list and watch that opened starts its back-off again from its first interval
-      if (view.open) {
-        if (afterFailure) {
-          checks.listedAfterFailure(view.replica, brokenAt, answeredAt);
-        }
-        view.sink.listed();
+    }
+    view.listing = view.listedOnce ? Map.of() : Map.copyOf(server.all());
+    view.unreported.clear();
+    changed.forEach(stored -> view.unreported.add(stored.name()));
+    List<Runnable> steps = new ArrayList<>();
+    changed.forEach(stored -> steps.add(() -> {
+      view.unreported.remove(stored.name());
+      deliver(view, stored);
+    }));
+    // A re-list no longer shows a Lease deleted meanwhile: fabric8's informer reports it deleted.
+    List<Runnable> deletions = new ArrayList<>();
+    server.tombstones().forEach((name, version) -> {
+      if (view.cache.getOrDefault(name, version) < version) {
+        deletions.add(() -> deliverDeleted(view, name, version));
       }
     });
+    int listedAt = steps.size() + (deletions.isEmpty() ? 0 : lists.nextInt(deletions.size() + 1));
+    steps.addAll(deletions);
+    steps.add(listedAt, () -> listed(view, afterFailure, brokenAt, answeredAt, arrivedAt));
+    int stallAt = lists.nextInt(4) == 0 ? lists.nextInt(steps.size()) : -1;
+    long at = now;
+    for (int i = 0; i < steps.size(); i++) {
+      if (i > 0 && i != listedAt) {
+        at += lists.nextLong(LIST_ITEM_NANOS);
+      }
+      if (i == stallAt) {
+        at += lists.nextLong(config.maxLatencyMillis() * 1_000_000L);
+      }
+      Runnable step = steps.get(i);
+      at(at, view.replica, view.process, () -> {
+        if (view.open && view.lists == list) {
+          step.run();
+        }
+      });
+    }
+    view.last = Math.max(view.last, at); // the watch's events come after the list's, on the same executor
+  }
+
+  private void listed(ViewConnection view, boolean afterFailure, long brokenAt, long answeredAt, long arrivedAt) {
+    view.backoffNanos = 0; // a list and watch that opened starts its back-off again from its first interval
+    view.listedOnce = true;
+    view.listing = Map.of();
+    if (afterFailure) {
+      checks.listedAfterFailure(view.replica, brokenAt, answeredAt, arrivedAt);
+    }
+    view.sink.listed();
+  }
+
+  /** The first list of {@code replica}'s list and watch while it is being reported, or null. */
+  FirstList firstListInProgress(ShardSimReplica replica) {
+    for (ViewConnection view : views) {
+      if (view.replica == replica && view.process == replica.process && view.open && !view.listedOnce
+          && !view.listing.isEmpty()) {
+        return new FirstList(view.listing, java.util.Set.copyOf(view.unreported));
+      }
+    }
+    return null;
   }
 
   /**

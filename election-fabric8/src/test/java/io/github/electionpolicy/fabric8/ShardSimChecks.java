@@ -35,6 +35,8 @@ import java.util.SortedMap;
  *       period) and a round trip of the later of its failure and the fault's end, and within a round trip of the
  *       first answer of the server to one of the replica's Lease calls after that failure, when one came after the
  *       fault's end ({@link ShardViewFeed#answered}).</li>
+ *   <li>{@code partial_list_plans}: no replica contends for a shard from a part of its first list, where the
+ *       shard's Lease, held by a member the list shows live, has not been reported yet ({@link #contends}).</li>
  * </ul>
  */
 final class ShardSimChecks {
@@ -80,6 +82,8 @@ final class ShardSimChecks {
   int viewRestarts;
   // Lists after a failure later than the back-off's cap and a round trip after the failure or the fault's end.
   int lateLists;
+  // Shards a replica contended for from a part of its first list, held by a live member that list has (contends).
+  int partialListPlans;
   // The longest wait of a list after a failure, from the later of the failure and the fault's end; how many.
   long maxListWaitNanos;
   long listsAfterFailure;
@@ -453,11 +457,13 @@ final class ShardSimChecks {
    * for a lease duration from this list), so the crash and fault bounds count from the latest such list ({@link
    * #gapFrom}). That list must come within the back-off's cap (about a retry period) and a round trip of the later
    * of the failure and the fault's end: its informer's next try at the latest, and at the first answer of the server
-   * to one of the replica's Lease calls when that comes first ({@link ShardViewFeed#answered}).
+   * to one of the replica's Lease calls when that comes first ({@link ShardViewFeed#answered}). Its wait is counted
+   * to {@code arrivedAt}, when the list's answer arrived; the bounds' clock starts now, once it was reported in whole
+   * (its Leases are reported one at a time: {@link ShardSim}).
    */
-  void listedAfterFailure(ShardSimReplica replica, long failedAt, long answeredAt) {
-    long now = sim.now();
-    lastListAfterFailure = Math.max(lastListAfterFailure, now);
+  void listedAfterFailure(ShardSimReplica replica, long failedAt, long answeredAt, long arrivedAt) {
+    lastListAfterFailure = Math.max(lastListAfterFailure, sim.now());
+    long now = arrivedAt;
     long from = Math.max(failedAt, lastDisturbanceEnd);
     long wait = now - from;
     long bound = sim.backoffCapNanos() + 2 * sim.config().maxLatencyMillis() * 1_000_000L;
@@ -479,6 +485,30 @@ final class ShardSimChecks {
           + "answered one of its Lease calls (bound " + rtt / 1_000_000 + " ms: a round trip)");
     }
     sim.trace(() -> replica + " listed after a failure, " + wait / 1_000_000 + " ms after it could");
+  }
+
+  /**
+   * {@code replica} made a runner for {@code shard}: it contends for it. Never from a part of its first list: while
+   * the first list of its list and watch is being reported, a shard whose Lease that list has and has not reported
+   * yet, held by another member whose membership Lease the list has as held and not leaving (a live member), looks
+   * free to it only because its Lease is still on its way; a replica that plans then takes shards beyond its share
+   * ({@code partial_list_plans}). The real runner plans only once that list was reported in whole.
+   */
+  void contends(ShardSimReplica replica, int shard) {
+    ShardSim.FirstList list = sim.firstListInProgress(replica);
+    String name = shardLeases.shardLease(shard);
+    if (list == null || !list.unreported().contains(name)) {
+      return;
+    }
+    String holder = list.leases().get(name).record().holder();
+    ShardSimServer.Stored member = holder == null || holder.equals(replica.identity) ? null
+        : list.leases().get(shardLeases.memberLease(holder));
+    if (member != null && holder.equals(member.record().holder()) && !member.leaving()) {
+      partialListPlans++;
+      violation(replica + " contended for shard " + shard + " from a part of its first list: the list has its Lease "
+          + "held by " + holder + ", a live member, not reported yet (" + list.unreported().size() + " of "
+          + list.leases().size() + " Leases still on their way)");
+    }
   }
 
   /** A fault that just ended delayed legs sent during it by up to {@code nanos}: for the gaps it ends as they land. */

@@ -97,6 +97,8 @@ final class ShardSimReplica {
           : new ShardLeases(ShardSim.LEASE, c.shards()).parse(lease) instanceof ShardLeases.Kind.Member);
       if (transport.membership) {
         membershipTransport = transport;
+      } else if (new ShardLeases(ShardSim.LEASE, c.shards()).parse(lease) instanceof ShardLeases.Kind.Shard shard) {
+        sim.checks().contends(this, shard.shard()); // a shard runner is made as its replica starts to contend
       }
       return new ShardAssembly.Opened(transport, (labels, annotations) -> transport.annotate(annotations));
     };

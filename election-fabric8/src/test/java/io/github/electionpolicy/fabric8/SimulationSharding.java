@@ -20,7 +20,11 @@ import net.jqwik.api.lifecycle.AfterContainer;
  * 1,000,000 by default, and its broken variants; one line sums it up: {@code SHARDING schedules=...
  * replica_steps=... shard_overlaps=0 fairness_violations=0 ownership_gaps=0 max_graceful_gap_ms=... (P% of bound,
  * n=...) ... takes_given_up=... gap_bounds=[...] broken_variants_caught=K/K}, the gap bounds as formulas
- * ({@link ShardSimChecks#gapBounds}).
+ * ({@link ShardSimChecks#gapBounds}). Each list of a replica's list and watch reaches its runner one Lease at a time,
+ * as fabric8's informer reports it, and {@code partial_list_plans} counts replicas that contended for a shard held by
+ * a live member while their first list was still being reported ({@link ShardSimChecks#contends}); the broken
+ * variant {@code SYNCED_AT_FIRST_LEASE} (the view counted as listed at its first Lease, as before the first-list fix)
+ * is caught by it alone.
  */
 class SimulationSharding {
 
@@ -60,7 +64,8 @@ class SimulationSharding {
     HANDS_OVER_BEFORE_SETTLE(ShardCoordinator.Flaw.HANDS_OVER_BEFORE_SETTLE, ShardDriverFlaw.NONE),
     IGNORES_MEMBERSHIP_LOSS(ShardCoordinator.Flaw.IGNORES_MEMBERSHIP_LOSS, ShardDriverFlaw.NONE),
     STOPPED_COUNTS_AS_RELEASED(ShardCoordinator.Flaw.NONE, ShardDriverFlaw.STOPPED_COUNTS_AS_RELEASED),
-    SIGHTING_DATED_AT_CONTEND(ShardCoordinator.Flaw.NONE, ShardDriverFlaw.SIGHTING_DATED_AT_CONTEND);
+    SIGHTING_DATED_AT_CONTEND(ShardCoordinator.Flaw.NONE, ShardDriverFlaw.SIGHTING_DATED_AT_CONTEND),
+    SYNCED_AT_FIRST_LEASE(ShardCoordinator.Flaw.NONE, ShardDriverFlaw.SYNCED_AT_FIRST_LEASE);
 
     final ShardCoordinator.Flaw flaw;
     final ShardDriverFlaw driverFlaw;
@@ -199,6 +204,7 @@ class SimulationSharding {
     long cleanCloses;
     long membershipLeasesLeft;
     long lateLists;
+    long partialListPlans;
     long listsAfterFailure;
     long maxListWaitNanos;
     final long[] maxGapNanos = new long[ShardSimChecks.GapKind.values().length];
@@ -226,6 +232,7 @@ class SimulationSharding {
       cleanCloses += c.cleanCloses;
       membershipLeasesLeft += c.membershipLeasesLeft;
       lateLists += c.lateLists;
+      partialListPlans += c.partialListPlans;
       listsAfterFailure += c.listsAfterFailure;
       maxListWaitNanos = Math.max(maxListWaitNanos, c.maxListWaitNanos);
       for (int k = 0; k < maxGapNanos.length; k++) {
@@ -261,6 +268,7 @@ class SimulationSharding {
           + " released_memberships_left=" + membershipLeasesLeft
           + " lists_after_failure=" + listsAfterFailure + " (late: " + lateLists + ", longest wait "
           + maxListWaitNanos / 1_000_000 + " ms) view_restarts=" + viewRestarts
+          + " partial_list_plans=" + partialListPlans
           + gaps() + " broken_variants_caught=" + caught + "/" + variants + " (unobserved here: "
           + UNOBSERVABLE.size() + ")";
     }
