@@ -148,7 +148,13 @@ final class ElectionMeters {
       }
       List<Meter> mine = new ArrayList<>();
       mine.add(master);
-      registerTheOthers(registry, before, mine);
+      try {
+        registerTheOthers(registry, before, mine);
+      } catch (RuntimeException | Error e) {
+        // All or none: a registry that refused one meter keeps none of this runner's.
+        removeFrom(registry, mine);
+        throw e;
+      }
       registered.put(registry, mine);
       if (wasWaiting) {
         LOG.info("Registered the election metrics of {} in {}: the runner whose meters had the same tags has "

@@ -169,7 +169,10 @@ public final class ElectionMetrics implements MeterBinder {
    * runner; it may be called again, with another builder, or with the same one once its input is fixed if
    * the start failed on an input (a missing one, no valid namespace): the listener is not added twice. A
    * start that failed because a service's {@code start()} threw while running unelected did start a runner
-   * (which stopped at once), so that builder refuses a second start: use a new one.
+   * (which stopped at once), so that builder refuses a second start: use a new one. If a bound registry refuses
+   * one of the meters (Prometheus's refuses a name another meter registered with other tag keys), this closes the
+   * runner it started (its services stopped, its Lease released) and throws what the registry threw: no meter of
+   * it stays in any registry, and nothing of it runs.
    *
    * <p>One binder measures one runner at a time. Once that runner has stopped (closed, or on its own), this
    * method starts and measures the next one: its meters replace the stopped runner's in every registry this
@@ -180,6 +183,7 @@ public final class ElectionMetrics implements MeterBinder {
    * @return the started runner, as {@code builder.start()} returned it
    * @throws IllegalStateException if this binder measures a runner that has not stopped, or another thread
    *     is starting one through it
+   * @throws RuntimeException what a bound registry threw when it refused a meter, after the runner was closed
    */
   public ElectionRunner start(ElectionRunner.Builder builder) {
     Objects.requireNonNull(builder, "builder");
@@ -208,6 +212,7 @@ public final class ElectionMetrics implements MeterBinder {
       }
       throw e;
     }
+    Throwable refused = null;
     synchronized (lock) {
       starting = false;
       if (meters != null) {
@@ -216,13 +221,32 @@ public final class ElectionMetrics implements MeterBinder {
       }
       meters = new ElectionMeters(runner, extraTags, events, startNanos);
       listenedTo = null;
-      for (MeterRegistry registry : registries) {
-        meters.registerIn(registry);
+      try {
+        for (MeterRegistry registry : registries) {
+          meters.registerIn(registry);
+        }
+      } catch (RuntimeException | Error e) {
+        meters.remove();
+        meters = null;
+        refused = e;
       }
-      if (events.stopped()) {
+      if (refused == null && events.stopped()) {
         // Stopped before this thread got here (a preflight denial may be that quick): the event found no meters.
         meters.runnerStopped();
       }
+    }
+    if (refused != null) {
+      // A registry refused a meter (Prometheus's refuses a name another meter has with other tag keys): the start
+      // fails, and the runner it started is closed first, out of the lock (its listener's last event takes it).
+      try {
+        runner.close();
+      } catch (RuntimeException | Error second) {
+        refused.addSuppressed(second);
+      }
+      if (refused instanceof Error error) {
+        throw error;
+      }
+      throw (RuntimeException) refused;
     }
     return runner;
   }

@@ -137,6 +137,36 @@ class ElectionMetricsLifecycleTest {
     assertThat(registry.getMeters()).isEmpty();
   }
 
+  /**
+   * A registry that refuses one of the meters (Prometheus's does, for a name another meter registered with other tag
+   * keys) made start() throw after the runner had started: nobody held the runner, so it went on running, its
+   * services with it, in an application whose start failed.
+   */
+  @Test
+  void aRegistryThatRefusesAMeterFailsTheStartAndTheRunnerItStartedIsClosed() {
+    MeterRegistry refusing = new SimpleMeterRegistry();
+    refusing.config().meterFilter(new io.micrometer.core.instrument.config.MeterFilter() {
+      @Override
+      public io.micrometer.core.instrument.Meter.Id map(io.micrometer.core.instrument.Meter.Id id) {
+        if (id.getName().equals(ElectionMetrics.DECISION)) {
+          throw new IllegalArgumentException("a meter named " + id.getName() + " exists with other tag keys");
+        }
+        return id;
+      }
+    });
+    ElectionMetrics metrics = new ElectionMetrics();
+    metrics.bindTo(refusing);
+    CountDownLatch stopped = new CountDownLatch(1);
+    java.util.concurrent.atomic.AtomicBoolean started = new java.util.concurrent.atomic.AtomicBoolean();
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> metrics.start(ElectionRunner.builder()
+        .decision(MeteredReplica.KILL_SWITCH_OFF)
+        .service(LeaderService.of(term -> started.set(true), stopped::countDown))))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("other tag keys");
+    assertThat(started).as("the runner had started its service").isTrue();
+    assertThat(stopped.getCount()).as("the service stopped: the runner was closed before start() threw").isZero();
+    assertThat(refusing.getMeters()).as("no meter of the runner left behind").isEmpty();
+  }
+
   @Test
   void aRunnerThePreflightStoppedKeepsMetersThatSayItLeadsNothingAndIsOutOfTouch() throws Exception {
     api.assumeEmbedded();
