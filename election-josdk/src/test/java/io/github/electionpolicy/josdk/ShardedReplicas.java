@@ -62,6 +62,8 @@ final class ShardedReplicas implements AutoCloseable {
   final Map<String, Replica> replicas = new ConcurrentHashMap<>();
   /** shard -> replica -> System.nanoTime() when the replica's runner last started the shard's work. */
   final Map<Integer, Map<String, Long>> shardStarted = new ConcurrentHashMap<>();
+  /** shard -> replica -> System.nanoTime() when the replica's stop of the shard's work last returned. */
+  final Map<Integer, Map<String, Long>> shardStopped = new ConcurrentHashMap<>();
   private final List<KubernetesClient> clients = new CopyOnWriteArrayList<>();
   /** The exit statuses a lost shard asked for (the loss policy EXIT, recorded instead of ending the test's JVM). */
   final List<Integer> exits = new CopyOnWriteArrayList<>();
@@ -289,6 +291,7 @@ final class ShardedReplicas implements AutoCloseable {
           @Override
           public void stop(int shard) {
             operator.stop(shard);
+            shardStopped.computeIfAbsent(shard, s -> new ConcurrentHashMap<>()).put(identity, System.nanoTime());
           }
         })
         .start();
