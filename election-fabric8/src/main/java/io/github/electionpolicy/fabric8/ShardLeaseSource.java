@@ -270,6 +270,19 @@ final class ShardLeaseSource implements ShardViewSource.View {
     return listedOnce;
   }
 
+  /**
+   * For a test's failure message: the informer's state and the list's progress. Does not take this source's lock (a
+   * test calls it when that lock may be what is stuck), so what it reads may be a moment old.
+   */
+  String describe() {
+    SharedIndexInformer<Lease> current = informer;
+    java.util.Set<String> left = unreported;
+    return "ShardLeaseSource{generation " + generation + ", listed " + listedOnce + ", unreported " + (left == null
+        ? "none" : left.size()) + ", reported " + reported.size() + ", closed " + closed + ", informer " + (current
+        == null ? "none" : "running " + current.isRunning() + ", watching " + current.isWatching() + ", synced "
+        + current.hasSynced() + ", store " + current.getStore().list().size()) + "}";
+  }
+
   /** A Lease as the view takes it: its name, its record, whether it is marked as leaving, and whether it is bare. */
   static ShardLeaseView.Listed listed(Lease lease) {
     ObjectMeta metadata = lease.getMetadata();

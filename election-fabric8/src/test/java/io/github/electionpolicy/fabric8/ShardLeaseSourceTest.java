@@ -80,7 +80,10 @@ class ShardLeaseSourceTest {
     };
     try (ShardLeaseSource source = ShardLeaseSource.open(api.client(), MockApi.NAMESPACE, many,
         MockApi.RETRY_PERIOD, ticks::incrementAndGet, counting)) {
-      Await.until("the first list", source::synced, seen::size);
+      // The state and the informer's threads in the message: CI saw this wait fail once on fabric8 7.6.1 with
+      // nothing reported at all (stop 36), not reproduced since.
+      Await.until("the first list", source::synced, () -> seen.size() + " reported; " + source.describe() + "\n"
+          + informerThreads());
       assertThat(reportedWhenListed.get()).as("Leases reported when the list was reported listed").isEqualTo(64);
     }
   }
@@ -551,5 +554,20 @@ class ShardLeaseSourceTest {
       builder.editMetadata().addToAnnotations(ShardLeases.LEAVING, "true").endMetadata();
     }
     return builder.build();
+  }
+
+  /** The stacks of the threads that run fabric8's informers or this source, for a failure message. */
+  private static String informerThreads() {
+    StringBuilder out = new StringBuilder();
+    Thread.getAllStackTraces().forEach((thread, stack) -> {
+      String text = java.util.Arrays.toString(stack);
+      if (text.contains("informers") || text.contains("ShardLeaseSource") || text.contains("SerialExecutor")) {
+        out.append(thread.getName()).append(' ').append(thread.getState()).append('\n');
+        for (StackTraceElement frame : stack) {
+          out.append("    at ").append(frame).append('\n');
+        }
+      }
+    });
+    return out.toString();
   }
 }
