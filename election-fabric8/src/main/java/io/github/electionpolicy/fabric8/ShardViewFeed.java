@@ -156,10 +156,10 @@ final class ShardViewFeed {
   }
 
   /**
-   * On the loop, at each of the driver's ticks: a list and watch that listed once and then reported nothing for the
-   * silence bound ({@code silenceNanos}: three retry periods or half a lease duration, the longer), while this
-   * replica's membership Lease was renewed for half that bound after the last thing it reported ({@code
-   * renewedNanos}: when the membership runner, leading, last sent a Lease call that succeeded; empty while it does not
+   * On the loop, at each of the driver's ticks: a list and watch that reported nothing for the silence bound
+   * ({@code silenceNanos}: three retry periods or half a lease duration, the longer) since the last thing it reported,
+   * or since it was opened if its first list never came, while this replica's membership Lease was renewed for half
+   * that bound after the last thing it reported ({@code renewedNanos}: when the membership runner, leading, last sent a Lease call that succeeded; empty while it does not
    * lead; the one counted is the value given at the previous tick, a renewal answered at least a tick ago), is listed
    * and watched again through a new one ({@link ShardViewSource.View#restart}), whether or not it counts itself as
    * watching. Each renewal changes a Lease the view watches, so a live view hears one every retry period, each within
@@ -169,7 +169,8 @@ final class ShardViewFeed {
    * change for as long (no member joining or leaving, no shard released); with it, it is at most the bound, a retry
    * period (two ticks) and a list's round trip behind. At most once per bound of silence; not while a failure is
    * known (the back-off and the early relist at the server's next answer take care of that), nor while a relist is on
-   * its way. A restart a slow watch did not need costs one list.
+   * its way (a restart whose own list never comes is not restarted again: left). A restart a slow watch did not need
+   * costs one list.
    */
   void checkSilence(java.util.Optional<Long> renewedNanos) {
     // The renewal that counts is the one known at the previous tick: answered then, its change has had a tick to
@@ -178,8 +179,9 @@ final class ShardViewFeed {
     // would otherwise restart a live watch (a list, and a WARN that blames the watch).
     java.util.Optional<Long> answered = renewedAtLastTick;
     renewedAtLastTick = renewedNanos;
-    if (source == null || closed || !synced || relistDue || relisting || renewedNanos.isEmpty()
-        || answered.isEmpty()) {
+    // A first list that never came counts too: heard from the open on, it is silence all the same (its request left
+    // unanswered, fabric8 neither fails it nor tries again), and a replica that never lists never plans.
+    if (source == null || closed || relistDue || relisting || renewedNanos.isEmpty() || answered.isEmpty()) {
       return;
     }
     long now = ticker.read();
