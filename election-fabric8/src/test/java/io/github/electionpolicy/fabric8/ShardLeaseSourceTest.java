@@ -80,9 +80,17 @@ class ShardLeaseSourceTest {
     };
     try (ShardLeaseSource source = ShardLeaseSource.open(api.client(), MockApi.NAMESPACE, many,
         MockApi.RETRY_PERIOD, ticks::incrementAndGet, counting)) {
-      // The state and the informer's threads in the message: CI saw this wait fail once on fabric8 7.6.1 with
-      // nothing reported at all (stop 36), not reproduced since.
-      Await.until("the first list", source::synced, () -> seen.size() + " reported; " + source.describe() + "\n"
+      // A list left unanswered (fabric8 7.6.1 with the mock server under load, about once in 15 runs: nothing
+      // reported, no failure, no retry) is listed again as the runner's silence check does (ShardViewFeed): once,
+      // after 5 s of nothing. The state and the informer's threads are in the message if even that does not list.
+      long opened = System.nanoTime();
+      java.util.concurrent.atomic.AtomicBoolean restarted = new java.util.concurrent.atomic.AtomicBoolean();
+      Await.until("the first list", () -> {
+        if (seen.isEmpty() && System.nanoTime() - opened > 5_000_000_000L && restarted.compareAndSet(false, true)) {
+          source.restart();
+        }
+        return source.synced();
+      }, () -> seen.size() + " reported; restarted " + restarted + "; " + source.describe() + "\n"
           + informerThreads());
       assertThat(reportedWhenListed.get()).as("Leases reported when the list was reported listed").isEqualTo(64);
     }
