@@ -35,7 +35,8 @@ final class FollowerWatch {
   private int watchFailures;
   private long watchNotBefore;
 
-  private record WatchEvent(LeaseRecord record, long arrivedNanos) {}
+  // writable: a write from the record alone keeps the Lease's metadata (LeaseProtocol.watchEvent).
+  private record WatchEvent(LeaseRecord record, long arrivedNanos, boolean writable) {}
 
   FollowerWatch(LeaseTransport transport, ElectorSignals events, Ticker ticker, Clock clock,
       LeaseProtocol protocol, RunnerFlaw flaw, LeaseSettings settings, Runnable poke) {
@@ -98,11 +99,11 @@ final class FollowerWatch {
    * What another watch of the same process saw of the Lease (a sharded runner's list and watch of all its Leases),
    * arrived at {@code arrivedNanos} on the same ticker: taken in as this watch's own change would be, so a follower
    * whose own watch is not open yet still hears a release at once. One that arrived before the change waiting to be
-   * taken in is dropped.
+   * taken in is dropped. {@code writable}: that watch saw the Lease bare ({@link LeaseProtocol#watchEvent}).
    */
-  void sighted(LeaseRecord record, long arrivedNanos) {
+  void sighted(LeaseRecord record, long arrivedNanos, boolean writable) {
     if (watchEventPending == null || arrivedNanos - watchEventPending.arrivedNanos() > 0) {
-      watchEventPending = new WatchEvent(record, arrivedNanos);
+      watchEventPending = new WatchEvent(record, arrivedNanos, writable);
       poke();
     }
   }
@@ -120,7 +121,7 @@ final class FollowerWatch {
     if (watchEventPending != null) {
       WatchEvent event = watchEventPending;
       watchEventPending = null;
-      return protocol.watchEvent(now(), event.arrivedNanos(), event.record());
+      return protocol.watchEvent(now(), event.arrivedNanos(), event.record(), event.writable());
     }
     return null;
   }
@@ -136,7 +137,7 @@ final class FollowerWatch {
 
   private void watchChanged(int generation, LeaseRecord record, long arrivedNanos) {
     if (generation == watchGeneration && watch != null) {
-      watchEventPending = new WatchEvent(record, arrivedNanos); // only the newest waits to be taken in
+      watchEventPending = new WatchEvent(record, arrivedNanos, false); // only the newest waits to be taken in
       poke();
     }
   }

@@ -131,10 +131,25 @@ final class LeaseElector {
   }
 
   /** What another watch of this process saw of the Lease ({@link FollowerWatch#sighted}); ignored unless running. */
-  void sighted(LeaseRecord record, long arrivedNanos) {
+  void sighted(LeaseRecord record, long arrivedNanos, boolean writable) {
     if (mode != Mode.NEW && mode != Mode.FINISHED) {
-      followerWatch().sighted(record, arrivedNanos);
+      followerWatch().sighted(record, arrivedNanos, writable);
     }
+  }
+
+  /** Before {@link #start}: where the send times of this process's membership writes are found. */
+  void handOverProofs(LeaseProtocol.OwnWrites writes) {
+    protocol.handOverProofs(writes);
+  }
+
+  /** A clean release hands the Lease over to {@code successor} ({@link LeaseProtocol#handOverTo}). */
+  void handOverTo(String successor, String proof) {
+    protocol.handOverTo(successor, proof);
+  }
+
+  /** When this elector sent the write that made {@code resourceVersion}, if it is one of its last few. */
+  java.util.OptionalLong ownWriteSentNanos(String resourceVersion) {
+    return protocol.ownWriteSentNanos(resourceVersion);
   }
 
   /** A leader renews at once, or right after the request in flight ({@link LeaseProtocol#renewSoon}). */

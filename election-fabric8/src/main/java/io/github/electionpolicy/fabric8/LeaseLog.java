@@ -97,6 +97,12 @@ final class LeaseLog {
       case RELEASED:
         log.info("Released Lease {}", lease);
         break;
+      case HANDED_OVER:
+        log.info("Handed Lease {} over to {}", lease, fact.detail());
+        break;
+      case HANDED_OVER_HERE:
+        log.info("Lease {} was handed over to {}: leading it (leaseTransitions {})", lease, identity, fact.detail());
+        break;
       case RELEASE_FAILED:
         log.warn("Could not release Lease {} ({}); another replica takes over once it expires", lease,
             fact.detail());

@@ -37,6 +37,14 @@ import java.util.Optional;
  *       Once the term has ended (past the renew deadline) a close releases only what the Lease still shows as
  *       this replica wrote it: a renewal that landed late, or, read back first, its last known write or a renewal
  *       whose answer never came.
+ *   <li>A hand-over (a sharded runner's): a clean release given a successor ({@link #handOverTo}) writes instead a
+ *       new term for it (leaseTransitions + 1, this replica's lease duration) with a proof, the resourceVersion of the
+ *       successor's membership Lease this replica last saw. The successor takes such a term in as its own, with no
+ *       request, only if the proof is the version one of its own last membership writes made
+ *       ({@link #handOverProofs}): it then leads from that write's send time, which is before the hand-over was
+ *       written and so before any other replica can have seen it, until that time plus its renew deadline unless
+ *       renewed. Every other replica waits the term out from its own sight of it, as any holder's. A hand-over with
+ *       no such proof, or one whose renew deadline has passed, is waited out as another process's term.
  * </ul>
  *
  * <p>This class is the entry point: it takes each input, hands it to the rules for the protocol's role and
@@ -52,6 +60,19 @@ final class LeaseProtocol {
   static final long LONG_LEASE_SECONDS = 3600;
 
   enum Role { FOLLOWING, LEADING, LOST, FINISHED }
+
+  /**
+   * The send times of this process's own writes of another Lease (a sharded runner's membership Lease), by the
+   * resourceVersion each write made: what a hand-over naming this process is dated from ({@link #handOverProofs}).
+   */
+  @FunctionalInterface
+  interface OwnWrites {
+    /** None known: no hand-over is taken in. */
+    OwnWrites NONE = version -> java.util.OptionalLong.empty();
+
+    /** When the write that made {@code resourceVersion} was sent, on the protocol's monotonic clock; empty if unknown. */
+    java.util.OptionalLong sentNanos(String resourceVersion);
+  }
 
   /**
    * Deliberate defects, for tests only: the simulation must catch every one of them, which shows that its
@@ -75,7 +96,11 @@ final class LeaseProtocol {
      */
     NO_RELEASE_AFTER_DEADLINE,
     /** A follower whose call failed tries again at once instead of after a jittered retry period. */
-    NO_WAIT_AFTER_FAILURE
+    NO_WAIT_AFTER_FAILURE,
+    /** A hand-over is dated from when this process saw it, not from the membership write its proof names. */
+    HAND_OVER_DATED_AT_SIGHT,
+    /** A hand-over seen by a list and watch is taken in unread even when a write from it would drop metadata. */
+    HAND_OVER_UNREAD
   }
 
   private final LeaseProtocolState s;
@@ -120,6 +145,7 @@ final class LeaseProtocol {
       throw new IllegalStateException("seen(...) is for before start");
     }
     s.observe(record, seenNanos);
+    s.observedWritable = takeUnread;
     s.seenFree = takeUnread && record.holder() == null && record.resourceVersion() != null;
   }
 
@@ -147,6 +173,36 @@ final class LeaseProtocol {
     if (s.role == Role.LEADING) {
       s.renewSoon = true;
     }
+  }
+
+  /**
+   * Where the send times of this process's membership writes are found: a hand-over (a term another replica wrote
+   * for this identity, {@link LeaseRecord#handOverProof}) whose proof names one of them is taken in as this process's
+   * own term, dated from that send time (see {@link LeaseProtocolAcquiring#handOverSentNanos}). Read at each input;
+   * by default none is known, and a term this process did not write is waited out, as always.
+   */
+  void handOverProofs(OwnWrites writes) {
+    s.membershipWrites = java.util.Objects.requireNonNull(writes, "writes");
+  }
+
+  /**
+   * A clean release (a finish while leading, before the renew deadline) writes {@code successor} as the holder of a
+   * new term instead of an empty holder, with {@code proof}, the resourceVersion of the successor's membership Lease
+   * as this process last saw it: a hand-over ({@link LeaseProtocolReleasing#release}). Any other release (after a loss,
+   * a lapse or a failed start) stays plain.
+   */
+  void handOverTo(String successor, String proof) {
+    java.util.Objects.requireNonNull(successor, "successor");
+    java.util.Objects.requireNonNull(proof, "proof");
+    if (!successor.equals(s.identity)) {
+      s.successor = successor;
+      s.successorProof = proof;
+    }
+  }
+
+  /** When this process sent the write that made {@code resourceVersion}, if it is one of its last few. */
+  java.util.OptionalLong ownWriteSentNanos(String resourceVersion) {
+    return s.writeSentNanos(resourceVersion);
   }
 
   /** The first step: a follower reads the Lease. */
@@ -221,6 +277,15 @@ final class LeaseProtocol {
    * the read was in flight may be older or newer than its answer, and then only a new read tells.
    */
   LeaseStep watchEvent(Moment now, long arrivedNanos, LeaseRecord record) {
+    return watchEvent(now, arrivedNanos, record, false);
+  }
+
+  /**
+   * {@link #watchEvent(Moment, long, LeaseRecord)}, with {@code writable} true when a write built from the record alone
+   * would keep all of the Lease's metadata (a sharded runner's list and watch saw it bare): a hand-over for this
+   * process is then taken in without a read; otherwise a read comes first.
+   */
+  LeaseStep watchEvent(Moment now, long arrivedNanos, LeaseRecord record, boolean writable) {
     requireIdle();
     if (s.role == Role.FOLLOWING && arrivedNanos - s.lastReadSentNanos > 0) {
       if (arrivedNanos - s.lastReadDoneNanos <= 0) {
@@ -228,6 +293,7 @@ final class LeaseProtocol {
         s.readNow |= version == null || !version.equals(s.lastReadVersion);
       } else {
         s.observe(record, arrivedNanos);
+        s.observedWritable = writable;
         String holder = record == null ? null : record.holder();
         if (holder != null && !holder.equals(s.identity)
             && LeaseProtocolAcquiring.attemptDueNanos(s, now.nanos()) - now.nanos() > 0) {

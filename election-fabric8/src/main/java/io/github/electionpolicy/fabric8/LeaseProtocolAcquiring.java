@@ -36,6 +36,14 @@ final class LeaseProtocolAcquiring {
       s.backingOff = false;
       s.readNow = true;
     }
+    java.util.OptionalLong handedOver = s.observedAny ? handOverSentNanos(s, s.observed, t)
+        : java.util.OptionalLong.empty();
+    if (handedOver.isPresent()) {
+      if (s.observedWritable || s.flaw == Flaw.HAND_OVER_UNREAD) {
+        return adopt(s, now, s.observed, handedOver.getAsLong());
+      }
+      s.readNow = true; // a write from the record alone would drop the Lease's metadata: read it, then take it in
+    }
     if (s.seenFree) {
       // Seen free before the start (a sharded runner's list and watch, LeaseProtocol.seen): take it with that
       // record's resourceVersion as the precondition, as after a read that showed it. If anyone wrote since, the
@@ -124,6 +132,50 @@ final class LeaseProtocolAcquiring {
     return lastWrite || record.sameTerm(s.lastAttempted);
   }
 
+  /**
+   * When the write was sent that dates {@code record} as this process's own term, if it is a hand-over this process
+   * may take in now: it names this identity with a proof ({@link LeaseRecord#handOverProof}) that is the
+   * resourceVersion of one of this process's own last membership writes, whose send time plus the renew deadline is
+   * still ahead; it is neither this process's own last term nor a hand-over taken in before; no larger token was seen;
+   * and its lease duration is at least this process's own, so that every other replica, which waits that long from
+   * its own sight of the hand-over (after the server stored it, so after that write was sent), waits past the end of
+   * the term that this process counts from the write. Only a follower that is not closing or backing off takes one in.
+   * The write's send time is the last moment known to be before the hand-over, as a renewal's send time is before the
+   * renewal: the term runs from there, never from when the hand-over was seen.
+   */
+  static java.util.OptionalLong handOverSentNanos(LeaseProtocolState s, LeaseRecord record, long t) {
+    if (record == null || record.handOverProof() == null || !record.heldBy(s.identity) || s.role != Role.FOLLOWING
+        || s.closing || s.backingOff || isOwnLastTerm(s, record) || record.sameTerm(s.adopted)
+        || record.transitions() < s.highestTransitions || s.durationNanos(record) < s.leaseDurationNanos) {
+      return java.util.OptionalLong.empty();
+    }
+    java.util.OptionalLong sent = s.membershipWrites.sentNanos(record.handOverProof());
+    if (sent.isEmpty()) {
+      return sent;
+    }
+    long from = s.flaw == Flaw.HAND_OVER_DATED_AT_SIGHT ? s.observedNanos : sent.getAsLong();
+    return t - (from + s.renewDeadlineNanos) < 0 ? java.util.OptionalLong.of(from) : java.util.OptionalLong.empty();
+  }
+
+  /**
+   * Takes in {@code record}, a hand-over to this process, as its own term, dated from {@code sentNanos}: it leads
+   * with no request of its own, and renews it (dropping the proof) a retry period after that time.
+   */
+  private static Action adopt(LeaseProtocolState s, Moment now, LeaseRecord record, long sentNanos) {
+    s.writeKnown();
+    s.mine = record;
+    s.lastWritten = record;
+    s.lastAttempted = null;
+    s.adopted = record;
+    s.lastRenewSentNanos = sentNanos;
+    s.lastAttemptNanos = sentNanos;
+    s.role = Role.LEADING;
+    s.releaseRetried = false;
+    s.fact(FactKind.HANDED_OVER_HERE, Integer.toString(record.transitions()));
+    s.signals.add(new LeaseStep.Elected(record, sentNanos + s.renewDeadlineNanos, Optional.empty()));
+    return LeaseProtocolRenewing.lead(s, now);
+  }
+
   static Action readAnswered(LeaseProtocolState s, Moment now, Answer answer) {
     long t = now.nanos();
     if (answer instanceof Answer.Failed failed) {
@@ -140,6 +192,11 @@ final class LeaseProtocolAcquiring {
     }
     s.lastReadVersion = current == null ? null : current.resourceVersion();
     s.observe(current, t, now.wall());
+    s.observedWritable = true;
+    java.util.OptionalLong handedOver = handOverSentNanos(s, current, t);
+    if (handedOver.isPresent()) {
+      return adopt(s, now, current, handedOver.getAsLong());
+    }
     if (attemptDueNanos(s, t) - t > 0) {
       // A Lease deleted under its holder may still be led: wait out the holder's lease duration.
       String holder = current == null ? s.lastHolder : current.holder();
@@ -189,6 +246,7 @@ final class LeaseProtocolAcquiring {
       LeaseRecord record = written.record();
       s.observe(record, now.nanos());
       s.writeKnown();
+      s.written(record, sent);
       s.mine = record;
       s.lastWritten = record;
       s.lastAttempted = null;

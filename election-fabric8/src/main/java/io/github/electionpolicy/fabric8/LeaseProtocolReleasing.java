@@ -31,15 +31,33 @@ final class LeaseProtocolReleasing {
     long t = now.nanos();
     s.pending = Pending.RELEASE;
     s.pendingSentNanos = t;
-    LeaseRecord released = new LeaseRecord(null, 1, LeaseProtocolState.wall(now), LeaseProtocolState.wall(now),
-        s.mine.leaseTransitions(), s.mine.resourceVersion());
+    LeaseRecord released = handingOver(s)
+        ? new LeaseRecord(s.successor, s.leaseDurationSeconds, LeaseProtocolState.wall(now),
+            LeaseProtocolState.wall(now), s.mine.transitions() + 1, s.mine.resourceVersion(), s.successorProof)
+        : new LeaseRecord(null, 1, LeaseProtocolState.wall(now), LeaseProtocolState.wall(now),
+            s.mine.leaseTransitions(), s.mine.resourceVersion());
     return new LeaseStep.Update(released, t + s.requestTimeoutNanos);
+  }
+
+  /**
+   * Whether this release hands the Lease over to a named successor: a clean close's release (its services stopped,
+   * before the renew deadline), given a successor, while the token can still grow. The hand-over is a new term, so it
+   * counts a transition, as a take would.
+   */
+  private static boolean handingOver(LeaseProtocolState s) {
+    return s.successor != null && s.cleanRelease && !s.relinquishing && s.role == Role.LEADING
+        && s.mine.transitions() < Integer.MAX_VALUE;
   }
 
   static Action releaseAnswered(LeaseProtocolState s, Moment now, Answer answer) {
     if (answer instanceof Answer.Written written) {
       s.succeeded(s.pendingSentNanos);
       s.observe(written.record(), now.nanos());
+      if (written.record().holder() != null) {
+        // A hand-over: the Lease is the successor's now, not released, so nothing may delete it.
+        s.fact(FactKind.HANDED_OVER, written.record().holder());
+        return afterRelease(s);
+      }
       s.fact(FactKind.RELEASED, "");
       if (s.cleanRelease && !s.relinquishing && s.role == Role.LEADING) {
         s.cleanlyReleased = written.record();

@@ -84,6 +84,7 @@ final class LeaseProtocolRenewing {
     if (answer instanceof Answer.Written written) {
       s.succeeded(sent);
       s.writeKnown();
+      s.written(written.record(), sent);
       s.mine = written.record();
       s.lastWritten = s.mine;
       s.observe(s.mine, t);

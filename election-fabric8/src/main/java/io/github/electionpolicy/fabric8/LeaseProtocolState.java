@@ -44,6 +44,9 @@ final class LeaseProtocolState {
   final long requestTimeoutNanos;
   final SplittableRandom random;
   final Flaw flaw;
+  // The send times of this process's own membership writes, by the resourceVersion each made (a sharded runner's):
+  // what a hand-over naming this process is dated from. None for an election.
+  LeaseProtocol.OwnWrites membershipWrites = LeaseProtocol.OwnWrites.NONE;
 
   Role role = Role.FOLLOWING;
   Pending pending = Pending.NONE;
@@ -53,6 +56,10 @@ final class LeaseProtocolState {
   // What this follower last observed: the record (null when missing), and when it last changed.
   boolean observedAny;
   LeaseRecord observed;
+  // A write built from the observed record alone keeps the Lease's metadata: it came from this process's own call (the
+  // transport keeps the Lease as answered), or from a list and watch that saw it bare. A hand-over is taken in unread
+  // only then; otherwise it is read first (LeaseProtocolAcquiring.handOver).
+  boolean observedWritable = true;
   long observedNanos;
   java.time.Instant observedWall;
   String lastHolder;
@@ -75,6 +82,18 @@ final class LeaseProtocolState {
 
   // This process's terms.
   LeaseRecord mine;
+  // The last hand-over this process took in as its own term: never taken in twice.
+  LeaseRecord adopted;
+  // The send time and resourceVersion of this process's latest successful writes (takes and renewals), newest last:
+  // what another replica's hand-over names as its proof when this is a membership Lease.
+  static final int WRITES_KEPT = 8;
+  final long[] writtenSentNanos = new long[WRITES_KEPT];
+  final String[] writtenVersions = new String[WRITES_KEPT];
+  int writesCounted;
+  // A clean release names this successor as the next holder (a sharded runner's hand-over), with the resourceVersion
+  // of its membership Lease last seen as the proof; null: a plain release.
+  String successor;
+  String successorProof;
   LeaseRecord lastWritten;
   // A take whose answer never came: the server may have applied it, and then the Lease shows this term.
   LeaseRecord lastAttempted;
@@ -142,6 +161,7 @@ final class LeaseProtocolState {
       }
       observedAny = true;
       observed = record;
+      observedWritable = true;
       if (record != null && record.leaseDurationSeconds() != null
           && record.leaseDurationSeconds() > LeaseProtocol.LONG_LEASE_SECONDS && !record.heldBy(identity)) {
         fact(FactKind.LONG_LEASE_DURATION, record.holder() + " " + record.leaseDurationSeconds());
@@ -161,6 +181,25 @@ final class LeaseProtocolState {
   }
 
   // ---- this process's writes ----------------------------------------------------------------------------
+
+  /** Notes a write the server applied, sent at {@code sentNanos}, and the resourceVersion it made. */
+  void written(LeaseRecord record, long sentNanos) {
+    if (record != null && record.resourceVersion() != null) {
+      int slot = writesCounted++ % WRITES_KEPT;
+      writtenSentNanos[slot] = sentNanos;
+      writtenVersions[slot] = record.resourceVersion();
+    }
+  }
+
+  /** When the write that made {@code resourceVersion} was sent, if it was one of the last few this process made. */
+  java.util.OptionalLong writeSentNanos(String resourceVersion) {
+    for (int i = 0; i < Math.min(writesCounted, WRITES_KEPT); i++) {
+      if (resourceVersion.equals(writtenVersions[i])) {
+        return java.util.OptionalLong.of(writtenSentNanos[i]);
+      }
+    }
+    return java.util.OptionalLong.empty();
+  }
 
   /** The renewal in flight got an answer that does not tell whether the server applied it. */
   void renewalInDoubt() {

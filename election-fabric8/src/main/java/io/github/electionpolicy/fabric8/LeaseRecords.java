@@ -16,6 +16,12 @@ import java.util.Map;
  */
 final class LeaseRecords {
 
+  /**
+   * The annotation of a hand-over's term ({@link LeaseRecord#handOverProof}): the resourceVersion of the successor's
+   * membership Lease that the old owner saw before it wrote the term. A write of a record without it removes it.
+   */
+  static final String HAND_OVER_PROOF = "election-policy.io/hand-over-proof";
+
   private LeaseRecords() {}
 
   /** The protocol's view of a Lease as fabric8's model holds it. */
@@ -24,7 +30,9 @@ final class LeaseRecords {
     return new LeaseRecord(spec.getHolderIdentity(), spec.getLeaseDurationSeconds(),
         spec.getAcquireTime() == null ? null : spec.getAcquireTime().toInstant(),
         spec.getRenewTime() == null ? null : spec.getRenewTime().toInstant(), spec.getLeaseTransitions(),
-        lease.getMetadata() == null ? null : lease.getMetadata().getResourceVersion());
+        lease.getMetadata() == null ? null : lease.getMetadata().getResourceVersion(),
+        lease.getMetadata() == null || lease.getMetadata().getAnnotations() == null ? null
+            : lease.getMetadata().getAnnotations().get(HAND_OVER_PROOF));
   }
 
   /**
@@ -41,7 +49,7 @@ final class LeaseRecords {
     Map<String, Object> spec = object(lease, "spec");
     return new LeaseRecord(string(spec, "holderIdentity"), integer(spec, "leaseDurationSeconds"),
         time(spec, "acquireTime"), time(spec, "renewTime"), integer(spec, "leaseTransitions"),
-        resourceVersion(lease));
+        resourceVersion(lease), string(object(object(lease, "metadata"), "annotations"), HAND_OVER_PROOF));
   }
 
   /** The Lease's {@code metadata.name}, {@code null} if it has none. */
@@ -97,9 +105,35 @@ final class LeaseRecords {
     putIfSet(metadata, "resourceVersion", record.resourceVersion());
     merge(metadata, "labels", labels);
     merge(metadata, "annotations", annotations);
+    handOverProof(metadata, record.handOverProof());
     lease.put("metadata", metadata);
     lease.put("spec", spec);
     return lease;
+  }
+
+  /**
+   * A hand-over's proof in {@code metadata}'s annotations, or none: the successor's first renewal, and every write
+   * after it, drops the annotation the hand-over wrote. Copies the annotations, which may be the last seen Lease's.
+   */
+  private static void handOverProof(Map<String, Object> metadata, String proof) {
+    Map<String, Object> present = object(metadata, "annotations");
+    if (proof == null && (present == null || !present.containsKey(HAND_OVER_PROOF))) {
+      return;
+    }
+    Map<String, Object> annotations = new LinkedHashMap<>();
+    if (present != null) {
+      annotations.putAll(present);
+    }
+    if (proof == null) {
+      annotations.remove(HAND_OVER_PROOF);
+    } else {
+      annotations.put(HAND_OVER_PROOF, proof);
+    }
+    if (annotations.isEmpty()) {
+      metadata.remove("annotations");
+    } else {
+      metadata.put("annotations", annotations);
+    }
   }
 
   /** Puts {@code entries} in a copy of {@code metadata}'s map {@code key} (made if missing). */

@@ -110,6 +110,10 @@ record LeaseStep(Action action, List<Signal> signals) {
     TOKEN_RESET,
     /** The Lease was released. */
     RELEASED,
+    /** The Lease was handed over: a new term written for a named successor (detail: the successor). */
+    HANDED_OVER,
+    /** A hand-over to this process was taken in as its own term (detail: its leaseTransitions). */
+    HANDED_OVER_HERE,
     /** The release failed (detail: the failure); the Lease expires instead. */
     RELEASE_FAILED,
     /** The Lease is left to expire (the services did not all stop cleanly, or the runner abandons it). */

@@ -214,8 +214,8 @@ final class LifecycleDriver {
 
   /**
    * Before {@link #start()}, on the loop: hands the elector to {@code what} to tell it what this process already saw
-   * of the Lease ({@link LeaseElector#seen}, {@link LeaseElector#seenTransitions}); a no-op for a runner that does not
-   * contend.
+   * of the Lease ({@link LeaseElector#seen}, {@link LeaseElector#seenTransitions}) and where its hand-overs' proofs
+   * are found ({@link LeaseElector#handOverProofs}); a no-op for a runner that does not contend.
    */
   void beforeStart(Consumer<LeaseElector> what) {
     if (elector != null) {
@@ -227,11 +227,29 @@ final class LifecycleDriver {
    * On the loop: what another watch of this process saw of the runner's Lease, arrived at {@code arrivedNanos} on its
    * ticker (a sharded runner's list and watch of all its Leases), taken in as the runner's own watch's change.
    */
-  void sighted(LeaseRecord record, long arrivedNanos) {
+  void sighted(LeaseRecord record, long arrivedNanos, boolean writable) {
     if (elector != null) {
       // As a task of this runner's: what the elector signals on it is taken in at the task's end.
-      onLoop(() -> elector.sighted(record, arrivedNanos));
+      onLoop(() -> elector.sighted(record, arrivedNanos, writable));
     }
+  }
+
+  /**
+   * On the loop: a clean release of this runner's Lease hands it over to {@code successor} instead
+   * ({@link LeaseProtocol#handOverTo}); before {@link #requestClose()}.
+   */
+  void handOverTo(String successor, String proof) {
+    if (elector != null) {
+      elector.handOverTo(successor, proof); // it only notes the name: nothing to take in
+    }
+  }
+
+  /**
+   * On the loop: when this runner sent the write that made {@code resourceVersion} of its Lease, if it is one of its
+   * last few ({@link LeaseProtocol#ownWriteSentNanos}).
+   */
+  java.util.OptionalLong ownWriteSentNanos(String resourceVersion) {
+    return elector == null ? java.util.OptionalLong.empty() : elector.ownWriteSentNanos(resourceVersion);
   }
 
   /** On the loop: a leader sends its next renewal at once (it carries a sharded member's leaving mark). */

@@ -285,21 +285,54 @@ final class ShardCoordinator {
   }
 
   private void closeEvery(Why why) {
-    for (Map.Entry<Integer, RunnerState> runner : new ArrayList<>(runners.entrySet())) {
+    List<Integer> closing = new ArrayList<>();
+    for (Map.Entry<Integer, RunnerState> runner : runners.entrySet()) {
       if (runner.getValue() != RunnerState.CLOSING) {
-        handOver(runner.getKey(), why);
+        closing.add(runner.getKey());
       }
+    }
+    Map<Integer, Successor> successors = why == Why.LEAVING ? successors(closing, liveSet()) : Map.of();
+    for (int shard : closing) {
+      handOver(shard, why, successors.get(shard));
     }
   }
 
-  private void handOver(int shard, Why why) {
+  private void handOver(int shard, Why why, Successor successor) {
     runners.put(shard, RunnerState.CLOSING);
     // From the hand-over on the shard is not this replica's to start work for, though its runner's term may last
     // until its work stopped.
     if (flaw != Flaw.TOKEN_KEPT_WHILE_HANDING_OVER) {
       tokens.remove(shard);
     }
-    out.add(new HandOver(shard, why));
+    out.add(new HandOver(shard, why, java.util.Optional.ofNullable(successor)));
+  }
+
+  /**
+   * Who gets each of {@code shards} once this replica lets them go, by the plan every other member of {@code live}
+   * makes from the view with those shards free (this replica's share counted as {@code live} has it: kept while it
+   * stays a member, none once it leaves): the member whose plan takes it, with its membership Lease's resourceVersion
+   * as the view saw it. A shard no member's plan takes, or whose taker's version the view lacks, is missing: it is
+   * released. The Leases still decide: a successor that cannot take the hand-over in waits it out, as for a crash.
+   */
+  private Map<Integer, Successor> successors(List<Integer> shards, Set<String> live) {
+    if (view == null || shards.isEmpty() || view.memberVersions().isEmpty()) {
+      return Map.of();
+    }
+    Map<Integer, String> owners = new TreeMap<>(view.holders());
+    shards.forEach(owners::remove);
+    Map<Integer, Successor> successors = new TreeMap<>();
+    for (String member : live) {
+      String version = view.memberVersions().get(member);
+      if (member.equals(identity) || version == null) {
+        continue;
+      }
+      for (int shard : planner.plan(shardCount, live, member, owners).take()) {
+        if (shards.contains(shard)) {
+          successors.put(shard, new Successor(member, version));
+        }
+      }
+    }
+    return successors;
   }
 
   /** The live set it plans with: the view's, itself in it exactly while it holds its membership Lease. */
@@ -338,6 +371,7 @@ final class ShardCoordinator {
         out.add(new Contend(shard));
       }
     }
+    List<Integer> surplus = new ArrayList<>();
     for (Map.Entry<Integer, RunnerState> runner : new ArrayList<>(runners.entrySet())) {
       int shard = runner.getKey();
       if (runner.getValue() == RunnerState.CLOSING || plan.keep().contains(shard) || plan.take().contains(shard)) {
@@ -345,12 +379,16 @@ final class ShardCoordinator {
       }
       if (plan.handOver().contains(shard)) {
         if (settled) {
-          handOver(shard, Why.SURPLUS);
+          surplus.add(shard);
         }
       } else if (runner.getValue() == RunnerState.CONTENDING) {
         String holder = view.holders().get(shard);
-        handOver(shard, holder != null && lastLive.contains(holder) ? Why.LOST_RACE : Why.NOT_PLANNED);
+        handOver(shard, holder != null && lastLive.contains(holder) ? Why.LOST_RACE : Why.NOT_PLANNED, null);
       }
+    }
+    Map<Integer, Successor> successors = successors(surplus, lastLive);
+    for (int shard : surplus) {
+      handOver(shard, Why.SURPLUS, successors.get(shard));
     }
   }
 

@@ -11,10 +11,23 @@ sealed interface ShardCoordinatorCommand {
   record Contend(int shard) implements ShardCoordinatorCommand {}
 
   /**
-   * Close shard {@code shard}'s runner: stop its work gracefully, then release its Lease (a runner that holds
-   * nothing just ends); it reports {@link ShardCoordinatorInput.ShardStopped}.
+   * Close shard {@code shard}'s runner: stop its work gracefully, then release its Lease, or, given a {@code successor},
+   * hand it over to that member (a runner that holds nothing just ends); it reports
+   * {@link ShardCoordinatorInput.ShardStopped}.
    */
-  record HandOver(int shard, Why why) implements ShardCoordinatorCommand {}
+  record HandOver(int shard, Why why, java.util.Optional<Successor> successor) implements ShardCoordinatorCommand {
+    /** A hand-over that names no successor: the runner releases the Lease. */
+    HandOver(int shard, Why why) {
+      this(shard, why, java.util.Optional.empty());
+    }
+  }
+
+  /**
+   * The member a released shard goes to by every member's plan, and the resourceVersion of its membership Lease as the
+   * view saw it: the runner's clean release writes that member as the holder, with the version as its proof
+   * ({@link LeaseProtocol#handOverTo}), so that the successor need not write to take the shard.
+   */
+  record Successor(String identity, String membershipVersion) {}
 
   /**
    * Mark the membership Lease as leaving (renewed as before, with the mark), so that every replica's view counts

@@ -21,13 +21,21 @@ sealed interface ShardCoordinatorInput {
    * The view of the controller's Leases: the identities of the live members (their membership Leases not expired,
    * judged by the caller on its own clock as {@link LeaseProtocol} judges expiry, and not marked as leaving by
    * {@link ShardCoordinatorCommand.AnnounceLeaving}), and each held shard's holder
-   * (its Lease neither free nor expired; a shard that is not a key is free).
+   * (its Lease neither free nor expired; a shard that is not a key is free); {@code memberVersions}: the
+   * resourceVersion of each live member's membership Lease as seen, what a hand-over to that member names as its proof
+   * ({@link LeaseRecord#handOverProof}); a member without one is handed nothing over by name.
    */
-  record ViewObserved(Set<String> liveMembers, Map<Integer, String> holders, long now)
-      implements ShardCoordinatorInput {
+  record ViewObserved(Set<String> liveMembers, Map<Integer, String> holders, Map<String, String> memberVersions,
+      long now) implements ShardCoordinatorInput {
     public ViewObserved {
       liveMembers = Set.copyOf(new TreeSet<>(liveMembers));
       holders = Map.copyOf(new TreeMap<>(holders));
+      memberVersions = Map.copyOf(new TreeMap<>(memberVersions));
+    }
+
+    /** A view with no membership Lease's resourceVersion: nothing is handed over by name. */
+    public ViewObserved(Set<String> liveMembers, Map<Integer, String> holders, long now) {
+      this(liveMembers, holders, Map.of(), now);
     }
   }
 

@@ -222,6 +222,11 @@ final class ShardDriver {
       contend(contend.shard());
     } else if (command instanceof HandOver handOver) {
       terms.remove(handOver.shard());
+      ShardRun run = shards.get(handOver.shard());
+      if (run != null) {
+        handOver.successor().ifPresent(next -> run.runner().driver().handOverTo(next.identity(),
+            next.membershipVersion()));
+      }
       if (handOver.why() != Why.LEAVING || !mark.hold(handOver.shard())) {
         closeShard(handOver.shard());
       }
@@ -289,6 +294,9 @@ final class ShardDriver {
       view.sighting(lease).ifPresent(seen -> elector.seen(seen.record(), parts.driverFlaw()
           == ShardDriverFlaw.SIGHTING_DATED_AT_CONTEND ? ticker.read() : seen.changedNanos(), seen.bare()));
       elector.seenTransitions(view.highestTransitions(lease));
+      // A hand-over to this replica names one of its membership writes: the membership runner of the moment knows them.
+      elector.handOverProofs(version -> membership == null ? java.util.OptionalLong.empty()
+          : membership.driver().ownWriteSentNanos(version));
     });
     observeAnswers(runner.driver());
     runner.driver().start();
@@ -386,7 +394,7 @@ final class ShardDriver {
     if (parts.leases().parse(listed.name()) instanceof ShardLeases.Kind.Shard shard) {
       ShardRun run = shards.get(shard.shard());
       if (run != null) {
-        run.runner().driver().sighted(listed.record(), arrivedNanos);
+        run.runner().driver().sighted(listed.record(), arrivedNanos, listed.bare());
       }
     }
   }

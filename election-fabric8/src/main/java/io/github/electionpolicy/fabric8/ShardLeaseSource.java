@@ -294,17 +294,15 @@ final class ShardLeaseSource implements ShardViewSource.View {
   /**
    * Whether a write built from the Lease's record alone keeps all of its metadata: a PUT replaces the object, so a
    * shard runner takes a Lease seen released without reading it first only when it carries no annotation, owner
-   * reference, finalizer or label but {@link ShardLeases#LABEL} (the fields the server sets, its uid and times, the
-   * server keeps).
+   * reference, finalizer or label but {@link ShardLeases#LABEL} and {@link LeaseRecords#HAND_OVER_PROOF} (which a write
+   * from the record sets or drops as the record says; the fields the server sets, its uid and times, the server keeps).
    */
   private static boolean bare(ObjectMeta metadata) {
-    return isEmpty(metadata.getAnnotations()) && isEmpty(metadata.getOwnerReferences())
+    return (metadata.getAnnotations() == null
+        || java.util.Set.of(LeaseRecords.HAND_OVER_PROOF).containsAll(metadata.getAnnotations().keySet()))
+        && isEmpty(metadata.getOwnerReferences())
         && isEmpty(metadata.getFinalizers())
         && (metadata.getLabels() == null || ShardLeases.LABEL_ONLY.containsAll(metadata.getLabels().keySet()));
-  }
-
-  private static boolean isEmpty(java.util.Map<?, ?> map) {
-    return map == null || map.isEmpty();
   }
 
   private static boolean isEmpty(java.util.Collection<?> collection) {

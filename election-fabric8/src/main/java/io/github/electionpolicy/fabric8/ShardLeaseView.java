@@ -160,6 +160,7 @@ final class ShardLeaseView {
     seen.values().removeIf(s -> s.deleted() && now - expiry(s) >= 0);
     Set<String> members = new TreeSet<>();
     Map<Integer, String> holders = new TreeMap<>();
+    Map<String, String> versions = new TreeMap<>();
     for (Seen s : seen.values()) {
       LeaseRecord record = s.listed().record();
       if (record.holder() == null || now - expiry(s) >= 0) {
@@ -170,9 +171,12 @@ final class ShardLeaseView {
         holders.put(shard.shard(), record.holder());
       } else if (kind instanceof ShardLeases.Kind.Member && !s.listed().leaving()) {
         members.add(record.holder());
+        if (record.resourceVersion() != null && s.listed().name().equals(leases.memberLease(record.holder()))) {
+          versions.put(record.holder(), record.resourceVersion());
+        }
       }
     }
-    return new ShardCoordinatorInput.ViewObserved(members, holders, now);
+    return new ShardCoordinatorInput.ViewObserved(members, holders, versions, now);
   }
 
   /** When the next held Lease of the view expires with no event, if one is held after {@code now}. */

@@ -79,6 +79,44 @@ class LeaseRecordsTest {
     assertThat(LeaseRecords.uid(written)).isEqualTo("u-1");
   }
 
+  /**
+   * A hand-over's proof is the one annotation a write sets or drops as its record says: written with the hand-over,
+   * read back typed (a watch's event) and untyped (a read's answer) alike, and dropped by the next write of a record
+   * without it (the successor's renewal), every other annotation kept.
+   */
+  @Test
+  void aHandOversProofIsWrittenReadBackBothWaysAndDroppedByTheNextWrite() {
+    @SuppressWarnings("unchecked")
+    Map<String, Object> seen = JSON.unmarshal(JSON.asJson(new LeaseBuilder()
+        .withNewMetadata().withName("lease").withNamespace("ns").withResourceVersion("41")
+        .addToAnnotations("owner", "ops@example.com").endMetadata()
+        .withNewSpec().withHolderIdentity("old").endSpec().build()), Map.class);
+
+    Map<String, Object> handOver = LeaseRecords.lease(
+        new LeaseRecord("next", 15, Instant.EPOCH, Instant.EPOCH, 4, "41", "55"), seen, "ns", "lease");
+    Lease typed = JSON.unmarshal(JSON.asJson(handOver), Lease.class);
+    assertThat(typed.getMetadata().getAnnotations()).containsEntry(LeaseRecords.HAND_OVER_PROOF, "55")
+        .containsEntry("owner", "ops@example.com");
+    assertThat(LeaseRecords.record(typed).handOverProof()).isEqualTo("55");
+    assertThat(LeaseRecords.record(handOver).handOverProof()).isEqualTo("55");
+    assertThat(LeaseRecords.record(handOver)).isEqualTo(LeaseRecords.record(typed));
+
+    Map<String, Object> renewal = LeaseRecords.lease(
+        new LeaseRecord("next", 15, Instant.EPOCH, Instant.EPOCH, 4, "42"), handOver, "ns", "lease");
+    Lease renewed = JSON.unmarshal(JSON.asJson(renewal), Lease.class);
+    assertThat(renewed.getMetadata().getAnnotations()).doesNotContainKey(LeaseRecords.HAND_OVER_PROOF)
+        .containsEntry("owner", "ops@example.com");
+    assertThat(LeaseRecords.record(renewal).handOverProof()).isNull();
+    assertThat(LeaseRecords.record(handOver).handOverProof()).as("the Lease as seen is not changed").isEqualTo("55");
+
+    Map<String, Object> bare = LeaseRecords.lease(
+        new LeaseRecord("next", 15, Instant.EPOCH, Instant.EPOCH, 4, "42"), LeaseRecords.lease(
+            new LeaseRecord("next", 15, Instant.EPOCH, Instant.EPOCH, 4, "41", "55"), null, "ns", "lease"),
+        "ns", "lease");
+    assertThat(JSON.unmarshal(JSON.asJson(bare), Lease.class).getMetadata().getAnnotations())
+        .as("no annotations left: none written").isNullOrEmpty();
+  }
+
   @Test
   void timesInAnyRfc3339FormAreRead() {
     Map<String, Object> lease = lease(Map.of("holderIdentity", "a", "acquireTime", "2026-01-01T01:00:00+01:00",

@@ -17,7 +17,7 @@ final class RunnerHooks {
   /** What another watch of this process saw of the Lease (see {@link LifecycleDriver#sighted}), on the loop. */
   static void sighted(ElectionRunner runner, LeaseRecord record, long arrivedNanos) {
     LifecycleDriver driver = runner.driverForTest();
-    driver.onLoopAndWait(() -> driver.sighted(record, arrivedNanos));
+    driver.onLoopAndWait(() -> driver.sighted(record, arrivedNanos, false));
   }
 
   /** Asks {@code runner} to close without waiting: the simulation's single thread is the loop, and cannot wait. */

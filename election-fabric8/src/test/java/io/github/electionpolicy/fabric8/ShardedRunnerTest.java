@@ -136,6 +136,53 @@ class ShardedRunnerTest {
   }
 
   /**
+   * A graceful leave hands each shard over by name: the leaver's last write on the shard's Lease names the member every
+   * plan gives the shard to, as a new term (leaseTransitions + 1) with the proof of that member's membership Lease, and
+   * the member takes it in with no write of its own: its next write is a renewal of that very term (no release, no
+   * take between), and the token it works under is the hand-over's. Its renewal drops the proof.
+   */
+  @Test
+  void aClosedReplicasShardsAreHandedOverByNameAndTakenInWithoutATake() {
+    replica("pod-a");
+    replica("pod-b");
+    ShardedRunner leaving = replica("pod-c");
+    Await.until("fair among three", this::fair, this::state);
+    Map<Integer, Integer> tokensBefore = new TreeMap<>();
+    leaving.ownedShards().forEach((shard, term) -> tokensBefore.put(shard, term.leaseTransitions()));
+
+    leaving.close();
+    Await.until("fair among two, each moved shard's proof renewed away", () -> fair()
+        && tokensBefore.keySet().stream().allMatch(shard -> proof(shard) == null), this::state);
+
+    for (int shard : tokensBefore.keySet()) {
+      List<io.github.electionpolicy.testkit.fabric8.LeaseWrite> writes = api.fixture.leaseWrites(
+          ShardedRunnerFaultsTest.shardLease(shard));
+      int last = -1;
+      for (int i = 0; i < writes.size(); i++) {
+        if (writes.get(i).holder().equals("pod-c")) {
+          last = i;
+        }
+      }
+      String owner = owners().entrySet().stream().filter(e -> e.getValue().contains(shard)).findFirst()
+          .orElseThrow().getKey();
+      int token = tokensBefore.get(shard);
+      assertThat(writes.subList(last + 1, Math.min(last + 3, writes.size())))
+          .as("shard %s: the hand-over to %s, then its renewal of that term; %s", shard, owner, writes)
+          .extracting(w -> w.holder() + "@" + w.leaseTransitions())
+          .containsExactly(owner + "@" + (token + 1), owner + "@" + (token + 1));
+      ShardedRunner next = runners.stream().filter(r -> r.identity().equals(owner)).findFirst().orElseThrow();
+      assertThat(next.ownedShards().get(shard).leaseTransitions()).isEqualTo(token + 1L);
+    }
+    assertThat(overlaps).isEmpty();
+  }
+
+  private String proof(int shard) {
+    Map<String, String> annotations = api.fixture.lease(ShardedRunnerFaultsTest.shardLease(shard))
+        .map(lease -> lease.getMetadata().getAnnotations()).orElse(null);
+    return annotations == null ? null : annotations.get(LeaseRecords.HAND_OVER_PROOF);
+  }
+
+  /**
    * Found by SimulationSharding (a graceful restart under the same identity, as a StatefulSet's pod restarts): the
    * closed replica's membership Lease keeps its leaving mark (a write keeps the annotations it does not set), so
    * every other replica counted the restarted one out for good, and it never got a share.

@@ -1,0 +1,337 @@
+package io.github.electionpolicy.fabric8;
+
+import static io.github.electionpolicy.fabric8.LeaseProtocolStepTest.DEADLINE;
+import static io.github.electionpolicy.fabric8.LeaseProtocolStepTest.LEASE;
+import static io.github.electionpolicy.fabric8.LeaseProtocolStepTest.MS;
+import static io.github.electionpolicy.fabric8.LeaseProtocolStepTest.RETRY;
+import static io.github.electionpolicy.fabric8.LeaseProtocolStepTest.TIMEOUT;
+import static io.github.electionpolicy.fabric8.LeaseProtocolStepTest.WALL;
+import static io.github.electionpolicy.fabric8.LeaseProtocolStepTest.at;
+import static io.github.electionpolicy.fabric8.LeaseProtocolStepTest.found;
+import static io.github.electionpolicy.fabric8.LeaseProtocolStepTest.held;
+import static io.github.electionpolicy.fabric8.LeaseProtocolStepTest.written;
+import static io.github.electionpolicy.fabric8.LeaseProtocolStepTest.writtenRecord;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.electionpolicy.fabric8.LeaseStep.Answer;
+import io.github.electionpolicy.fabric8.LeaseStep.FactKind;
+import io.github.electionpolicy.fabric8.LeaseStep.FailureKind;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The hand-over rows of {@link LeaseProtocol}'s step table: a sharded runner's clean release that names the next
+ * holder, and the successor that takes such a term in as its own with no request, dated from the send time of its own
+ * membership write that the hand-over's proof names; and every case in which it must not (an unknown or stale proof, a
+ * shorter lease, a lower token, a close, a term taken in before), where it waits the term out as any other holder's.
+ * Timings as {@link LeaseProtocolStepTest}'s: lease 15 s, renew deadline 10 s, retry 2 s, request timeout 5 s; times
+ * in milliseconds.
+ */
+class LeaseProtocolHandOverStepTest {
+
+  /** The successor's membership write that made resourceVersion "55" was sent at 100 ms. */
+  static final long PROOF_SENT = 100 * MS;
+
+  final LeaseProtocol protocol = new LeaseProtocol("me", LEASE, DEADLINE, RETRY, TIMEOUT, 42);
+
+  {
+    protocol.handOverProofs(version -> "55".equals(version) ? OptionalLong.of(PROOF_SENT) : OptionalLong.empty());
+  }
+
+  /** A term another replica wrote for "me", token 8, with {@code proof}. */
+  static LeaseRecord handOver(String proof) {
+    return new LeaseRecord("me", 15, WALL, WALL, 8, "60", proof);
+  }
+
+  static LeaseStep.Elected elected(LeaseRecord record, long fromNanos) {
+    return new LeaseStep.Elected(record, fromNanos + DEADLINE, Optional.empty());
+  }
+
+  static LeaseStep.Fact adopted(int transitions) {
+    return new LeaseStep.Fact(FactKind.HANDED_OVER_HERE, Integer.toString(transitions));
+  }
+
+  @Nested
+  class TheOldOwner {
+
+    final LeaseProtocol owner = new LeaseProtocol("old", LEASE, DEADLINE, RETRY, TIMEOUT, 42);
+
+    /** Leads from 0 with token 7, resourceVersion "11". */
+    void leading() {
+      owner.start(at(0));
+      LeaseStep take = owner.answer(at(0), found(new LeaseRecord(null, 1, WALL, WALL, 6, "10")));
+      owner.answer(at(0), written(take, "11"));
+    }
+
+    @Test
+    void aCleanReleaseGivenASuccessorWritesANewTermForItWithTheProof() {
+      leading();
+      owner.handOverTo("next", "55");
+      owner.close(at(500));
+      LeaseStep handOver = owner.finish(at(1_000), true);
+
+      LeaseRecord record = writtenRecord(handOver);
+      assertThat(record.holder()).isEqualTo("next");
+      assertThat(record.leaseTransitions()).as("a new term: the token grows").isEqualTo(8);
+      assertThat(record.leaseDurationSeconds()).as("a full lease, not a release's one second").isEqualTo(15);
+      assertThat(record.acquireTime()).isEqualTo(record.renewTime()).isEqualTo(WALL.plusMillis(1_000));
+      assertThat(record.resourceVersion()).as("a compare-and-set on its own last write").isEqualTo("11");
+      assertThat(record.handOverProof()).isEqualTo("55");
+
+      LeaseStep done = owner.answer(at(1_050), written(handOver, "12"));
+      assertThat(done.action()).isInstanceOf(LeaseStep.Finished.class);
+      assertThat(done.signals()).containsExactly(new LeaseStep.Fact(FactKind.HANDED_OVER, "next"));
+      assertThat(owner.cleanlyReleased()).as("the successor's now: nothing may delete it").isEmpty();
+    }
+
+    @Test
+    void aConflictReReadShowingItsOwnValidTermHandsOverAgainOnTheNewVersion() {
+      leading();
+      owner.handOverTo("next", "55");
+      owner.close(at(500));
+      LeaseStep handOver = owner.finish(at(1_000), true);
+      LeaseStep reread = owner.answer(at(1_050), new Answer.Failed(FailureKind.CONFLICT, "409"));
+      assertThat(reread.action()).isInstanceOf(LeaseStep.Read.class);
+
+      LeaseStep again = owner.answer(at(1_100), found(new LeaseRecord("old", 15, WALL, WALL, 7, "13")));
+      assertThat(writtenRecord(again).holder()).isEqualTo("next");
+      assertThat(writtenRecord(again).leaseTransitions()).isEqualTo(8);
+      assertThat(writtenRecord(again).resourceVersion()).isEqualTo("13");
+      assertThat(writtenRecord(handOver).resourceVersion()).isEqualTo("11");
+    }
+
+    @Test
+    void aReleaseAfterTheRenewDeadlineNamesNoSuccessor() {
+      leading();
+      owner.handOverTo("next", "55");
+      owner.close(at(500));
+      LeaseStep check = owner.finish(at(DEADLINE / MS + 1), true);
+      assertThat(check.action()).as("read first: the term has ended").isInstanceOf(LeaseStep.Read.class);
+      LeaseStep release = owner.answer(at(DEADLINE / MS + 50),
+          found(new LeaseRecord("old", 15, WALL, WALL, 7, "11")));
+
+      assertThat(writtenRecord(release).holder()).as("a plain release").isNull();
+      assertThat(writtenRecord(release).handOverProof()).isNull();
+    }
+
+    @Test
+    void aTermGivenUpAfterAFailedStartIsReleasedPlainly() {
+      leading();
+      owner.handOverTo("next", "55");
+      LeaseStep release = owner.relinquish(at(500), true);
+
+      assertThat(writtenRecord(release).holder()).isNull();
+      assertThat(writtenRecord(release).leaseTransitions()).isEqualTo(7);
+    }
+
+    @Test
+    void aSuccessorThatIsItselfIsIgnored() {
+      leading();
+      owner.handOverTo("old", "55");
+      owner.close(at(500));
+
+      assertThat(writtenRecord(owner.finish(at(1_000), true)).holder()).isNull();
+    }
+
+    @Test
+    void itsOwnLastWritesAreKnownByTheVersionTheyMadeTheLastEightOnly() {
+      leading();
+      assertThat(owner.ownWriteSentNanos("11")).isEqualTo(OptionalLong.of(0));
+      long sent = 0;
+      for (int i = 0; i < 8; i++) {
+        sent += RETRY;
+        LeaseStep renewal = owner.wake(at(sent / MS));
+        assertThat(renewal.action()).isInstanceOf(LeaseStep.Update.class);
+        owner.answer(at(sent / MS + 10), written(renewal, "r" + i));
+      }
+      assertThat(owner.ownWriteSentNanos("r7")).isEqualTo(OptionalLong.of(sent));
+      assertThat(owner.ownWriteSentNanos("r0")).isEqualTo(OptionalLong.of(RETRY));
+      assertThat(owner.ownWriteSentNanos("11")).as("the ninth write back is forgotten").isEmpty();
+      assertThat(owner.ownWriteSentNanos("nope")).isEmpty();
+    }
+  }
+
+  @Nested
+  class TheSuccessor {
+
+    @Test
+    void aHandOverSeenBareIsTakenInWithNoRequestDatedFromItsMembershipWrite() {
+      LeaseRecord record = handOver("55");
+      protocol.seen(record, 500 * MS, true);
+      LeaseStep step = protocol.start(at(600));
+
+      assertThat(step.signals()).containsExactly(adopted(8), elected(record, PROOF_SENT));
+      assertThat(step.action()).as("its first renewal a retry period after the membership write")
+          .isEqualTo(new LeaseStep.Await(PROOF_SENT + RETRY));
+      assertThat(protocol.role()).isEqualTo(LeaseProtocol.Role.LEADING);
+    }
+
+    @Test
+    void itsFirstRenewalKeepsTheTermAndDropsTheProof() {
+      protocol.seen(handOver("55"), 500 * MS, true);
+      protocol.start(at(600));
+      LeaseStep renewal = protocol.wake(at(2_100));
+
+      LeaseRecord record = writtenRecord(renewal);
+      assertThat(record.holder()).isEqualTo("me");
+      assertThat(record.leaseTransitions()).isEqualTo(8);
+      assertThat(record.acquireTime()).isEqualTo(WALL);
+      assertThat(record.resourceVersion()).isEqualTo("60");
+      assertThat(record.handOverProof()).isNull();
+      assertThat(protocol.answer(at(2_150), written(renewal, "61")).signals())
+          .containsExactly(new LeaseStep.Renewed(2_100 * MS + DEADLINE, 50 * MS));
+    }
+
+    @Test
+    void aHandOverSeenWithMetadataAWriteWouldDropIsReadFirstThenTakenIn() {
+      LeaseRecord record = handOver("55");
+      protocol.seen(record, 500 * MS, false);
+      assertThat(protocol.start(at(600)).action()).isEqualTo(new LeaseStep.Read(600 * MS + TIMEOUT));
+
+      LeaseStep step = protocol.answer(at(650), found(record));
+      assertThat(step.signals()).containsExactly(adopted(8), elected(record, PROOF_SENT));
+    }
+
+    @Test
+    void aHandOverReadIsTakenInOnTheAnswer() {
+      assertThat(protocol.start(at(300)).action()).isInstanceOf(LeaseStep.Read.class);
+      LeaseRecord record = handOver("55");
+
+      LeaseStep step = protocol.answer(at(350), found(record));
+      assertThat(step.signals()).containsExactly(adopted(8), elected(record, PROOF_SENT));
+      assertThat(step.action()).isEqualTo(new LeaseStep.Await(PROOF_SENT + RETRY));
+    }
+
+    @Test
+    void aHandOverAWatchShowsBareIsTakenInAndOneWithMetadataIsReadFirst() {
+      protocol.start(at(0));
+      protocol.answer(at(0), found(held("old", 15, 7, "50")));
+      LeaseRecord record = handOver("55");
+
+      LeaseStep read = protocol.watchEvent(at(700), 700 * MS, record, false);
+      assertThat(read.action()).isInstanceOf(LeaseStep.Read.class);
+      assertThat(read.signals()).isEmpty();
+      assertThat(protocol.answer(at(750), found(record)).signals()).containsExactly(adopted(8),
+          elected(record, PROOF_SENT));
+
+      LeaseProtocol other = new LeaseProtocol("me", LEASE, DEADLINE, RETRY, TIMEOUT, 42);
+      other.handOverProofs(version -> OptionalLong.of(PROOF_SENT));
+      other.start(at(0));
+      other.answer(at(0), found(held("old", 15, 7, "50")));
+      assertThat(other.watchEvent(at(700), 700 * MS, record, true).signals()).containsExactly(adopted(8),
+          elected(record, PROOF_SENT));
+    }
+
+    @Test
+    void aProofItDidNotMakeIsWaitedOutAsAnotherProcesssTermUnderItsIdentity() {
+      protocol.start(at(0));
+      LeaseStep step = protocol.answer(at(0), found(handOver("99")));
+
+      assertThat(step.signals()).containsExactly(new LeaseStep.Fact(FactKind.SAME_IDENTITY_WAITING, "me"),
+          new LeaseStep.Following(Optional.of("me")));
+      assertThat(protocol.role()).isEqualTo(LeaseProtocol.Role.FOLLOWING);
+    }
+
+    @Test
+    void aProofWhoseRenewDeadlineHasPassedIsWaitedOut() {
+      protocol.start(at(0));
+      long late = (PROOF_SENT + DEADLINE) / MS;
+      LeaseStep step = protocol.answer(at(late), found(handOver("55")));
+      assertThat(step.signals()).doesNotContain(adopted(8));
+      assertThat(protocol.role()).isEqualTo(LeaseProtocol.Role.FOLLOWING);
+
+      LeaseProtocol justInTime = new LeaseProtocol("me", LEASE, DEADLINE, RETRY, TIMEOUT, 42);
+      justInTime.handOverProofs(version -> OptionalLong.of(PROOF_SENT));
+      justInTime.start(at(0));
+      assertThat(justInTime.answer(at(late - 1), found(handOver("55"))).signals()).contains(adopted(8));
+    }
+
+    @Test
+    void aShorterLeaseThanItsOwnIsWaitedOut() {
+      protocol.start(at(0));
+      LeaseStep step = protocol.answer(at(200), found(new LeaseRecord("me", 14, WALL, WALL, 8, "60", "55")));
+
+      assertThat(step.signals()).doesNotContain(adopted(8));
+      assertThat(protocol.role()).isEqualTo(LeaseProtocol.Role.FOLLOWING);
+    }
+
+    @Test
+    void aTokenLowerThanOneSeenIsWaitedOut() {
+      protocol.seenTransitions(9);
+      protocol.start(at(0));
+      LeaseStep step = protocol.answer(at(200), found(handOver("55")));
+
+      assertThat(step.signals()).doesNotContain(adopted(8));
+      assertThat(protocol.role()).isEqualTo(LeaseProtocol.Role.FOLLOWING);
+    }
+
+    @Test
+    void aFollowerAskedToCloseWhileItsReadWasInFlightTakesNothingIn() {
+      protocol.start(at(0));
+      protocol.finishRequested(true);
+      LeaseStep step = protocol.answer(at(50), found(handOver("55")));
+
+      assertThat(step.signals()).doesNotContain(adopted(8));
+      assertThat(protocol.role()).isNotEqualTo(LeaseProtocol.Role.LEADING);
+    }
+
+    @Test
+    void aHandOverTakenInOnceIsNotTakenInAgainAfterItsLoss() {
+      LeaseRecord record = handOver("55");
+      protocol.seen(record, 500 * MS, true);
+      protocol.start(at(600));
+      // Its renewals fail until the renew deadline: the term is lost, and it contends again.
+      LeaseStep renewal = protocol.wake(at(2_100));
+      protocol.answer(at(2_200), new Answer.Failed(FailureKind.OTHER, "timeout"));
+      LeaseStep lost = protocol.wake(at((PROOF_SENT + DEADLINE) / MS));
+      assertThat(lost.signals()).anyMatch(signal -> signal instanceof LeaseStep.Lost);
+      assertThat(protocol.afterLoss(at((PROOF_SENT + DEADLINE) / MS), true).action())
+          .isInstanceOf(LeaseStep.Read.class);
+
+      LeaseStep step = protocol.answer(at((PROOF_SENT + DEADLINE) / MS + 10), found(record));
+      assertThat(step.signals()).doesNotContain(adopted(8));
+      assertThat(protocol.role()).isEqualTo(LeaseProtocol.Role.FOLLOWING);
+      assertThat(renewal.action()).isInstanceOf(LeaseStep.Update.class);
+    }
+
+    @Test
+    void withoutKnownMembershipWritesNothingIsTakenIn() {
+      LeaseProtocol election = new LeaseProtocol("me", LEASE, DEADLINE, RETRY, TIMEOUT, 42);
+      election.start(at(0));
+
+      assertThat(election.answer(at(10), found(handOver("55"))).signals()).doesNotContain(adopted(8));
+      assertThat(election.role()).isEqualTo(LeaseProtocol.Role.FOLLOWING);
+    }
+  }
+
+  /** The broken variants are wired: each changes exactly the row it is named for. */
+  @Nested
+  class BrokenVariants {
+
+    @Test
+    void datedAtSightTheTermRunsFromWhenItWasSeen() {
+      LeaseProtocol flawed = new LeaseProtocol("me", LEASE, DEADLINE, RETRY, TIMEOUT, 42,
+          LeaseProtocol.Flaw.HAND_OVER_DATED_AT_SIGHT);
+      flawed.handOverProofs(version -> OptionalLong.of(PROOF_SENT));
+      LeaseRecord record = handOver("55");
+      flawed.seen(record, 500 * MS, true);
+
+      assertThat(flawed.start(at(600)).signals()).contains(elected(record, 500 * MS));
+    }
+
+    @Test
+    void unreadAHandOverWithMetadataIsTakenInWithoutARead() {
+      LeaseProtocol flawed = new LeaseProtocol("me", LEASE, DEADLINE, RETRY, TIMEOUT, 42,
+          LeaseProtocol.Flaw.HAND_OVER_UNREAD);
+      flawed.handOverProofs(version -> OptionalLong.of(PROOF_SENT));
+      LeaseRecord record = handOver("55");
+      flawed.seen(record, 500 * MS, false);
+
+      assertThat(flawed.start(at(600)).signals()).containsExactly(adopted(8), elected(record, PROOF_SENT));
+      assertThat(List.of(flawed.role())).containsExactly(LeaseProtocol.Role.LEADING);
+    }
+  }
+}
