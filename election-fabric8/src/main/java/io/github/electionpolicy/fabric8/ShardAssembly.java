@@ -155,7 +155,9 @@ final class ShardAssembly {
       opened.writeMetadata().accept(labels, joining);
       LifecycleDriver driver = new LifecycleDriver(new LifecycleDriver.Parts(identity, namespace + "/" + leaseName,
           leaseSettings, Optional.empty(), List.of(work), List.of(), loop, userCode, Optional.of(opened.transport()),
-          membership && rbacPreflight, ticker, clock, leaseName + ":" + identity, LeaseProtocol.Flaw.NONE,
+          membership && rbacPreflight, ticker, clock, leaseName + ":" + identity,
+          driverFlaw == ShardDriverFlaw.HAND_OVER_DATED_AT_SIGHT && !membership
+              ? LeaseProtocol.Flaw.HAND_OVER_DATED_AT_SIGHT : LeaseProtocol.Flaw.NONE,
           RunnerFlaw.NONE, membership));
       return new ShardDriver.LeaseRunner(driver, annotations -> opened.writeMetadata().accept(labels, annotations));
     };

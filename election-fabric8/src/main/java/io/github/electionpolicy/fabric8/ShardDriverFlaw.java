@@ -15,5 +15,10 @@ enum ShardDriverFlaw {
    * The view counts as listed at the first Lease its list and watch reports, not at {@code listed()}: the coordinator
    * plans from a part of the first list (every shard listed later seen free), as before the first-list fix.
    */
-  SYNCED_AT_FIRST_LEASE
+  SYNCED_AT_FIRST_LEASE,
+  /**
+   * A shard runner dates a hand-over it takes in from its own sight of it ({@link LeaseProtocol.Flaw#HAND_OVER_DATED_AT_SIGHT}),
+   * not from the membership write its proof names: a successor that sees it late leads past the others' wait.
+   */
+  HAND_OVER_DATED_AT_SIGHT
 }

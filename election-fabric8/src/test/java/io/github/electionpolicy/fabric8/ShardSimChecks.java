@@ -65,6 +65,11 @@ final class ShardSimChecks {
   // When a list and watch that failed last listed again (a fault's or a start's during one): see gapFrom.
   private long lastListAfterFailure = Long.MIN_VALUE / 4;
 
+  // Hand-overs the server stored (a term written for a named successor), and those whose successor renewed that very
+  // term (took it in with no take of its own); the last record of each shard, to tell them.
+  int handOversWritten;
+  int handOversTakenIn;
+  private final LeaseRecord[] lastRecord;
   int shardOverlaps;
   int tokenRegressions;
   int staleTerms;
@@ -106,6 +111,7 @@ final class ShardSimChecks {
     shardLeases = new ShardLeases(ShardSim.LEASE, shards);
     takenInGap = new boolean[shards];
     lastTransitions = new int[shards];
+    lastRecord = new LeaseRecord[shards];
     lastHolder = new String[shards];
     for (int i = 0; i < shards; i++) {
       running.add(new ArrayList<>());
@@ -438,6 +444,14 @@ final class ShardSimChecks {
     }
     int shard = s.shard();
     LeaseRecord record = stored.record();
+    LeaseRecord before = lastRecord[shard];
+    if (record.handOverProof() != null) {
+      handOversWritten++;
+    } else if (before != null && before.handOverProof() != null && record.sameTerm(before)
+        && java.util.Objects.equals(record.holder(), before.holder())) {
+      handOversTakenIn++; // the successor's first renewal of the term it was handed: it took it in unwritten
+    }
+    lastRecord[shard] = record;
     if (!running.get(shard).isEmpty()) {
       takenInGap[shard] = false;
     } else if (record.holder() != null && record.transitions() != lastTransitions[shard]) {

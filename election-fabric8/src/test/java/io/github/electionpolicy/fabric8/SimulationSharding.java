@@ -65,7 +65,8 @@ class SimulationSharding {
     IGNORES_MEMBERSHIP_LOSS(ShardCoordinator.Flaw.IGNORES_MEMBERSHIP_LOSS, ShardDriverFlaw.NONE),
     STOPPED_COUNTS_AS_RELEASED(ShardCoordinator.Flaw.NONE, ShardDriverFlaw.STOPPED_COUNTS_AS_RELEASED),
     SIGHTING_DATED_AT_CONTEND(ShardCoordinator.Flaw.NONE, ShardDriverFlaw.SIGHTING_DATED_AT_CONTEND),
-    SYNCED_AT_FIRST_LEASE(ShardCoordinator.Flaw.NONE, ShardDriverFlaw.SYNCED_AT_FIRST_LEASE);
+    SYNCED_AT_FIRST_LEASE(ShardCoordinator.Flaw.NONE, ShardDriverFlaw.SYNCED_AT_FIRST_LEASE),
+    HAND_OVER_DATED_AT_SIGHT(ShardCoordinator.Flaw.NONE, ShardDriverFlaw.HAND_OVER_DATED_AT_SIGHT);
 
     final ShardCoordinator.Flaw flaw;
     final ShardDriverFlaw driverFlaw;
@@ -199,6 +200,8 @@ class SimulationSharding {
     long viewRestarts;
     int maxGivenUp;
     long handOvers;
+    long handOversWritten;
+    long handOversTakenIn;
     long membershipDeletes;
     long newerDeleted;
     long cleanCloses;
@@ -227,6 +230,8 @@ class SimulationSharding {
       viewRestarts += c.viewRestarts;
       maxGivenUp = Math.max(maxGivenUp, c.maxGivenUp);
       handOvers += c.handOvers;
+      handOversWritten += c.handOversWritten;
+      handOversTakenIn += c.handOversTakenIn;
       membershipDeletes += c.membershipDeletes;
       newerDeleted += c.newerDeleted;
       cleanCloses += c.cleanCloses;
@@ -263,6 +268,7 @@ class SimulationSharding {
       return "SHARDING schedules=" + schedules + " replica_steps=" + steps + " shard_overlaps=" + overlaps
           + " token_regressions=" + tokens + " stale_terms=" + stale + " early_leaves=" + early
           + " fairness_violations=" + fairness + " ownership_gaps=" + gaps + " stops=" + handOvers
+          + " named_hand_overs=" + handOversWritten + " (taken in unwritten: " + handOversTakenIn + ")"
           + " membership_deletes=" + membershipDeletes + " closes_that_deleted=" + cleanCloses
           + " deletes_of_newer=" + newerDeleted
           + " released_memberships_left=" + membershipLeasesLeft
