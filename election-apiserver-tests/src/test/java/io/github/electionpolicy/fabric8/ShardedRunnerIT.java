@@ -25,11 +25,12 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The sharded runner against a real kube-apiserver 1.20 and etcd: 3 replicas and 16 shards, each replica a client of
- * its own behind a TCP proxy. Every shard is owned once and fairly; a closed replica's shards move at once (released,
- * then taken, well before they would have expired); a killed one's (its connections refused) only after their Leases
- * expired; an added replica gets its share. Checked twice: by a ledger of where each shard's work runs (a start of a
- * shard whose work runs elsewhere is an overlap) and from the server's own record of every shard Lease's writes (a
- * new holder took a shard only from an empty holder, or at or after the previous holder's Lease expired).
+ * its own behind a TCP proxy. Every shard is owned once and fairly; a closed replica's shards move at once (handed
+ * over by name, or released then taken, well before they would have expired); a killed one's (its connections
+ * refused) only after their Leases expired; an added replica gets its share. Checked twice: by a ledger of where each
+ * shard's work runs (a start of a shard whose work runs elsewhere is an overlap) and from the server's own record of
+ * every shard Lease's writes (a new holder got a shard only from an empty holder, by a hand-over naming it, or at or
+ * after the previous holder's Lease expired).
  */
 class ShardedRunnerIT {
 
@@ -96,12 +97,14 @@ class ShardedRunnerIT {
   }
 
   /**
-   * From the server's record of each shard Lease: every change of holder is a take from an empty holder (a release)
-   * or a take at or after the previous holder's Lease expired (its last renewTime plus its duration); returns the
-   * shards that changed hands by expiry.
+   * From the server's record of each shard Lease: every change of holder is a take from an empty holder (a release),
+   * a hand-over (the previous holder's write naming the next, with the next token and the hand-over's proof) or a take
+   * at or after the previous holder's Lease expired (its last renewTime plus its duration); returns the shards that
+   * changed hands by expiry, and counts the hand-overs in {@link #handOvers}.
    */
   private Set<Integer> assertNeverOwnedTwice() throws InterruptedException {
     Set<Integer> byExpiry = new TreeSet<>();
+    handOvers = 0;
     for (int shard = 0; shard < SHARDS; shard++) {
       String lease = LEASES.shardLease(shard);
       List<LeaseWrite> writes = new ArrayList<>(RealServerRecord.upToNow(api, lease));
@@ -110,7 +113,12 @@ class ShardedRunnerIT {
       for (LeaseWrite write : writes) {
         String holder = write.holder();
         String before = previous == null || previous.getHolderIdentity() == null ? "" : previous.getHolderIdentity();
-        if (!holder.isEmpty() && !before.isEmpty() && !holder.equals(before)) {
+        boolean handOver = write.annotations().containsKey(LeaseRecords.HAND_OVER_PROOF) && previous != null
+            && write.leaseTransitions() == (previous.getLeaseTransitions() == null ? 0
+                : previous.getLeaseTransitions()) + 1;
+        if (handOver && !before.isEmpty() && !holder.equals(before)) {
+          handOvers++;
+        } else if (!holder.isEmpty() && !before.isEmpty() && !holder.equals(before)) {
           ZonedDateTime expiry = previous.getRenewTime().plusSeconds(previous.getLeaseDurationSeconds());
           assertThat(write.spec().getAcquireTime())
               .as("shard %d: %s took it from %s, whose Lease expired at %s; the record %s", shard, holder, before,
@@ -124,6 +132,8 @@ class ShardedRunnerIT {
     assertThat(overlaps).isEmpty();
     return byExpiry;
   }
+
+  private int handOvers;
 
   @Test
   void threeReplicasOwnEveryShardOnceAndFairly() throws Exception {
@@ -149,6 +159,7 @@ class ShardedRunnerIT {
     runners.remove("c");
 
     assertThat(assertNeverOwnedTwice()).as("no shard changed hands by expiry").isEmpty();
+    assertThat(handOvers).as("shards handed over by name, with no release and no take").isPositive();
     System.out.println("MEASURED real server sharded close: " + itsShards.size() + " shards moved "
         + Duration.ofNanos(moved - closing).toMillis() + " ms after close() began (one lease duration: "
         + MockApi.LEASE_DURATION.toMillis() + " ms)");

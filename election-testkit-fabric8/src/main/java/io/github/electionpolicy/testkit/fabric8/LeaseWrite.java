@@ -3,6 +3,7 @@ package io.github.electionpolicy.testkit.fabric8;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.api.model.coordination.v1.LeaseSpec;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -30,12 +31,31 @@ import java.util.Objects;
  *     delivered it (a real server)
  * @param answeredNanos when the server had stored it, or when the watch delivered it
  * @param spec the stored spec; may be {@code null}
+ * @param annotations the stored object's annotations (empty when it has none): a sharded runner's hand-over, for
+ *     instance, is a write that names the next holder and carries {@code election-policy.io/hand-over-proof}
  */
 public record LeaseWrite(String namespace, String name, long resourceVersion, long receivedNanos,
-    long answeredNanos, LeaseSpec spec) {
+    long answeredNanos, LeaseSpec spec, Map<String, String> annotations) {
 
   /**
-   * Checks the names.
+   * Checks the names and copies the annotations.
+   *
+   * @param namespace the Lease's namespace
+   * @param name the Lease's name
+   * @param resourceVersion the stored version
+   * @param receivedNanos when handling began
+   * @param answeredNanos when it ended
+   * @param spec the stored spec
+   * @param annotations the stored annotations
+   */
+  public LeaseWrite {
+    Objects.requireNonNull(namespace, "namespace");
+    Objects.requireNonNull(name, "name");
+    annotations = Map.copyOf(Objects.requireNonNull(annotations, "annotations"));
+  }
+
+  /**
+   * A write of a Lease without annotations.
    *
    * @param namespace the Lease's namespace
    * @param name the Lease's name
@@ -44,14 +64,16 @@ public record LeaseWrite(String namespace, String name, long resourceVersion, lo
    * @param answeredNanos when it ended
    * @param spec the stored spec
    */
-  public LeaseWrite {
-    Objects.requireNonNull(namespace, "namespace");
-    Objects.requireNonNull(name, "name");
+  public LeaseWrite(String namespace, String name, long resourceVersion, long receivedNanos, long answeredNanos,
+      LeaseSpec spec) {
+    this(namespace, name, resourceVersion, receivedNanos, answeredNanos, spec, Map.of());
   }
 
   static LeaseWrite of(Lease stored, long receivedNanos, long answeredNanos) {
+    Map<String, String> annotations = stored.getMetadata().getAnnotations();
     return new LeaseWrite(stored.getMetadata().getNamespace(), stored.getMetadata().getName(),
-        version(stored.getMetadata().getResourceVersion()), receivedNanos, answeredNanos, stored.getSpec());
+        version(stored.getMetadata().getResourceVersion()), receivedNanos, answeredNanos, stored.getSpec(),
+        annotations == null ? Map.of() : annotations);
   }
 
   private static long version(String resourceVersion) {
