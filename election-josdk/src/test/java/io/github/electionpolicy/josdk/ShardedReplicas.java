@@ -302,8 +302,9 @@ final class ShardedReplicas implements AutoCloseable {
 
   /**
    * Watches the shard Leases from the fixture's own client and records, for each shard, the {@code System.nanoTime()}
-   * at which the watch first delivered it released (no holder) after this call: the instant a move's clock starts
-   * from. Closing the returned handle ends the watch.
+   * at which the watch first delivered it released (no holder) or handed over (a term written for the next holder,
+   * with its proof) after this call: the instant a move's clock starts from. Closing the returned handle ends the
+   * watch.
    */
   AutoCloseable recordReleases(Map<Integer, Long> releasedAt) {
     KubernetesClient watching = server.creatingClient();
@@ -316,7 +317,9 @@ final class ShardedReplicas implements AutoCloseable {
             long now = System.nanoTime();
             var matched = shardLease.matcher(lease.getMetadata().getName());
             String holder = lease.getSpec() == null ? null : lease.getSpec().getHolderIdentity();
-            if (action == Action.MODIFIED && matched.matches() && (holder == null || holder.isEmpty())) {
+            boolean handedOver = lease.getMetadata().getAnnotations() != null
+                && lease.getMetadata().getAnnotations().containsKey("election-policy.io/hand-over-proof");
+            if (action == Action.MODIFIED && matched.matches() && (holder == null || holder.isEmpty() || handedOver)) {
               releasedAt.putIfAbsent(Integer.parseInt(matched.group(1)), now);
             }
           }
