@@ -23,7 +23,7 @@ import java.util.TreeSet;
  *     that hold more is what keeps a join from moving a shard between two old members: in a fair state the members
  *     that must give up a shard for the newcomer are exactly the ones that held one more.</li>
  *   <li><b>Keep and hand over.</b> A member keeps its shards up to its quota and hands over the rest (stop the
- *     shard's work, then release its Lease); it keeps those it prefers by rendezvous weight. A member not in the
+ *     shard's work, then hand its Lease over); it keeps those it prefers by rendezvous weight. A member not in the
  *     live set (leaving, or not yet joined) hands over everything it holds and takes nothing: ownership follows
  *     membership.</li>
  *   <li><b>Free shards.</b> A shard is free only when nobody holds it. A shard held by someone outside the live set
