@@ -1,0 +1,125 @@
+package io.github.electionpolicy.fabric8;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.electionpolicy.fabric8.ShardCoordinatorCommand.HandOver;
+import io.github.electionpolicy.fabric8.ShardCoordinatorCommand.Successor;
+import io.github.electionpolicy.fabric8.ShardCoordinatorCommand.Why;
+import io.github.electionpolicy.fabric8.ShardCoordinatorInput.CloseRequested;
+import io.github.electionpolicy.fabric8.ShardCoordinatorInput.MembershipHeld;
+import io.github.electionpolicy.fabric8.ShardCoordinatorInput.ShardOwned;
+import io.github.electionpolicy.fabric8.ShardCoordinatorInput.Start;
+import io.github.electionpolicy.fabric8.ShardCoordinatorInput.ViewObserved;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Whom {@link ShardCoordinator} names in a hand-over: the member whose own plan takes the shard once it is free, as
+ * every member plans from the same view, with the resourceVersion of that member's membership Lease as the view saw
+ * it (the hand-over's proof); nobody when the view has no version for that member, or when the runner held nothing (a
+ * lost race, a free shard no longer planned here).
+ */
+class ShardCoordinatorSuccessorTest {
+
+  private static final int SHARDS = 8;
+
+  /** Member "a", owning every shard alone, with the view {@code versions} of the membership Leases. */
+  private static ShardCoordinator owningAll() {
+    ShardCoordinator a = new ShardCoordinator("a", SHARDS, 0);
+    a.step(new Start(0));
+    a.step(new MembershipHeld(1));
+    a.step(new ViewObserved(Set.of("a"), Map.of(), Map.of("a", "1"), 2));
+    for (int shard = 0; shard < SHARDS; shard++) {
+      a.step(new ShardInputs(shard).contending());
+      a.step(new ShardOwned(shard, 1, 3));
+    }
+    return a;
+  }
+
+  private record ShardInputs(int shard) {
+    ShardCoordinatorInput contending() {
+      return new ShardCoordinatorInput.ShardContending(shard, 3);
+    }
+  }
+
+  private static Map<Integer, String> allHeldBy(String holder) {
+    Map<Integer, String> holders = new TreeMap<>();
+    for (int shard = 0; shard < SHARDS; shard++) {
+      holders.put(shard, holder);
+    }
+    return holders;
+  }
+
+  private static List<HandOver> handOvers(List<ShardCoordinatorCommand> commands) {
+    return commands.stream().filter(HandOver.class::isInstance).map(HandOver.class::cast).toList();
+  }
+
+  @Test
+  void aSurplusShardIsHandedToTheJoinerThatEveryPlanGivesItToWithItsMembershipVersion() {
+    ShardCoordinator a = owningAll();
+
+    List<HandOver> handOvers = handOvers(a.step(new ViewObserved(Set.of("a", "b"), allHeldBy("a"),
+        Map.of("a", "5", "b", "7"), 10)));
+
+    assertThat(handOvers).hasSize(SHARDS / 2).allSatisfy(handOver -> {
+      assertThat(handOver.why()).isEqualTo(Why.SURPLUS);
+      assertThat(handOver.successor()).contains(new Successor("b", "7"));
+    });
+  }
+
+  @Test
+  void aLeaversShardsAreNamedForTheMembersWhosePlansTakeThem() {
+    ShardCoordinator a = owningAll();
+    a.step(new ViewObserved(Set.of("a", "b", "c"), allHeldBy("a"), Map.of("a", "5", "b", "7", "c", "9"), 10));
+    // Settle 0: "a" handed over its surplus at once; those runners are closing. What it keeps is handed over on close.
+    Set<Integer> kept = a.tokens().keySet();
+
+    List<HandOver> handOvers = handOvers(a.step(new CloseRequested(20)));
+
+    assertThat(handOvers).extracting(HandOver::shard).containsExactlyInAnyOrderElementsOf(kept);
+    Map<Integer, String> freed = new TreeMap<>();
+    for (int shard = 0; shard < SHARDS; shard++) {
+      if (!kept.contains(shard)) {
+        freed.put(shard, "a"); // its surplus, being handed over already: held by "a" in the view, so not free
+      }
+    }
+    for (HandOver handOver : handOvers) {
+      String successor = handOver.successor().orElseThrow().identity();
+      assertThat(ShardPlanner.FAIR.plan(SHARDS, List.of("b", "c"), successor, freed).take())
+          .as("shard %s is in %s's own plan once free", handOver.shard(), successor).contains(handOver.shard());
+      assertThat(handOver.successor().orElseThrow().membershipVersion()).isEqualTo(successor.equals("b") ? "7" : "9");
+      assertThat(handOver.why()).isEqualTo(Why.LEAVING);
+    }
+  }
+
+  @Test
+  void aMemberWithoutAVersionInTheViewIsNamedForNothing() {
+    ShardCoordinator a = owningAll();
+
+    List<HandOver> handOvers = handOvers(a.step(new ViewObserved(Set.of("a", "b"), allHeldBy("a"), Map.of("a", "5"),
+        10)));
+
+    assertThat(handOvers).hasSize(SHARDS / 2).allSatisfy(handOver -> assertThat(handOver.successor()).isEmpty());
+  }
+
+  @Test
+  void aRunnerThatHoldsNothingNamesNobody() {
+    ShardCoordinator a = new ShardCoordinator("a", SHARDS, 0);
+    a.step(new Start(0));
+    a.step(new MembershipHeld(1));
+    a.step(new ViewObserved(Set.of("a"), Map.of(), Map.of("a", "1"), 2));
+
+    // Every shard it contends for shows up held by "b", a live member: the races are lost.
+    List<HandOver> handOvers = handOvers(a.step(new ViewObserved(Set.of("a", "b"), allHeldBy("b"),
+        Map.of("a", "1", "b", "3"), 3)));
+
+    assertThat(handOvers).isNotEmpty().allSatisfy(handOver -> {
+      assertThat(handOver.why()).isEqualTo(Why.LOST_RACE);
+      assertThat(handOver.successor()).isEqualTo(Optional.empty());
+    });
+  }
+}
