@@ -142,6 +142,16 @@ final class LeaseElector {
     protocol.handOverProofs(writes);
   }
 
+  /** Before {@link #start}: it only declines a hand-over ({@link LeaseProtocol#declineHandOvers}). */
+  void declineHandOvers() {
+    protocol.declineHandOvers();
+  }
+
+  /** The release stays plain after all ({@link LeaseProtocol#noHandOver}). */
+  void noHandOver() {
+    protocol.noHandOver();
+  }
+
   /** A clean release hands the Lease over to {@code successor} ({@link LeaseProtocol#handOverTo}). */
   void handOverTo(String successor, String proof) {
     protocol.handOverTo(successor, proof);

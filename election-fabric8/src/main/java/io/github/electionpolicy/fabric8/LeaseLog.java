@@ -103,6 +103,10 @@ final class LeaseLog {
       case HANDED_OVER_HERE:
         log.info("Lease {} was handed over to {}: leading it (leaseTransitions {})", lease, identity, fact.detail());
         break;
+      case HAND_OVER_DECLINED:
+        log.info("Lease {} was handed over to {}, which does not take it: releasing it (leaseTransitions {})", lease,
+            identity, fact.detail());
+        break;
       case RELEASE_FAILED:
         log.warn("Could not release Lease {} ({}); another replica takes over once it expires", lease,
             fact.detail());

@@ -44,7 +44,9 @@ import java.util.Optional;
  *       ({@link #handOverProofs}): it then leads from that write's send time, which is before the hand-over was
  *       written and so before any other replica can have seen it, until that time plus its renew deadline unless
  *       renewed. Every other replica waits the term out from its own sight of it, as any holder's. A hand-over with
- *       no such proof, or one whose renew deadline has passed, is waited out as another process's term.
+ *       no such proof, or one whose renew deadline has passed, is waited out as another process's term. A follower
+ *       that closes (or runs only to decline, {@link #declineHandOvers}) releases such a term instead of leaving it to
+ *       expire: its own work for it never started.
  * </ul>
  *
  * <p>This class is the entry point: it takes each input, hands it to the rules for the protocol's role and
@@ -100,7 +102,9 @@ final class LeaseProtocol {
     /** A hand-over is dated from when this process saw it, not from the membership write its proof names. */
     HAND_OVER_DATED_AT_SIGHT,
     /** A hand-over seen by a list and watch is taken in unread even when a write from it would drop metadata. */
-    HAND_OVER_UNREAD
+    HAND_OVER_UNREAD,
+    /** A closing or declining follower leaves a hand-over naming it to expire instead of releasing it. */
+    NO_DECLINE
   }
 
   private final LeaseProtocolState s;
@@ -198,6 +202,28 @@ final class LeaseProtocol {
       s.successor = successor;
       s.successorProof = proof;
     }
+  }
+
+  /**
+   * Before {@link #start}: this protocol only declines. It never takes the Lease and never leads; if the Lease holds a
+   * hand-over naming this process that it could take in, it releases it (a compare-and-set on it), so that the next
+   * owner need not wait it out; otherwise it waits for its close. A replica that leaves, or one that holds no place
+   * for the shard, runs one for a shard that was handed to it ({@link ShardCoordinatorCommand.Decline}). A closing
+   * follower declines the same way.
+   *
+   * @throws IllegalStateException once the protocol has started
+   */
+  void declineHandOvers() {
+    if (s.readOnce || s.pending != LeaseProtocolState.Pending.NONE) {
+      throw new IllegalStateException("declineHandOvers() is for before start");
+    }
+    s.declineOnly = true;
+  }
+
+  /** Forgets the successor of {@link #handOverTo}: the release stays plain (the successor was seen leaving). */
+  void noHandOver() {
+    s.successor = null;
+    s.successorProof = null;
   }
 
   /** When this process sent the write that made {@code resourceVersion}, if it is one of its last few. */

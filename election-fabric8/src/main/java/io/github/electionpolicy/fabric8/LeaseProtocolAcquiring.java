@@ -24,9 +24,8 @@ final class LeaseProtocolAcquiring {
   private LeaseProtocolAcquiring() {}
 
   static Action follow(LeaseProtocolState s, Moment now) {
-    if (s.closing) {
-      s.role = Role.FINISHED;
-      return new LeaseStep.Finished();
+    if (s.closing || s.declineOnly) {
+      return declineOrFinish(s, now);
     }
     long t = now.nanos();
     if (s.backingOff) {
@@ -144,9 +143,14 @@ final class LeaseProtocolAcquiring {
    * renewal: the term runs from there, never from when the hand-over was seen.
    */
   static java.util.OptionalLong handOverSentNanos(LeaseProtocolState s, LeaseRecord record, long t) {
+    return s.closing || s.declineOnly || s.backingOff ? java.util.OptionalLong.empty() : validHandOver(s, record, t);
+  }
+
+  /** {@link #handOverSentNanos}, whether or not this follower is closing or backing off. */
+  private static java.util.OptionalLong validHandOver(LeaseProtocolState s, LeaseRecord record, long t) {
     if (record == null || record.handOverProof() == null || !record.heldBy(s.identity) || s.role != Role.FOLLOWING
-        || s.closing || s.backingOff || isOwnLastTerm(s, record) || record.sameTerm(s.adopted)
-        || record.transitions() < s.highestTransitions || s.durationNanos(record) < s.leaseDurationNanos) {
+        || isOwnLastTerm(s, record) || record.sameTerm(s.adopted) || record.transitions() < s.highestTransitions
+        || s.durationNanos(record) < s.leaseDurationNanos) {
       return java.util.OptionalLong.empty();
     }
     java.util.OptionalLong sent = s.membershipWrites.sentNanos(record.handOverProof());
@@ -176,10 +180,52 @@ final class LeaseProtocolAcquiring {
     return LeaseProtocolRenewing.lead(s, now);
   }
 
+  /**
+   * A follower that closes (or only declines, {@link LeaseProtocol#declineHandOvers}) and holds a hand-over naming it,
+   * one it may take in, releases it instead of leaving it to expire: its own work for it never started, and the
+   * shard is free at once for whoever the plan gives it to. It reads the Lease first when a write from the record it
+   * saw would drop metadata. Otherwise a closing follower finishes, and one that only declines waits for its close.
+   */
+  private static Action declineOrFinish(LeaseProtocolState s, Moment now) {
+    long t = now.nanos();
+    java.util.OptionalLong handedOver = s.observedAny && s.flaw != Flaw.NO_DECLINE ? validHandOver(s, s.observed, t)
+        : java.util.OptionalLong.empty();
+    if (handedOver.isPresent()) {
+      if (s.observedWritable) {
+        s.writeKnown();
+        s.mine = s.observed;
+        s.lastWritten = s.observed;
+        s.lastAttempted = null;
+        s.adopted = s.observed;
+        s.lastRenewSentNanos = handedOver.getAsLong();
+        s.lastAttemptNanos = handedOver.getAsLong();
+        s.role = Role.LEADING; // the release's rules are a leader's: a compare-and-set on this term
+        s.successor = null;
+        s.cleanRelease = false;
+        s.releaseRetried = false;
+        s.fact(FactKind.HAND_OVER_DECLINED, Integer.toString(s.observed.transitions()));
+        return LeaseProtocolReleasing.release(s, now);
+      }
+      s.pending = Pending.READ;
+      s.pendingSentNanos = t;
+      return new LeaseStep.Read(t + s.requestTimeoutNanos);
+    }
+    if (s.closing) {
+      s.role = Role.FINISHED;
+      return new LeaseStep.Finished();
+    }
+    return new LeaseStep.Await(t + s.leaseDurationNanos);
+  }
+
   static Action readAnswered(LeaseProtocolState s, Moment now, Answer answer) {
     long t = now.nanos();
     if (answer instanceof Answer.Failed failed) {
       s.failed(failed.failure());
+      if (s.closing || s.declineOnly) {
+        // A hand-over it could not read to decline: a closing follower leaves it to expire, as before; one that only
+        // declines tries once more a lease duration on, if its close has not come by then and the term is still valid.
+        return s.closing ? finished(s) : new LeaseStep.Await(t + s.leaseDurationNanos);
+      }
       return awaitAsFollower(s, t);
     }
     s.succeeded(s.pendingSentNanos);
@@ -197,6 +243,9 @@ final class LeaseProtocolAcquiring {
     if (handedOver.isPresent()) {
       return adopt(s, now, current, handedOver.getAsLong());
     }
+    if (s.closing || s.declineOnly) {
+      return declineOrFinish(s, now);
+    }
     if (attemptDueNanos(s, t) - t > 0) {
       // A Lease deleted under its holder may still be led: wait out the holder's lease duration.
       String holder = current == null ? s.lastHolder : current.holder();
@@ -208,6 +257,11 @@ final class LeaseProtocolAcquiring {
       return awaitAsFollower(s, t);
     }
     return take(s, now, current);
+  }
+
+  private static Action finished(LeaseProtocolState s) {
+    s.role = Role.FINISHED;
+    return new LeaseStep.Finished();
   }
 
   /** Writes a new term over {@code current} (null: the Lease is missing), whose holder's term has run out. */

@@ -108,6 +108,8 @@ final class LeaseProtocolState {
   final List<LeaseRecord> renewalsInDoubt = new ArrayList<>();
 
   boolean closing;
+  // Runs only to release a hand-over naming this process, never to take or lead (LeaseProtocol.declineHandOvers).
+  boolean declineOnly;
   Finish finish = Finish.NONE;
   boolean relinquishing;
   boolean relinquishRelease;

@@ -114,6 +114,8 @@ record LeaseStep(Action action, List<Signal> signals) {
     HANDED_OVER,
     /** A hand-over to this process was taken in as its own term (detail: its leaseTransitions). */
     HANDED_OVER_HERE,
+    /** A hand-over to this process, which closes or does not want it, is released (detail: its leaseTransitions). */
+    HAND_OVER_DECLINED,
     /** The release failed (detail: the failure); the Lease expires instead. */
     RELEASE_FAILED,
     /** The Lease is left to expire (the services did not all stop cleanly, or the runner abandons it). */

@@ -244,6 +244,13 @@ final class LifecycleDriver {
     }
   }
 
+  /** On the loop: the release of this runner's Lease stays plain after all ({@link LeaseProtocol#noHandOver}). */
+  void noHandOver() {
+    if (elector != null) {
+      elector.noHandOver();
+    }
+  }
+
   /**
    * On the loop: when this runner sent the write that made {@code resourceVersion} of its Lease, if it is one of its
    * last few ({@link LeaseProtocol#ownWriteSentNanos}).

@@ -85,6 +85,8 @@ final class ShardCoordinator {
   private ShardCoordinatorPhase phase = new Created();
   private final TreeMap<Integer, RunnerState> runners = new TreeMap<>();
   private final TreeMap<Integer, Long> tokens = new TreeMap<>();
+  // Shards a runner was started for only to decline them, while the view shows them held by this replica still.
+  private final TreeSet<Integer> declined = new TreeSet<>();
   private ViewObserved view;
   private Set<String> lastLive = Set.of();
   private long liveChangedAt;
@@ -139,6 +141,9 @@ final class ShardCoordinator {
       view = observed;
       noteLiveSet();
       plan();
+      if (phase instanceof Leaving || phase instanceof Releasing || phase instanceof Lapsed) {
+        declineUnwanted(Set.of());
+      }
     } else if (input instanceof MembershipHeld) {
       membershipHeld();
     } else if (input instanceof MembershipLost) {
@@ -291,9 +296,12 @@ final class ShardCoordinator {
         closing.add(runner.getKey());
       }
     }
-    Map<Integer, Successor> successors = why == Why.LEAVING ? successors(closing, liveSet()) : Map.of();
+    // A leaver releases: the members it would name may be leaving at the same moment (a scale-down by two), from a
+    // view that does not show it yet, and one that has left before the hand-over reaches it can neither take it in
+    // nor decline it: the shard would wait out the term. (Naming successors on leave too needs a leaver to stay
+    // until no hand-over to it can be on its way; docs/sharding.md.)
     for (int shard : closing) {
-      handOver(shard, why, successors.get(shard));
+      handOver(shard, why, null);
     }
   }
 
@@ -371,6 +379,7 @@ final class ShardCoordinator {
         out.add(new Contend(shard));
       }
     }
+    declineUnwanted(Set.copyOf(wanted));
     List<Integer> surplus = new ArrayList<>();
     for (Map.Entry<Integer, RunnerState> runner : new ArrayList<>(runners.entrySet())) {
       int shard = runner.getKey();
@@ -389,6 +398,27 @@ final class ShardCoordinator {
     Map<Integer, Successor> successors = successors(surplus, lastLive);
     for (int shard : surplus) {
       handOver(shard, Why.SURPLUS, successors.get(shard));
+    }
+  }
+
+  /**
+   * A shard the view shows handed over to this replica, with no runner here and not {@code wanted}: a hand-over named
+   * this replica from a view that did not show it leaving, lapsed or at its share. A runner is started to decline it, once
+   * while the view shows it held here; it counts as a runner until it stopped (a leaver releases its membership Lease
+   * after it).
+   */
+  private void declineUnwanted(Set<Integer> wanted) {
+    if (view == null) {
+      return;
+    }
+    declined.removeIf(shard -> !identity.equals(view.holders().get(shard)));
+    for (Map.Entry<Integer, String> held : view.holders().entrySet()) {
+      int shard = held.getKey();
+      if (identity.equals(held.getValue()) && view.handOvers().contains(shard) && !runners.containsKey(shard)
+          && !wanted.contains(shard) && declined.add(shard)) {
+        runners.put(shard, RunnerState.CLOSING);
+        out.add(new Decline(shard));
+      }
     }
   }
 

@@ -30,6 +30,15 @@ sealed interface ShardCoordinatorCommand {
   record Successor(String identity, String membershipVersion) {}
 
   /**
+   * Start shard {@code shard}'s runner only to decline the shard, and close it at once: the view shows this replica
+   * holding a shard it has no runner for and will not run (it leaves, lost its membership, or holds its share
+   * already), as after a hand-over another replica named it for from a view that did not show that yet. The runner
+   * releases such a hand-over (with no work started) so that the shard need not wait it out, and otherwise ends
+   * ({@link LeaseProtocol#declineHandOvers}); it reports {@link ShardCoordinatorInput.ShardStopped}.
+   */
+  record Decline(int shard) implements ShardCoordinatorCommand {}
+
+  /**
    * Mark the membership Lease as leaving (renewed as before, with the mark), so that every replica's view counts
    * this one out at once while its shard runners stop: the shards it releases then go to the members that stay.
    */

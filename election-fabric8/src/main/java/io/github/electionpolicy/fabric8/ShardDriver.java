@@ -94,6 +94,9 @@ final class ShardDriver {
 
   private record ShardRun(LeaseRunner runner, ShardWork work) {}
 
+  // The successor each shard being handed over names, until its runner stopped (see forgetDepartedSuccessors).
+  private final TreeMap<Integer, String> successors = new TreeMap<>();
+
   ShardDriver(Parts parts) {
     this.parts = Objects.requireNonNull(parts, "parts");
     this.loop = parts.loop();
@@ -110,6 +113,7 @@ final class ShardDriver {
           @Override
           public void observed(ShardCoordinatorInput.ViewObserved observed) {
             if (!done) {
+              forgetDepartedSuccessors(observed.liveMembers());
               inputs.add(observed);
             }
           }
@@ -219,13 +223,16 @@ final class ShardDriver {
     if (command instanceof Join) {
       join();
     } else if (command instanceof Contend contend) {
-      contend(contend.shard());
+      contend(contend.shard(), false);
+    } else if (command instanceof Decline decline) {
+      contend(decline.shard(), true);
     } else if (command instanceof HandOver handOver) {
       terms.remove(handOver.shard());
       ShardRun run = shards.get(handOver.shard());
-      if (run != null) {
-        handOver.successor().ifPresent(next -> run.runner().driver().handOverTo(next.identity(),
-            next.membershipVersion()));
+      if (run != null && handOver.successor().isPresent()) {
+        ShardCoordinatorCommand.Successor next = handOver.successor().get();
+        run.runner().driver().handOverTo(next.identity(), next.membershipVersion());
+        successors.put(handOver.shard(), next.identity());
       }
       if (handOver.why() != Why.LEAVING || !mark.hold(handOver.shard())) {
         closeShard(handOver.shard());
@@ -249,6 +256,25 @@ final class ShardDriver {
     } else if (command instanceof ReportStopped stopped) {
       finish(stopped.cause());
     }
+  }
+
+  /**
+   * A shard being handed over whose successor the view no longer counts live (it leaves too, as in a scale-down by
+   * two, or it is gone) is released instead, as long as its hand-over was not sent: the successor would not take it
+   * in, and the shard would wait out its term. (One that starts to leave later declines what it is handed:
+   * {@link ShardCoordinatorCommand.Decline}.)
+   */
+  private void forgetDepartedSuccessors(Set<String> live) {
+    successors.entrySet().removeIf(named -> {
+      if (live.contains(named.getValue())) {
+        return false;
+      }
+      ShardRun run = shards.get(named.getKey());
+      if (run != null) {
+        run.runner().driver().noHandOver();
+      }
+      return true;
+    });
   }
 
   private void closeShard(int shard) {
@@ -281,7 +307,8 @@ final class ShardDriver {
     runner.driver().start();
   }
 
-  private void contend(int shard) {
+  /** A runner for {@code shard}; {@code decline}: one that only declines a hand-over, closed at once. */
+  private void contend(int shard, boolean decline) {
     ShardWork work = new ShardWork(shard, parts.service());
     String lease = parts.leases().shardLease(shard);
     LeaseRunner runner = parts.runners().open(lease, work, false);
@@ -297,9 +324,15 @@ final class ShardDriver {
       // A hand-over to this replica names one of its membership writes: the membership runner of the moment knows them.
       elector.handOverProofs(version -> membership == null ? java.util.OptionalLong.empty()
           : membership.driver().ownWriteSentNanos(version));
+      if (decline) {
+        elector.declineHandOvers();
+      }
     });
     observeAnswers(runner.driver());
     runner.driver().start();
+    if (decline) {
+      runner.driver().requestClose();
+    }
   }
 
   /**
@@ -383,6 +416,7 @@ final class ShardDriver {
     } else if (state instanceof ElectionState.Stopped) {
       terms.remove(shard);
       shards.remove(shard);
+      successors.remove(shard);
       runnerStopped(run.runner().driver());
       boolean released = !run.work().mayRun() || parts.driverFlaw() == ShardDriverFlaw.STOPPED_COUNTS_AS_RELEASED;
       inputs.add(new ShardStopped(shard, released, now));

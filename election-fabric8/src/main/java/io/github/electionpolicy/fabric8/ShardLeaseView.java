@@ -161,6 +161,7 @@ final class ShardLeaseView {
     Set<String> members = new TreeSet<>();
     Map<Integer, String> holders = new TreeMap<>();
     Map<String, String> versions = new TreeMap<>();
+    Set<Integer> handOvers = new TreeSet<>();
     for (Seen s : seen.values()) {
       LeaseRecord record = s.listed().record();
       if (record.holder() == null || now - expiry(s) >= 0) {
@@ -169,6 +170,9 @@ final class ShardLeaseView {
       ShardLeases.Kind kind = leases.parse(s.listed().name());
       if (kind instanceof ShardLeases.Kind.Shard shard) {
         holders.put(shard.shard(), record.holder());
+        if (record.handOverProof() != null) {
+          handOvers.add(shard.shard());
+        }
       } else if (kind instanceof ShardLeases.Kind.Member && !s.listed().leaving()) {
         members.add(record.holder());
         if (record.resourceVersion() != null && s.listed().name().equals(leases.memberLease(record.holder()))) {
@@ -176,7 +180,7 @@ final class ShardLeaseView {
         }
       }
     }
-    return new ShardCoordinatorInput.ViewObserved(members, holders, versions, now);
+    return new ShardCoordinatorInput.ViewObserved(members, holders, versions, handOvers, now);
   }
 
   /** When the next held Lease of the view expires with no event, if one is held after {@code now}. */

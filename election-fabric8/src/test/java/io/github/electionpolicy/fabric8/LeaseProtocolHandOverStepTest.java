@@ -269,13 +269,61 @@ class LeaseProtocolHandOverStepTest {
     }
 
     @Test
-    void aFollowerAskedToCloseWhileItsReadWasInFlightTakesNothingIn() {
+    void aFollowerAskedToCloseWhileItsReadWasInFlightDeclinesTheHandOverItReads() {
       protocol.start(at(0));
       protocol.finishRequested(true);
       LeaseStep step = protocol.answer(at(50), found(handOver("55")));
 
-      assertThat(step.signals()).doesNotContain(adopted(8));
-      assertThat(protocol.role()).isNotEqualTo(LeaseProtocol.Role.LEADING);
+      assertThat(step.signals()).as("no term: its work never starts")
+          .containsExactly(new LeaseStep.Fact(FactKind.HAND_OVER_DECLINED, "8"));
+      LeaseRecord release = writtenRecord(step);
+      assertThat(release.holder()).isNull();
+      assertThat(release.leaseTransitions()).as("the hand-over's own term, released").isEqualTo(8);
+      assertThat(release.resourceVersion()).as("a compare-and-set on the hand-over").isEqualTo("60");
+      LeaseStep done = protocol.answer(at(100), written(step, "61"));
+      assertThat(done.action()).isInstanceOf(LeaseStep.Finished.class);
+      assertThat(done.signals()).containsExactly(new LeaseStep.Fact(FactKind.RELEASED, ""));
+      assertThat(protocol.cleanlyReleased()).as("not a clean close's: nothing deletes it").isEmpty();
+    }
+
+    @Test
+    void aDecliningFollowerReleasesAHandOverSeenAtItsStartAndTakesNothingElse() {
+      protocol.declineHandOvers();
+      protocol.seen(handOver("55"), 500 * MS, true);
+      LeaseStep release = protocol.start(at(600));
+
+      assertThat(release.signals()).containsExactly(new LeaseStep.Fact(FactKind.HAND_OVER_DECLINED, "8"));
+      assertThat(writtenRecord(release).holder()).isNull();
+
+      LeaseProtocol free = new LeaseProtocol("me", LEASE, DEADLINE, RETRY, TIMEOUT, 42);
+      free.declineHandOvers();
+      free.seen(new LeaseRecord(null, 1, WALL, WALL, 8, "60"), 500 * MS, true);
+      assertThat(free.start(at(600)).action()).as("a free Lease is not taken: it waits for its close")
+          .isEqualTo(new LeaseStep.Await(600 * MS + LEASE));
+      assertThat(free.close(at(700)).action()).isInstanceOf(LeaseStep.Finished.class);
+    }
+
+    @Test
+    void aDecliningFollowerReadsAHandOverWithMetadataFirstAndLeavesAStaleOneToExpire() {
+      protocol.declineHandOvers();
+      protocol.seen(handOver("55"), 500 * MS, false);
+      assertThat(protocol.start(at(600)).action()).isInstanceOf(LeaseStep.Read.class);
+      assertThat(writtenRecord(protocol.answer(at(650), found(handOver("55")))).holder()).isNull();
+
+      LeaseProtocol late = new LeaseProtocol("me", LEASE, DEADLINE, RETRY, TIMEOUT, 42);
+      late.handOverProofs(version -> OptionalLong.of(PROOF_SENT));
+      late.declineHandOvers();
+      late.seen(handOver("55"), 500 * MS, true);
+      assertThat(late.start(at((PROOF_SENT + DEADLINE) / MS)).action()).as("its term may be another's now")
+          .isInstanceOf(LeaseStep.Await.class);
+    }
+
+    @Test
+    void aProofItDidNotMakeIsNotDeclined() {
+      protocol.start(at(0));
+      protocol.finishRequested(true);
+
+      assertThat(protocol.answer(at(50), found(handOver("99"))).action()).isInstanceOf(LeaseStep.Finished.class);
     }
 
     @Test

@@ -412,6 +412,9 @@ final class ShardCluster {
         runners.add(new Runner(node.id, contend.shard()));
       } else if (command instanceof HandOver handOver) {
         handOver(node, handOver.shard());
+      } else if (command instanceof ShardCoordinatorCommand.Decline decline) {
+        // This model writes no hand-over by name: a runner started to decline one finds none and ends.
+        tell(node.id, new ShardCoordinatorInput.ShardStopped(decline.shard(), true, now));
       } else if (command instanceof ShardCoordinatorCommand.AnnounceLeaving) {
         Lease membership = memberships.get(node.id);
         if (membership != null && node.id.equals(membership.holder)) {

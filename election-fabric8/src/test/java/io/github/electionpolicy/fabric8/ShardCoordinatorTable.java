@@ -147,6 +147,8 @@ final class ShardCoordinatorTable {
       return "contend " + contend.shard();
     } else if (command instanceof ShardCoordinatorCommand.HandOver handOver) {
       return "hand over " + handOver.shard() + " " + handOver.why().name().toLowerCase(Locale.ROOT);
+    } else if (command instanceof ShardCoordinatorCommand.Decline decline) {
+      return "decline " + decline.shard();
     } else if (command instanceof ShardCoordinatorCommand.AnnounceLeaving) {
       return "announce leaving";
     } else if (command instanceof ShardCoordinatorCommand.Leave) {
