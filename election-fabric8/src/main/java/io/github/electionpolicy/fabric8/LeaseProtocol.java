@@ -189,10 +189,15 @@ final class LeaseProtocol {
    * A clean release (a finish while leading, before the renew deadline) writes {@code successor} as the holder of a
    * new term instead of an empty holder, with {@code proof}, the resourceVersion of the successor's membership Lease
    * as this process last saw it: a hand-over ({@link LeaseProtocolReleasing#release}). Any other release (after a loss,
-   * a lapse or a failed start) stays plain.
+   * a lapse or a failed start) stays plain. A {@code null} successor takes a hand-over named before back: the release
+   * is plain again. Named again before the release, the latest name and proof count.
    */
   void handOverTo(String successor, String proof) {
-    java.util.Objects.requireNonNull(successor, "successor");
+    if (successor == null) {
+      s.successor = null;
+      s.successorProof = null;
+      return;
+    }
     java.util.Objects.requireNonNull(proof, "proof");
     if (!successor.equals(s.identity)) {
       s.successor = successor;

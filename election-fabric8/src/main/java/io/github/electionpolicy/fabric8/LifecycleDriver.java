@@ -236,7 +236,8 @@ final class LifecycleDriver {
 
   /**
    * On the loop: a clean release of this runner's Lease hands it over to {@code successor} instead
-   * ({@link LeaseProtocol#handOverTo}); before {@link #requestClose()}.
+   * ({@link LeaseProtocol#handOverTo}); named before {@link #requestClose()}, and again (a newer proof, or {@code null}:
+   * a plain release after all) until the release is written.
    */
   void handOverTo(String successor, String proof) {
     if (elector != null) {

@@ -76,6 +76,9 @@ final class ShardDriver {
   private boolean draining;
   private final TreeMap<Integer, ShardRun> shards = new TreeMap<>();
   private final TreeMap<Integer, LeadershipTerm> terms = new TreeMap<>();
+  // The member each closing shard runner hands its Lease over to, by shard: its proof follows the view until the
+  // release is written, and a member that left the view's live set is named no more (see handOversFollow).
+  private final TreeMap<Integer, String> successors = new TreeMap<>();
   private LeaseRunner membership;
   private boolean membershipLeading;
   private boolean leaveAsked;
@@ -110,6 +113,7 @@ final class ShardDriver {
           @Override
           public void observed(ShardCoordinatorInput.ViewObserved observed) {
             if (!done) {
+              handOversFollow(observed);
               inputs.add(observed);
             }
           }
@@ -224,8 +228,10 @@ final class ShardDriver {
       terms.remove(handOver.shard());
       ShardRun run = shards.get(handOver.shard());
       if (run != null) {
-        handOver.successor().ifPresent(next -> run.runner().driver().handOverTo(next.identity(),
-            next.membershipVersion()));
+        handOver.successor().ifPresent(next -> {
+          successors.put(handOver.shard(), next.identity());
+          run.runner().driver().handOverTo(next.identity(), next.membershipVersion());
+        });
       }
       if (handOver.why() != Why.LEAVING || !mark.hold(handOver.shard())) {
         closeShard(handOver.shard());
@@ -249,6 +255,45 @@ final class ShardDriver {
     } else if (command instanceof ReportStopped stopped) {
       finish(stopped.cause());
     }
+  }
+
+  /**
+   * A closing runner's hand-over is written only once its work stopped, which may take long: until then each view
+   * names, as its proof, the successor's membership version it shows now, whose write was sent recently enough for the
+   * successor to take the term in (an old one's send time may lie a renew deadline back by the time the hand-over is
+   * written, and the successor then waits it out as another process's term); and a successor the view no longer shows
+   * live (it is leaving too, or gone), or whose plan would not keep the shard ({@link #keptBy}), is named no more: the
+   * runner releases the Lease, so that the member whose plan takes it takes it at once, instead of handing it to a
+   * member that will never take it in.
+   */
+  private void handOversFollow(ShardCoordinatorInput.ViewObserved observed) {
+    for (java.util.Iterator<Map.Entry<Integer, String>> it = successors.entrySet().iterator(); it.hasNext(); ) {
+      Map.Entry<Integer, String> named = it.next();
+      ShardRun run = shards.get(named.getKey());
+      String version = observed.memberVersions().get(named.getValue());
+      if (run == null) {
+        it.remove();
+      } else if (observed.liveMembers().contains(named.getValue()) && version != null
+          && keptBy(named.getValue(), named.getKey(), observed)) {
+        run.runner().driver().handOverTo(named.getValue(), version);
+      } else {
+        run.runner().driver().handOverTo(null, null);
+        it.remove();
+      }
+    }
+  }
+
+  /**
+   * Whether {@code member}'s plan, from {@code observed} with {@code shard} handed to it, keeps the shard: a member handed
+   * more than its share (old owners each fill the same lacking member, none seeing the others' hand-overs) finds the
+   * extra shards surplus, runs no runner for them and never takes them in, so they wait out a lease duration.
+   */
+  private boolean keptBy(String member, int shard, ShardCoordinatorInput.ViewObserved observed) {
+    Map<Integer, String> owners = new TreeMap<>(observed.holders());
+    owners.put(shard, member);
+    java.util.Set<String> live = new java.util.TreeSet<>(observed.liveMembers());
+    live.add(member);
+    return ShardPlanner.FAIR.plan(parts.shardCount(), live, member, owners).keep().contains(shard);
   }
 
   private void closeShard(int shard) {
@@ -282,6 +327,7 @@ final class ShardDriver {
   }
 
   private void contend(int shard) {
+    successors.remove(shard);
     ShardWork work = new ShardWork(shard, parts.service());
     String lease = parts.leases().shardLease(shard);
     LeaseRunner runner = parts.runners().open(lease, work, false);
@@ -383,6 +429,7 @@ final class ShardDriver {
     } else if (state instanceof ElectionState.Stopped) {
       terms.remove(shard);
       shards.remove(shard);
+      successors.remove(shard);
       runnerStopped(run.runner().driver());
       boolean released = !run.work().mayRun() || parts.driverFlaw() == ShardDriverFlaw.STOPPED_COUNTS_AS_RELEASED;
       inputs.add(new ShardStopped(shard, released, now));

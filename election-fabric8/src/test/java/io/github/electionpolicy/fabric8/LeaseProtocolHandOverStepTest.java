@@ -128,6 +128,33 @@ class LeaseProtocolHandOverStepTest {
     }
 
     @Test
+    void aSuccessorNamedAgainBeforeTheReleaseNamesTheLatestProof() {
+      leading();
+      owner.handOverTo("next", "55");
+      owner.close(at(500));
+      owner.handOverTo("next", "57");
+
+      LeaseRecord record = writtenRecord(owner.finish(at(1_000), true));
+      assertThat(record.holder()).isEqualTo("next");
+      assertThat(record.handOverProof()).isEqualTo("57");
+    }
+
+    @Test
+    void aSuccessorTakenBackBeforeTheReleaseLeavesAPlainRelease() {
+      leading();
+      owner.handOverTo("next", "55");
+      owner.close(at(500));
+      owner.handOverTo(null, null);
+
+      LeaseStep release = owner.finish(at(1_000), true);
+      assertThat(writtenRecord(release).holder()).isNull();
+      assertThat(writtenRecord(release).leaseTransitions()).isEqualTo(7);
+      assertThat(writtenRecord(release).handOverProof()).isNull();
+      owner.answer(at(1_050), written(release, "12"));
+      assertThat(owner.cleanlyReleased()).as("a clean release again").isPresent();
+    }
+
+    @Test
     void aSuccessorThatIsItselfIsIgnored() {
       leading();
       owner.handOverTo("old", "55");
