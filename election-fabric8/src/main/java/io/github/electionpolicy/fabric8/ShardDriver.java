@@ -277,8 +277,7 @@ final class ShardDriver {
           && keptBy(named.getValue(), named.getKey(), observed)) {
         run.runner().driver().handOverTo(named.getValue(), version);
       } else {
-        run.runner().driver().handOverTo(null, null);
-        it.remove();
+        run.runner().driver().handOverTo(null, null); // named again if a later view, before the release, says so
       }
     }
   }
@@ -291,8 +290,13 @@ final class ShardDriver {
   private boolean keptBy(String member, int shard, ShardCoordinatorInput.ViewObserved observed) {
     Map<Integer, String> owners = new TreeMap<>(observed.holders());
     owners.put(shard, member);
+    // Planned as the coordinator plans: this replica counted live exactly while it is a member (not once leaving).
     java.util.Set<String> live = new java.util.TreeSet<>(observed.liveMembers());
-    live.add(member);
+    if (coordinator.phase() instanceof ShardCoordinatorPhase.Member) {
+      live.add(parts.identity());
+    } else {
+      live.remove(parts.identity());
+    }
     return ShardPlanner.FAIR.plan(parts.shardCount(), live, member, owners).keep().contains(shard);
   }
 
