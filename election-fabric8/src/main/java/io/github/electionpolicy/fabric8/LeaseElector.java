@@ -142,6 +142,11 @@ final class LeaseElector {
     protocol.handOverProofs(writes);
   }
 
+  /** Before {@link #start}: the highest token of a term of this Lease this process led before ({@link LeaseProtocol#ledBefore}). */
+  void ledBefore(long transitions) {
+    protocol.ledBefore(transitions);
+  }
+
   /** A clean release hands the Lease over to {@code successor} ({@link LeaseProtocol#handOverTo}). */
   void handOverTo(String successor, String proof) {
     protocol.handOverTo(successor, proof);

@@ -205,6 +205,16 @@ final class LeaseProtocol {
     }
   }
 
+  /**
+   * Before {@link #start}: the highest leaseTransitions of a term of this Lease that this process led with an earlier
+   * protocol (a sharded runner's earlier runner of the shard). A hand-over at or below it is never taken in: it is
+   * a term this process already led, and has since let go (released, perhaps taken by another replica at once), seen
+   * again by a view that lags this process's own writes. Negative: none.
+   */
+  void ledBefore(long transitions) {
+    s.ledBefore = Math.max(s.ledBefore, transitions);
+  }
+
   /** When this process sent the write that made {@code resourceVersion}, if it is one of its last few. */
   java.util.OptionalLong ownWriteSentNanos(String resourceVersion) {
     return s.writeSentNanos(resourceVersion);

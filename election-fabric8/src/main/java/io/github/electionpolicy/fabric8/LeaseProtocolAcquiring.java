@@ -146,7 +146,8 @@ final class LeaseProtocolAcquiring {
   static java.util.OptionalLong handOverSentNanos(LeaseProtocolState s, LeaseRecord record, long t) {
     if (record == null || record.handOverProof() == null || !record.heldBy(s.identity) || s.role != Role.FOLLOWING
         || s.closing || s.backingOff || isOwnLastTerm(s, record) || record.sameTerm(s.adopted)
-        || record.transitions() < s.highestTransitions || s.durationNanos(record) < s.leaseDurationNanos) {
+        || record.transitions() < s.highestTransitions || record.transitions() <= s.ledBefore
+        || s.durationNanos(record) < s.leaseDurationNanos) {
       return java.util.OptionalLong.empty();
     }
     java.util.OptionalLong sent = s.membershipWrites.sentNanos(record.handOverProof());

@@ -79,6 +79,9 @@ final class ShardDriver {
   // The member each closing shard runner hands its Lease over to, by shard: its proof follows the view until the
   // release is written, and a member that left the view's live set is named no more (see handOversFollow).
   private final TreeMap<Integer, String> successors = new TreeMap<>();
+  // The highest token under which a runner of this process led each shard: a later runner takes no hand-over at or
+  // below it in (LeaseProtocol.ledBefore), however its view lags.
+  private final TreeMap<Integer, Long> led = new TreeMap<>();
   private LeaseRunner membership;
   private boolean membershipLeading;
   private boolean leaveAsked;
@@ -344,6 +347,7 @@ final class ShardDriver {
       view.sighting(lease).ifPresent(seen -> elector.seen(seen.record(), parts.driverFlaw()
           == ShardDriverFlaw.SIGHTING_DATED_AT_CONTEND ? ticker.read() : seen.changedNanos(), seen.bare()));
       elector.seenTransitions(view.highestTransitions(lease));
+      elector.ledBefore(led.getOrDefault(shard, -1L));
       // A hand-over to this replica names one of its membership writes: the membership runner of the moment knows them.
       elector.handOverProofs(version -> membership == null ? java.util.OptionalLong.empty()
           : membership.driver().ownWriteSentNanos(version));
@@ -425,6 +429,7 @@ final class ShardDriver {
     long now = ticker.read();
     if (state instanceof ElectionState.Leading leading) {
       view.took(parts.leases().shardLease(shard), leading.term().leaseTransitions()); // unseen by the view, maybe
+      led.merge(shard, (long) leading.term().leaseTransitions(), Math::max);
       terms.put(shard, leading.term());
       inputs.add(new ShardOwned(shard, leading.term().leaseTransitions(), now));
     } else if (state instanceof ElectionState.Following) {

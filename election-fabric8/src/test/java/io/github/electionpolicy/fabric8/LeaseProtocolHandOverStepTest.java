@@ -325,6 +325,21 @@ class LeaseProtocolHandOverStepTest {
     }
 
     @Test
+    void aHandOverAtOrBelowATermThisProcessLedBeforeIsNotTakenInByALaterRunner() {
+      protocol.ledBefore(8); // an earlier runner of this process took this very hand-over in, then let the shard go
+      protocol.seen(handOver("55"), 500 * MS, true);
+      LeaseStep step = protocol.start(at(600));
+      assertThat(step.signals()).doesNotContain(adopted(8));
+      assertThat(protocol.role()).isEqualTo(LeaseProtocol.Role.FOLLOWING);
+
+      LeaseProtocol later = new LeaseProtocol("me", LEASE, DEADLINE, RETRY, TIMEOUT, 42);
+      later.handOverProofs(version -> OptionalLong.of(PROOF_SENT));
+      later.ledBefore(7);
+      later.seen(handOver("55"), 500 * MS, true);
+      assertThat(later.start(at(600)).signals()).as("a newer term than any it led").contains(adopted(8));
+    }
+
+    @Test
     void withoutKnownMembershipWritesNothingIsTakenIn() {
       LeaseProtocol election = new LeaseProtocol("me", LEASE, DEADLINE, RETRY, TIMEOUT, 42);
       election.start(at(0));
