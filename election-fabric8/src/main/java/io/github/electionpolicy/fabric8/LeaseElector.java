@@ -147,9 +147,9 @@ final class LeaseElector {
     protocol.declineHandOvers();
   }
 
-  /** The release stays plain after all ({@link LeaseProtocol#noHandOver}). */
-  void noHandOver() {
-    protocol.noHandOver();
+  /** Before {@link #start}: the highest token of a term of this Lease this process led before ({@link LeaseProtocol#ledBefore}). */
+  void ledBefore(long transitions) {
+    protocol.ledBefore(transitions);
   }
 
   /** A clean release hands the Lease over to {@code successor} ({@link LeaseProtocol#handOverTo}). */

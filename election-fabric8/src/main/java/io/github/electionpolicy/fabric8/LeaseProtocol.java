@@ -193,10 +193,15 @@ final class LeaseProtocol {
    * A clean release (a finish while leading, before the renew deadline) writes {@code successor} as the holder of a
    * new term instead of an empty holder, with {@code proof}, the resourceVersion of the successor's membership Lease
    * as this process last saw it: a hand-over ({@link LeaseProtocolReleasing#release}). Any other release (after a loss,
-   * a lapse or a failed start) stays plain.
+   * a lapse or a failed start) stays plain. A {@code null} successor takes a hand-over named before back: the release
+   * is plain again. Named again before the release, the latest name and proof count.
    */
   void handOverTo(String successor, String proof) {
-    java.util.Objects.requireNonNull(successor, "successor");
+    if (successor == null) {
+      s.successor = null;
+      s.successorProof = null;
+      return;
+    }
     java.util.Objects.requireNonNull(proof, "proof");
     if (!successor.equals(s.identity)) {
       s.successor = successor;
@@ -220,10 +225,14 @@ final class LeaseProtocol {
     s.declineOnly = true;
   }
 
-  /** Forgets the successor of {@link #handOverTo}: the release stays plain (the successor was seen leaving). */
-  void noHandOver() {
-    s.successor = null;
-    s.successorProof = null;
+  /**
+   * Before {@link #start}: the highest leaseTransitions of a term of this Lease that this process led with an earlier
+   * protocol (a sharded runner's earlier runner of the shard). A hand-over at or below it is never taken in: it is
+   * a term this process already led, and has since let go (released, perhaps taken by another replica at once), seen
+   * again by a view that lags this process's own writes. Negative: none.
+   */
+  void ledBefore(long transitions) {
+    s.ledBefore = Math.max(s.ledBefore, transitions);
   }
 
   /** When this process sent the write that made {@code resourceVersion}, if it is one of its last few. */

@@ -150,6 +150,7 @@ final class LeaseProtocolAcquiring {
   private static java.util.OptionalLong validHandOver(LeaseProtocolState s, LeaseRecord record, long t) {
     if (record == null || record.handOverProof() == null || !record.heldBy(s.identity) || s.role != Role.FOLLOWING
         || isOwnLastTerm(s, record) || record.sameTerm(s.adopted) || record.transitions() < s.highestTransitions
+        || record.transitions() <= s.ledBefore
         || s.durationNanos(record) < s.leaseDurationNanos) {
       return java.util.OptionalLong.empty();
     }

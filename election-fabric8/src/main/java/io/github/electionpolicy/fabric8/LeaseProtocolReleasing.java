@@ -31,7 +31,7 @@ final class LeaseProtocolReleasing {
     long t = now.nanos();
     s.pending = Pending.RELEASE;
     s.pendingSentNanos = t;
-    LeaseRecord released = handingOver(s)
+    LeaseRecord released = handingOver(s) && t - (s.lastRenewSentNanos + s.renewDeadlineNanos) < 0
         ? new LeaseRecord(s.successor, s.leaseDurationSeconds, LeaseProtocolState.wall(now),
             LeaseProtocolState.wall(now), s.mine.transitions() + 1, s.mine.resourceVersion(), s.successorProof)
         : new LeaseRecord(null, 1, LeaseProtocolState.wall(now), LeaseProtocolState.wall(now),
@@ -41,7 +41,8 @@ final class LeaseProtocolReleasing {
 
   /**
    * Whether this release hands the Lease over to a named successor: a clean close's release (its services stopped,
-   * before the renew deadline), given a successor, while the token can still grow. The hand-over is a new term, so it
+   * before the renew deadline, which the caller checks again at the write: a release retried after a conflict's re-read
+   * past it stays plain), given a successor, while the token can still grow. The hand-over is a new term, so it
    * counts a transition, as a take would.
    */
   private static boolean handingOver(LeaseProtocolState s) {

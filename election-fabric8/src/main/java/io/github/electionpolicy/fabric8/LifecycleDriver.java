@@ -236,18 +236,12 @@ final class LifecycleDriver {
 
   /**
    * On the loop: a clean release of this runner's Lease hands it over to {@code successor} instead
-   * ({@link LeaseProtocol#handOverTo}); before {@link #requestClose()}.
+   * ({@link LeaseProtocol#handOverTo}); named before {@link #requestClose()}, and again (a newer proof, or {@code null}:
+   * a plain release after all) until the release is written.
    */
   void handOverTo(String successor, String proof) {
     if (elector != null) {
       elector.handOverTo(successor, proof); // it only notes the name: nothing to take in
-    }
-  }
-
-  /** On the loop: the release of this runner's Lease stays plain after all ({@link LeaseProtocol#noHandOver}). */
-  void noHandOver() {
-    if (elector != null) {
-      elector.noHandOver();
     }
   }
 

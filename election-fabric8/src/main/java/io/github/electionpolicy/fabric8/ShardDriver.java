@@ -76,6 +76,12 @@ final class ShardDriver {
   private boolean draining;
   private final TreeMap<Integer, ShardRun> shards = new TreeMap<>();
   private final TreeMap<Integer, LeadershipTerm> terms = new TreeMap<>();
+  // The member each closing shard runner hands its Lease over to, by shard: its proof follows the view until the
+  // release is written, and a member that left the view's live set is named no more (see handOversFollow).
+  private final TreeMap<Integer, String> successors = new TreeMap<>();
+  // The highest token under which a runner of this process led each shard: a later runner takes no hand-over at or
+  // below it in (LeaseProtocol.ledBefore), however its view lags.
+  private final TreeMap<Integer, Long> led = new TreeMap<>();
   private LeaseRunner membership;
   private boolean membershipLeading;
   private boolean leaveAsked;
@@ -94,8 +100,6 @@ final class ShardDriver {
 
   private record ShardRun(LeaseRunner runner, ShardWork work) {}
 
-  // The successor each shard being handed over names, until its runner stopped (see forgetDepartedSuccessors).
-  private final TreeMap<Integer, String> successors = new TreeMap<>();
 
   ShardDriver(Parts parts) {
     this.parts = Objects.requireNonNull(parts, "parts");
@@ -113,7 +117,7 @@ final class ShardDriver {
           @Override
           public void observed(ShardCoordinatorInput.ViewObserved observed) {
             if (!done) {
-              forgetDepartedSuccessors(observed.liveMembers());
+              handOversFollow(observed);
               inputs.add(observed);
             }
           }
@@ -229,10 +233,11 @@ final class ShardDriver {
     } else if (command instanceof HandOver handOver) {
       terms.remove(handOver.shard());
       ShardRun run = shards.get(handOver.shard());
-      if (run != null && handOver.successor().isPresent()) {
-        ShardCoordinatorCommand.Successor next = handOver.successor().get();
-        run.runner().driver().handOverTo(next.identity(), next.membershipVersion());
-        successors.put(handOver.shard(), next.identity());
+      if (run != null) {
+        handOver.successor().ifPresent(next -> {
+          successors.put(handOver.shard(), next.identity());
+          run.runner().driver().handOverTo(next.identity(), next.membershipVersion());
+        });
       }
       if (handOver.why() != Why.LEAVING || !mark.hold(handOver.shard())) {
         closeShard(handOver.shard());
@@ -259,22 +264,46 @@ final class ShardDriver {
   }
 
   /**
-   * A shard being handed over whose successor the view no longer counts live (it leaves too, as in a scale-down by
-   * two, or it is gone) is released instead, as long as its hand-over was not sent: the successor would not take it
-   * in, and the shard would wait out its term. (One that starts to leave later declines what it is handed:
-   * {@link ShardCoordinatorCommand.Decline}.)
+   * A closing runner's hand-over is written only once its work stopped, which may take long: until then each view
+   * names, as its proof, the successor's membership version it shows now, whose write was sent recently enough for the
+   * successor to take the term in (an old one's send time may lie a renew deadline back by the time the hand-over is
+   * written, and the successor then waits it out as another process's term); and a successor the view no longer shows
+   * live (it is leaving too, or gone), or whose plan would not keep the shard ({@link #keptBy}), is named no more: the
+   * runner releases the Lease, so that the member whose plan takes it takes it at once, instead of handing it to a
+   * member that will never take it in.
    */
-  private void forgetDepartedSuccessors(Set<String> live) {
-    successors.entrySet().removeIf(named -> {
-      if (live.contains(named.getValue())) {
-        return false;
-      }
+  private void handOversFollow(ShardCoordinatorInput.ViewObserved observed) {
+    for (java.util.Iterator<Map.Entry<Integer, String>> it = successors.entrySet().iterator(); it.hasNext(); ) {
+      Map.Entry<Integer, String> named = it.next();
       ShardRun run = shards.get(named.getKey());
-      if (run != null) {
-        run.runner().driver().noHandOver();
+      String version = observed.memberVersions().get(named.getValue());
+      if (run == null) {
+        it.remove();
+      } else if (observed.liveMembers().contains(named.getValue()) && version != null
+          && keptBy(named.getValue(), named.getKey(), observed)) {
+        run.runner().driver().handOverTo(named.getValue(), version);
+      } else {
+        run.runner().driver().handOverTo(null, null); // named again if a later view, before the release, says so
       }
-      return true;
-    });
+    }
+  }
+
+  /**
+   * Whether {@code member}'s plan, from {@code observed} with {@code shard} handed to it, keeps the shard: a member handed
+   * more than its share (old owners each fill the same lacking member, none seeing the others' hand-overs) finds the
+   * extra shards surplus, runs no runner for them and never takes them in, so they wait out a lease duration.
+   */
+  private boolean keptBy(String member, int shard, ShardCoordinatorInput.ViewObserved observed) {
+    Map<Integer, String> owners = new TreeMap<>(observed.holders());
+    owners.put(shard, member);
+    // Planned as the coordinator plans: this replica counted live exactly while it is a member (not once leaving).
+    java.util.Set<String> live = new java.util.TreeSet<>(observed.liveMembers());
+    if (coordinator.phase() instanceof ShardCoordinatorPhase.Member) {
+      live.add(parts.identity());
+    } else {
+      live.remove(parts.identity());
+    }
+    return ShardPlanner.FAIR.plan(parts.shardCount(), live, member, owners).keep().contains(shard);
   }
 
   private void closeShard(int shard) {
@@ -309,6 +338,7 @@ final class ShardDriver {
 
   /** A runner for {@code shard}; {@code decline}: one that only declines a hand-over, closed at once. */
   private void contend(int shard, boolean decline) {
+    successors.remove(shard);
     ShardWork work = new ShardWork(shard, parts.service());
     String lease = parts.leases().shardLease(shard);
     LeaseRunner runner = parts.runners().open(lease, work, false);
@@ -321,6 +351,7 @@ final class ShardDriver {
       view.sighting(lease).ifPresent(seen -> elector.seen(seen.record(), parts.driverFlaw()
           == ShardDriverFlaw.SIGHTING_DATED_AT_CONTEND ? ticker.read() : seen.changedNanos(), seen.bare()));
       elector.seenTransitions(view.highestTransitions(lease));
+      elector.ledBefore(led.getOrDefault(shard, -1L));
       // A hand-over to this replica names one of its membership writes: the membership runner of the moment knows them.
       elector.handOverProofs(version -> membership == null ? java.util.OptionalLong.empty()
           : membership.driver().ownWriteSentNanos(version));
@@ -408,6 +439,7 @@ final class ShardDriver {
     long now = ticker.read();
     if (state instanceof ElectionState.Leading leading) {
       view.took(parts.leases().shardLease(shard), leading.term().leaseTransitions()); // unseen by the view, maybe
+      led.merge(shard, (long) leading.term().leaseTransitions(), Math::max);
       terms.put(shard, leading.term());
       inputs.add(new ShardOwned(shard, leading.term().leaseTransitions(), now));
     } else if (state instanceof ElectionState.Following) {

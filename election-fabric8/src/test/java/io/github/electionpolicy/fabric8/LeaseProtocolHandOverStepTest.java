@@ -128,6 +128,33 @@ class LeaseProtocolHandOverStepTest {
     }
 
     @Test
+    void aSuccessorNamedAgainBeforeTheReleaseNamesTheLatestProof() {
+      leading();
+      owner.handOverTo("next", "55");
+      owner.close(at(500));
+      owner.handOverTo("next", "57");
+
+      LeaseRecord record = writtenRecord(owner.finish(at(1_000), true));
+      assertThat(record.holder()).isEqualTo("next");
+      assertThat(record.handOverProof()).isEqualTo("57");
+    }
+
+    @Test
+    void aSuccessorTakenBackBeforeTheReleaseLeavesAPlainRelease() {
+      leading();
+      owner.handOverTo("next", "55");
+      owner.close(at(500));
+      owner.handOverTo(null, null);
+
+      LeaseStep release = owner.finish(at(1_000), true);
+      assertThat(writtenRecord(release).holder()).isNull();
+      assertThat(writtenRecord(release).leaseTransitions()).isEqualTo(7);
+      assertThat(writtenRecord(release).handOverProof()).isNull();
+      owner.answer(at(1_050), written(release, "12"));
+      assertThat(owner.cleanlyReleased()).as("a clean release again").isPresent();
+    }
+
+    @Test
     void aSuccessorThatIsItselfIsIgnored() {
       leading();
       owner.handOverTo("old", "55");
@@ -343,6 +370,21 @@ class LeaseProtocolHandOverStepTest {
       assertThat(step.signals()).doesNotContain(adopted(8));
       assertThat(protocol.role()).isEqualTo(LeaseProtocol.Role.FOLLOWING);
       assertThat(renewal.action()).isInstanceOf(LeaseStep.Update.class);
+    }
+
+    @Test
+    void aHandOverAtOrBelowATermThisProcessLedBeforeIsNotTakenInByALaterRunner() {
+      protocol.ledBefore(8); // an earlier runner of this process took this very hand-over in, then let the shard go
+      protocol.seen(handOver("55"), 500 * MS, true);
+      LeaseStep step = protocol.start(at(600));
+      assertThat(step.signals()).doesNotContain(adopted(8));
+      assertThat(protocol.role()).isEqualTo(LeaseProtocol.Role.FOLLOWING);
+
+      LeaseProtocol later = new LeaseProtocol("me", LEASE, DEADLINE, RETRY, TIMEOUT, 42);
+      later.handOverProofs(version -> OptionalLong.of(PROOF_SENT));
+      later.ledBefore(7);
+      later.seen(handOver("55"), 500 * MS, true);
+      assertThat(later.start(at(600)).signals()).as("a newer term than any it led").contains(adopted(8));
     }
 
     @Test

@@ -53,6 +53,8 @@ final class ShardSimReplica {
   /** A start is on its way (after a crash, or a scale-up): no other fault starts it meanwhile. */
   boolean pendingStart;
   List<ShardSim.Event> deferred = new ArrayList<>();
+  /** A scripted run's slow user code: each callback of this replica's waits this long for its thread; -1: drawn. */
+  long callbackDelayNanos = -1;
   SimClock clock;
   ShardedRunner runner;
 
@@ -268,7 +270,8 @@ final class ShardSimReplica {
       // if it runs, may then outlive its Lease, which fencing guards, as it does a paused process's.
       int laneShard = laneShards.computeIfAbsent(lane, ShardSimReplica::shardOf);
       int shard = hung < 0 ? -1 : laneShard;
-      long at = Math.max(sim.now() + (shard >= 0 ? hung : sim.callbackDelay()), laneFreeAt.getOrDefault(lane, 0L));
+      long delay = callbackDelayNanos >= 0 ? callbackDelayNanos : sim.callbackDelay();
+      long at = Math.max(sim.now() + (shard >= 0 ? hung : delay), laneFreeAt.getOrDefault(lane, 0L));
       if (shard >= 0) {
         sim.checks().hung(ShardSimReplica.this, shard, at);
       }

@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
@@ -36,6 +37,8 @@ class ShardedOperatorMoveTimeTest {
   /** A real kube-apiserver's kubeconfig ({@code -Delection.josdk.measure.kubeconfig=PATH}); none: the mock server. */
   private static final String KUBECONFIG = System.getProperty("election.josdk.measure.kubeconfig", "");
   private static final int WARMUPS = Integer.getInteger("election.josdk.measure.warmups", 0);
+  /** {@code -Delection.josdk.measure.move=join}: measure the hand-overs of a join instead of a leave's releases. */
+  private static final boolean JOIN = "join".equals(System.getProperty("election.josdk.measure.move", "leave"));
 
   @RegisterExtension
   final LeaseApiExtension api = LeaseApiExtension.create();
@@ -69,6 +72,10 @@ class ShardedOperatorMoveTimeTest {
         ShardedReplicas.Replica joined = b;
         Await.until("8 shards each again", () -> a.runner().ownedShards().size() == 8
             && joined.runner().ownedShards().size() == 8, Duration.ofMinutes(1), () -> a + " " + joined);
+      }
+      if (JOIN) {
+        measureAJoin(cluster, uids, shards, a, b);
+        return;
       }
       ShardedReplicas.Replica measured = b;
       Set<Integer> moving = new TreeSet<>(measured.runner().ownedShards().keySet());
@@ -137,6 +144,67 @@ class ShardedOperatorMoveTimeTest {
           millis(stopToFirst[stopToFirst.length / 2]), millis(stopToFirst[stopToFirst.length - 1]));
       assertThat(cluster.violations).isEmpty();
     }
+  }
+
+  /**
+   * The move of a join ({@code -Delection.josdk.measure.move=join}): {@code b} leaves, {@code a} owns all 16 shards and
+   * settles, then a new replica joins and is handed 8 of them by name (surplus hand-overs). Per moved shard, from the
+   * old owner's {@code stop(shard)} returning (its hand-over is sent after it) to the joiner's first reconciliation of
+   * one of the shard's widgets, and from the hand-over as the fixture's watch saw it.
+   */
+  private static void measureAJoin(ShardedReplicas cluster, Map<String, String> uids, Shards shards,
+      ShardedReplicas.Replica a, ShardedReplicas.Replica b) throws Exception {
+    Set<Integer> bShards = new TreeSet<>(b.runner().ownedShards().keySet());
+    settled(cluster, uids, shards, bShards, b.identity());
+    uids.keySet().forEach(name -> cluster.firstReconciled.get(name).remove("pod-a"));
+    b.runner().close();
+    b.operator().close();
+    Await.until("pod-a owns every shard", () -> a.runner().ownedShards().size() == 16, Duration.ofMinutes(1),
+        a.runner()::toString);
+    settled(cluster, uids, shards, a.runner().ownedShards().keySet(), "pod-a");
+    Map<Integer, Long> handedAt = new java.util.concurrent.ConcurrentHashMap<>();
+    ShardedReplicas.Replica joiner;
+    long joining;
+    try (AutoCloseable handOvers = cluster.recordReleases(handedAt)) {
+      joining = System.nanoTime();
+      joiner = cluster.start("pod-joiner");
+      ShardedReplicas.Replica joined = joiner;
+      Await.until("8 shards each", () -> a.runner().ownedShards().size() == 8
+          && joined.runner().ownedShards().size() == 8, Duration.ofMinutes(1), () -> a + " " + joined);
+      Set<Integer> moved = new TreeSet<>(joiner.runner().ownedShards().keySet());
+      Await.until("the joiner reconciled a widget of every moved shard", () -> moved.stream().allMatch(shard -> uids
+          .entrySet().stream().anyMatch(e -> shards.shardOf(e.getValue()) == shard
+              && cluster.reconciledBy(e.getKey(), joined.identity()))), Duration.ofMinutes(2), () -> "reconciling");
+      Await.until("every moved shard seen handed over", () -> handedAt.keySet().containsAll(moved),
+          Duration.ofSeconds(30), () -> handedAt.keySet() + " of " + moved);
+      Map<Integer, Long> firstOfShard = new TreeMap<>();
+      uids.forEach((name, uid) -> {
+        int shard = shards.shardOf(uid);
+        Long at = cluster.firstReconciled.get(name).get(joined.identity());
+        if (moved.contains(shard) && at != null) {
+          firstOfShard.merge(shard, at, Math::min);
+        }
+      });
+      long[] stopToFirst = firstOfShard.entrySet().stream()
+          .mapToLong(e -> e.getValue() - cluster.shardStopped.get(e.getKey()).get("pod-a")).sorted().toArray();
+      long[] handOverToFirst = firstOfShard.entrySet().stream()
+          .mapToLong(e -> e.getValue() - handedAt.get(e.getKey())).sorted().toArray();
+      long[] startToFirst = firstOfShard.entrySet().stream()
+          .mapToLong(e -> e.getValue() - cluster.shardStarted.get(e.getKey()).get(joined.identity())).sorted()
+          .toArray();
+      System.out.printf("MEASURED josdk-warm-join server=%s widgets=%d shards_moved=%d "
+              + "stop_to_first_reconcile_ms_per_shard_min=%d median=%d max=%d "
+              + "hand_over_to_first_reconcile_ms_per_shard_min=%d median=%d max=%d "
+              + "start_to_first_ms_per_shard_min=%d median=%d max=%d join_to_last_first_reconcile_ms=%d%n",
+          KUBECONFIG.isEmpty() ? "mock" : "real", WIDGETS, moved.size(), millis(stopToFirst[0]),
+          millis(stopToFirst[stopToFirst.length / 2]), millis(stopToFirst[stopToFirst.length - 1]),
+          millis(handOverToFirst[0]), millis(handOverToFirst[handOverToFirst.length / 2]),
+          millis(handOverToFirst[handOverToFirst.length - 1]), millis(startToFirst[0]),
+          millis(startToFirst[startToFirst.length / 2]), millis(startToFirst[startToFirst.length - 1]),
+          millis(firstOfShard.values().stream().mapToLong(Long::longValue).max().orElseThrow() - joining));
+    }
+    joiner.operator().close();
+    assertThat(cluster.violations).isEmpty();
   }
 
   /** Waits until {@code owner} reconciled every widget of {@code owned}, then no reconciliation began for a second. */
