@@ -2,6 +2,7 @@ package io.github.electionpolicy.fabric8;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.electionpolicy.testsupport.LogCapture;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -185,25 +186,29 @@ class ShardViewSilenceEvidenceTest {
    */
   @Test
   void aRestartWhoseOwnListNeverComesIsRestartedAgain() {
-    ShardViewFeed feed = feed();
-    sink.get().listed();
-    long renewed = now.get();
-    List<Long> restartedAt = new ArrayList<>();
-    for (int tick = 1; tick <= 100 && restartedAt.size() < 2; tick++) {
-      advance(RETRY / 2);
-      if (tick % 2 == 0) {
-        renewed = now.get(); // answered each retry period; neither the watch nor any list delivers anything
+    try (LogCapture log = new LogCapture()) {
+      ShardViewFeed feed = feed();
+      sink.get().listed();
+      long renewed = now.get();
+      List<Long> restartedAt = new ArrayList<>();
+      for (int tick = 1; tick <= 100 && restartedAt.size() < 2; tick++) {
+        advance(RETRY / 2);
+        if (tick % 2 == 0) {
+          renewed = now.get(); // answered each retry period; neither the watch nor any list delivers anything
+        }
+        int before = restarts.get();
+        feed.checkSilence(Optional.of(renewed));
+        if (restarts.get() > before) {
+          restartedAt.add(now.get());
+        }
       }
-      int before = restarts.get();
-      feed.checkSilence(Optional.of(renewed));
-      if (restarts.get() > before) {
-        restartedAt.add(now.get());
-      }
+      assertThat(restartedAt).as("restarts in 50 retry periods of silence").hasSize(2);
+      long between = restartedAt.get(1) - restartedAt.get(0);
+      assertThat(between).as("from the first restart to the second").isGreaterThanOrEqualTo(SILENCE)
+          .isLessThanOrEqualTo(2 * SILENCE + RETRY);
+      // The first for the watch, which listed and then delivered nothing; the second for its list, which never came.
+      assertThat(log.text()).contains("delivered nothing for 1000 ms").contains("was not answered in 2000 ms");
     }
-    assertThat(restartedAt).as("restarts in 50 retry periods of silence").hasSize(2);
-    long between = restartedAt.get(1) - restartedAt.get(0);
-    assertThat(between).as("from the first restart to the second").isGreaterThanOrEqualTo(SILENCE)
-        .isLessThanOrEqualTo(2 * SILENCE + RETRY);
   }
 
   /**
