@@ -106,9 +106,10 @@ final class ShardSimFaults {
    * answered, opened by a drop of its watch (its informer lists again, into the window). Only the runner's silence
    * check lists it again ({@link ShardViewFeed#checkSilence}): once a bound of silence (three retry periods or half a
    * lease duration, the longer) has passed since the list, the wait doubling while none is answered. The window is
-   * at most two bounds long and ends two bounds and a lease duration before the quiet phase, so that the restart that
-   * lists comes within two bounds of its end (the wait in effect then), before the fairness check begins; the view
-   * disturbs the checks until it listed in whole ({@link ShardSim#unansweredLists}), and the bounds count from then.
+   * 50 ms to two bounds and 50 ms long and ends two bounds and a lease duration before the quiet phase, so that the
+   * restart that lists comes within two bounds of its end (the wait in effect then), before the fairness check
+   * begins; the view disturbs the checks until it listed in whole ({@link ShardSim#unansweredLists}), and the bounds
+   * count from then.
    */
   static void scheduleUnansweredLists(ShardSim sim, SplittableRandom r) {
     if (r.nextInt(2) != 0) {
