@@ -45,10 +45,15 @@ final class ShardViewFeed {
   private boolean relistDue;
   // That relist was asked for and has not listed yet: a failure meanwhile asks for no other (a list that keeps
   // failing while Lease calls are answered, a Role without list, gets one list more per failure, not one per answer).
+  // Its list left unanswered is silence as any other (checkSilence), counted from the relist.
   private boolean relisting;
   private boolean closed;
-  // When the list and watch last reported anything (a change, a deletion, a list), or was opened or restarted.
+  // When the list and watch last reported anything (a change, a deletion, a list, a failure), or was opened, listed
+  // again (answered) or restarted.
   private long heardNanos;
+  // The restarts by checkSilence since the last list taken in: each waits twice the one before (up to
+  // MAX_WAIT_DOUBLINGS), so a list slower than the bound is not restarted, and sent anew, for ever.
+  private int unlistedRestarts;
   // What checkSilence was given at the driver's previous tick: a renewal already answered then, whose change a live
   // watch has had a tick to deliver (empty while the membership runner did not lead).
   private java.util.Optional<Long> renewedAtLastTick = java.util.Optional.empty();
@@ -113,7 +118,11 @@ final class ShardViewFeed {
 
       @Override
       public void failed() {
-        onLoop.accept(() -> relistDue = !closed && !relisting);
+        onLoop.accept(() -> {
+          relistDue = !closed && !relisting;
+          // fabric8 reported it, and lists again after its back-off: not the silence checkSilence is for.
+          heardNanos = ticker.read();
+        });
       }
 
       @Override
@@ -124,6 +133,7 @@ final class ShardViewFeed {
           heardNanos = ticker.read();
           relistDue = false;
           relisting = false;
+          unlistedRestarts = 0;
           if (first && !closed) {
             observe(); // the first whole list: the coordinator's first view
           }
@@ -152,25 +162,31 @@ final class ShardViewFeed {
     if (relistDue && !closed && source != null) {
       relistDue = false;
       relisting = source.relist();
+      if (relisting) {
+        heardNanos = ticker.read(); // its list's silence counts from now (checkSilence), not from before the failure
+      }
     }
   }
 
   /**
    * On the loop, at each of the driver's ticks: a list and watch that reported nothing for the silence bound
    * ({@code silenceNanos}: three retry periods or half a lease duration, the longer) since the last thing it reported,
-   * or since it was opened if its first list never came, while this replica's membership Lease was renewed for half
-   * that bound after the last thing it reported ({@code renewedNanos}: when the membership runner, leading, last sent a Lease call that succeeded; empty while it does not
-   * lead; the one counted is the value given at the previous tick, a renewal answered at least a tick ago), is listed
-   * and watched again through a new one ({@link ShardViewSource.View#restart}), whether or not it counts itself as
-   * watching. Each renewal changes a Lease the view watches, so a live view hears one every retry period, each within
-   * a round trip; unheard for that long, they mean a watch that is open to fabric8 but delivers nothing: a connection
-   * the server or a proxy stopped answering, or a reconnect that never completed (a refused one, seen with fabric8's
-   * mock server), after which fabric8 neither reports a failure nor tries again. Without this, the view would not
-   * change for as long (no member joining or leaving, no shard released); with it, it is at most the bound, a retry
-   * period (two ticks) and a list's round trip behind. At most once per bound of silence; not while a failure is
-   * known (the back-off and the early relist at the server's next answer take care of that), nor while a relist is on
-   * its way (a restart whose own list never comes is not restarted again: left). A restart a slow watch did not need
-   * costs one list.
+   * or since it was opened if its first list never came, or since it was listed again ({@link #answered}) or
+   * restarted if that list never came, while this replica's membership Lease was renewed for half that bound after
+   * the last thing it reported ({@code renewedNanos}: when the membership runner, leading, last sent a Lease call
+   * that succeeded; empty while it does not lead; the one counted is the value given at the previous tick, a renewal
+   * answered at least a tick ago), is listed and watched again through a new one ({@link
+   * ShardViewSource.View#restart}), whether or not it counts itself as watching. Each renewal changes a Lease the
+   * view watches, so a live view hears one every retry period, each within a round trip; unheard for that long, they
+   * mean a watch that is open to fabric8 but delivers nothing: a connection the server or a proxy stopped answering,
+   * or a reconnect that never completed (a refused one, seen with fabric8's mock server), or a list left unanswered
+   * (fabric8 7.x, under load), after which fabric8 neither reports a failure nor tries again. Without this, the view
+   * would not change for as long (no member joining or leaving, no shard released); with it, it is at most the
+   * bound, a retry period (two ticks) and a list's round trip behind. At most once per bound of silence, and while no
+   * list came since the last restart, each restart waits twice as long as the one before, up to eight bounds (a list
+   * slower than the bound, which each restart sends anew, then still comes); not while a failure is known (the
+   * back-off and the early relist at the server's next answer take care of that; a failure is heard, as fabric8 lists
+   * again after it). A restart a slow watch did not need costs one list.
    */
   void checkSilence(java.util.Optional<Long> renewedNanos) {
     // The renewal that counts is the one known at the previous tick: answered then, its change has had a tick to
@@ -180,24 +196,40 @@ final class ShardViewFeed {
     java.util.Optional<Long> answered = renewedAtLastTick;
     renewedAtLastTick = renewedNanos;
     // A first list that never came counts too: heard from the open on, it is silence all the same (its request left
-    // unanswered, fabric8 neither fails it nor tries again), and a replica that never lists never plans.
-    if (source == null || closed || relistDue || relisting || renewedNanos.isEmpty() || answered.isEmpty()) {
+    // unanswered, fabric8 neither fails it nor tries again), and a replica that never lists never plans. So does the
+    // list of a relist or a restart (relisting), heard from its start on: one left unanswered would otherwise leave
+    // the view as it was for good.
+    if (source == null || closed || relistDue || renewedNanos.isEmpty() || answered.isEmpty()) {
       return;
     }
     long now = ticker.read();
-    if (now - heardNanos < silenceNanos || answered.get() - heardNanos < silenceNanos / 2) {
+    long bound = silenceNanos << Math.min(unlistedRestarts, MAX_WAIT_DOUBLINGS);
+    if (now - heardNanos < bound || answered.get() - heardNanos < silenceNanos / 2) {
       return;
     }
+    boolean unlisted = relisting || !synced; // a list is what never came, not (only) a watch's events
     heardNanos = now;
-    relisting = source.restart();
-    if (relisting) {
-      log.warn(SILENT, ShardLeases.LABEL, leases.labelValue(), silenceNanos / 1_000_000);
+    if (source.restart()) {
+      relisting = true;
+      unlistedRestarts++;
+      if (unlisted) {
+        log.warn(UNANSWERED, ShardLeases.LABEL, leases.labelValue(), bound / 1_000_000);
+      } else {
+        log.warn(SILENT, ShardLeases.LABEL, leases.labelValue(), bound / 1_000_000);
+      }
     }
   }
+
+  /** How many times a restart's wait doubles while no list comes: up to eight bounds of silence. */
+  static final int MAX_WAIT_DOUBLINGS = 3;
 
   /** The WARN of a list and watch restarted after a silence: label, value, milliseconds. */
   static final String SILENT = "The watch of the Leases labelled {}={} delivered nothing for {} ms, though this "
       + "replica's own renewals change them: listing and watching them again";
+
+  /** The WARN of a list and watch restarted after its list went unanswered: label, value, milliseconds. */
+  static final String UNANSWERED = "The list of the Leases labelled {}={} was not answered in {} ms, though this "
+      + "replica's own renewals are: listing and watching them again";
 
   /** Whether the list and watch listed the Leases once, in full. */
   boolean synced() {

@@ -79,6 +79,11 @@ final class ShardSim {
     long last;
     boolean open = true;
     boolean broken;
+    // Its last list was sent and never answered (a fault window's: see ShardSimFaults.unansweredLists): no failure,
+    // no retry, no watch after it, as fabric8 7.x left one; and whether that counts as a disturbance of the checks
+    // until a list of it is reported in whole (its view is as stale as a failed one's).
+    boolean hung;
+    boolean hangDisturbs;
     // Failed since its last list (from brokenAt): its next list is one after a failure, which the checks time.
     boolean failedSinceList;
     long brokenAt;
@@ -119,6 +124,8 @@ final class ShardSim {
   private final SplittableRandom faults;
   // The informers' executors' pace (its own stream: the network's and the faults' draws stay as they were).
   private final SplittableRandom lists;
+  // The lists left unanswered (their own stream, for the same reason: ShardSimFaults.scheduleUnansweredLists).
+  private final SplittableRandom unanswered;
   private final SimNetwork network;
   private final ShardSimServer server;
   private final ShardSimChecks checks;
@@ -127,6 +134,8 @@ final class ShardSim {
   private final List<ViewConnection> views = new ArrayList<>();
   // By slot: how much later than the network's own latency its list and watch's events arrive (a lagging watch).
   private final long[] viewLagNanos = new long[SLOTS];
+  // By slot: the fault windows in which each list its list and watch sends is left unanswered.
+  private final int[] listsUnanswered = new int[SLOTS];
   private final PriorityQueue<Event> queue =
       new PriorityQueue<>(Comparator.comparingLong(Event::time).thenComparingLong(Event::seq));
   private Consumer<ShardSim> script;
@@ -139,6 +148,7 @@ final class ShardSim {
     this.random = new SplittableRandom(config.seed());
     this.faults = new SplittableRandom(config.seed() ^ 0x9E3779B97F4A7C15L);
     this.lists = new SplittableRandom(config.seed() ^ 0x5DEECE66DL);
+    this.unanswered = new SplittableRandom(config.seed() ^ 0x2545F4914F6CDD1DL);
     this.network = new SimNetwork(random, config.maxLatencyMillis() * 1_000_000L, SLOTS);
     this.server = new ShardSimServer(new ShardSimServer.Changes() {
       @Override
@@ -253,6 +263,7 @@ final class ShardSim {
     }
     if (script == null) {
       ShardSimFaults.schedule(this, faults);
+      ShardSimFaults.scheduleUnansweredLists(this, unanswered);
     } else {
       script.accept(this);
     }
@@ -428,6 +439,7 @@ final class ShardSim {
       public void close() {
         view.open = false;
         views.remove(view);
+        undisturb(view);
       }
 
       @Override
@@ -459,6 +471,7 @@ final class ShardSim {
       view.brokenAt = now;
     }
     view.broken = true;
+    view.hung = false; // a failure: the informer's back-off takes over
     scheduleRetry(view);
     // After a list already on its way (it lands, then the watch fails).
     at(Math.max(now, view.last), view.replica, view.process, () -> {
@@ -486,7 +499,8 @@ final class ShardSim {
    * that list fails (a failure the sink hears of) and the informer's own retry lists later.
    */
   private boolean relistNow(ViewConnection view) {
-    if (!view.open || !view.broken) {
+    // A list left unanswered is no watch either: production's relist replaces an informer that is not watching.
+    if (!view.open || !(view.broken || view.hung)) {
       return false;
     }
     if (network.watchCut(view.replica.slot) || network.serverDown()) {
@@ -502,6 +516,7 @@ final class ShardSim {
     views.removeIf(v -> {
       if (v.replica == replica) {
         v.open = false;
+        undisturb(v);
         return true;
       }
       return false;
@@ -538,7 +553,7 @@ final class ShardSim {
       }
     }
     for (ViewConnection view : views) {
-      if (view.broken) {
+      if (view.broken || view.hung) {
         continue;
       }
       if (network.watchCut(view.replica.slot)) {
@@ -570,7 +585,7 @@ final class ShardSim {
       }
     }
     for (ViewConnection view : views) {
-      if (view.broken) {
+      if (view.broken || view.hung) {
         continue;
       }
       if (network.watchCut(view.replica.slot)) {
@@ -640,8 +655,48 @@ final class ShardSim {
     view.failureReported = false;
     view.answeredAt = -1;
     view.earlyRelistFailed = false;
+    if (listsUnanswered[view.replica.slot] > 0) {
+      // Sent, and never answered: fabric8 neither fails it nor tries again, and opens no watch after it. A list of an
+      // earlier informer still being reported stops (a replaced informer reports nothing more).
+      view.lists++;
+      view.listing = Map.of();
+      view.unreported.clear();
+      view.hung = true;
+      if (!view.hangDisturbs) {
+        view.hangDisturbs = true;
+        checks.disturbance(1);
+      }
+      checks.unansweredLists++;
+      trace(() -> view.replica + "'s list of the Leases left unanswered");
+      return;
+    }
+    view.hung = false;
     view.last = Math.max(view.last, now + network.down(view.replica.slot));
     at(view.last, view.replica, view.process, () -> list(view, afterFailure, brokenAt, answeredAt));
+  }
+
+  /**
+   * From now, every list {@code replica}'s list and watch sends is left unanswered, until as many calls with {@code
+   * -1}; at the first, its watch is dropped too (its informer then lists again, into the window).
+   */
+  void unansweredLists(ShardSimReplica replica, int delta) {
+    listsUnanswered[replica.slot] += delta;
+    if (delta > 0) {
+      for (ViewConnection view : new ArrayList<>(views)) {
+        if (view.replica == replica && view.process == replica.process && view.open && !view.broken) {
+          breakView(view);
+        }
+      }
+    }
+  }
+
+  /** A view whose list was left unanswered listed in whole, or closed: it disturbs the checks no more. */
+  private void undisturb(ViewConnection view) {
+    view.hung = false;
+    if (view.hangDisturbs) {
+      view.hangDisturbs = false;
+      checks.disturbance(-1);
+    }
   }
 
   /** The pace of an informer's executor handing a list's Leases to the handler: up to 50 µs apart. */
@@ -708,6 +763,7 @@ final class ShardSim {
     view.backoffNanos = 0; // a list and watch that opened starts its back-off again from its first interval
     view.listedOnce = true;
     view.listing = Map.of();
+    undisturb(view);
     if (afterFailure) {
       checks.listedAfterFailure(view.replica, brokenAt, answeredAt, arrivedAt);
     }

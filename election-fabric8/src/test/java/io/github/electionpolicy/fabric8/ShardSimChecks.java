@@ -85,6 +85,8 @@ final class ShardSimChecks {
   int takesGivenUp;
   // Lists and watches the runners restarted after a silence of their view (ShardViewFeed.checkSilence).
   int viewRestarts;
+  // Lists of a list and watch left unanswered (ShardSimFaults.scheduleUnansweredLists).
+  int unansweredLists;
   // Lists after a failure later than the back-off's cap and a round trip after the failure or the fault's end.
   int lateLists;
   // Shards a replica contended for from a part of its first list, held by a live member that list has (contends).

@@ -99,6 +99,40 @@ final class ShardSimFaults {
     }
   }
 
+  /**
+   * Lists left unanswered, as fabric8 7.x left an informer's (seen with the mock server under load: no answer, no
+   * failure, no retry, no watch after it), drawn from a stream of their own so that the other faults' draws stay as
+   * they were: in one run in two, a window in which every list of one replica's list and watch is sent and never
+   * answered, opened by a drop of its watch (its informer lists again, into the window). Only the runner's silence
+   * check lists it again ({@link ShardViewFeed#checkSilence}): once a bound of silence (three retry periods or half a
+   * lease duration, the longer) has passed since the list, the wait doubling while none is answered. The window is
+   * 50 ms to two bounds and 50 ms long and ends two bounds and a lease duration before the quiet phase, so that the
+   * restart that lists comes within two bounds of its end (the wait in effect then), before the fairness check
+   * begins; the view disturbs the checks until it listed in whole ({@link ShardSim#unansweredLists}), and the bounds
+   * count from then.
+   */
+  static void scheduleUnansweredLists(ShardSim sim, SplittableRandom r) {
+    if (r.nextInt(2) != 0) {
+      return;
+    }
+    ShardSim.Config c = sim.config();
+    long silence = Math.max(3 * c.retryNanos(), c.leaseNanos() / 2);
+    long end = c.faultEndNanos() - 2 * silence - c.leaseNanos();
+    int slot = r.nextInt(ShardSim.SLOTS);
+    if (end <= 0) {
+      return;
+    }
+    long at = r.nextLong(end);
+    long duration = Math.min(end - at, 50_000_000L + r.nextLong(2 * silence));
+    sim.at(at, () -> unansweredLists(sim, sim.replicas().get(slot), duration));
+  }
+
+  /** Every list of {@code replica}'s list and watch left unanswered for {@code duration} from now. */
+  static void unansweredLists(ShardSim sim, ShardSimReplica replica, long duration) {
+    sim.trace(() -> "fault UNANSWERED_LISTS " + replica + " for " + duration / 1e6 + "ms");
+    window(sim, duration, () -> sim.unansweredLists(replica, 1), () -> sim.unansweredLists(replica, -1));
+  }
+
   private static boolean pending(ShardSimReplica r) {
     return r.pendingStart;
   }

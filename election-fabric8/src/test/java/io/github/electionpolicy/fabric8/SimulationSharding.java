@@ -148,6 +148,24 @@ class SimulationSharding {
     }
   }
 
+  /**
+   * Finding (h-relist): a relist or restart whose own list was left unanswered (fabric8 7.x, no failure, no retry)
+   * was never restarted again, since the silence check skipped a view while a relist was on its way. Modelled by
+   * {@link ShardSimFaults#scheduleUnansweredLists}; in each of these seeds a replica's view, dropped at the window's
+   * start, lists into it and hangs: before the fix its view stayed as it was for good and the quiet phase found an
+   * unfair share (20261212: 3 shards over 4 members, 20261214: 64 over 6, 20261225: 32 over 4), with no view
+   * restarted; now the silence check restarts it once the window is over.
+   */
+  @Example
+  void aReplicaWhoseListIsLeftUnansweredIsListedAgainAndSharesFairly() {
+    for (long seed : new long[] {20261212L, 20261214L, 20261225L}) {
+      ShardSim.Result result = ShardSim.run(ShardSim.config(seed, ShardCoordinator.Flaw.NONE, ShardDriverFlaw.NONE));
+      assertThat(result.checks().violations).as("seed %d", seed).isEmpty();
+      assertThat(result.checks().unansweredLists).as("seed %d: lists left unanswered", seed).isPositive();
+      assertThat(result.checks().viewRestarts).as("seed %d: views restarted", seed).isPositive();
+    }
+  }
+
   /** Each broken variant, run over the seeds from a fixed one, must be caught within its budget. */
   @Example
   void everyBrokenVariantIsCaught() {
@@ -201,6 +219,7 @@ class SimulationSharding {
     long gaps;
     long takesGivenUp;
     long viewRestarts;
+    long unansweredLists;
     int maxGivenUp;
     long handOvers;
     long handOversWritten;
@@ -231,6 +250,7 @@ class SimulationSharding {
       gaps += c.ownershipGaps;
       takesGivenUp += c.takesGivenUp;
       viewRestarts += c.viewRestarts;
+      unansweredLists += c.unansweredLists;
       maxGivenUp = Math.max(maxGivenUp, c.maxGivenUp);
       handOvers += c.handOvers;
       handOversWritten += c.handOversWritten;
@@ -277,6 +297,7 @@ class SimulationSharding {
           + " released_memberships_left=" + membershipLeasesLeft
           + " lists_after_failure=" + listsAfterFailure + " (late: " + lateLists + ", longest wait "
           + maxListWaitNanos / 1_000_000 + " ms) view_restarts=" + viewRestarts
+          + " unanswered_lists=" + unansweredLists
           + " partial_list_plans=" + partialListPlans
           + gaps() + " broken_variants_caught=" + caught + "/" + variants + " (unobserved here: "
           + UNOBSERVABLE.size() + ")";
