@@ -10,6 +10,7 @@ import io.github.electionpolicy.fabric8.LeaderService;
 import io.github.electionpolicy.fabric8.LeadershipTerm;
 import io.github.electionpolicy.fabric8.LeaseSettings;
 import io.github.electionpolicy.fabric8.Readiness;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -84,6 +85,11 @@ public final class ElectionLifecycle implements SmartLifecycle {
   private volatile ElectionRunner runner;
   // The client this lifecycle made because the context has none; closed with the runner. Guarded by lock.
   private KubernetesClient ownedClient;
+  // The thread the runner's listeners heard their last event on, and its name then (the listeners' lane names it for
+  // the runner while it delivers an event): a start() from it while a stop() closes that runner would wait for the
+  // stop, which waits for the listener. Written by the runner's first listener.
+  private volatile Thread listenerThread;
+  private volatile String listenerThreadName;
   // The client of the last start, for the tests: which one the runner used.
   private volatile KubernetesClient lastClient;
 
@@ -121,7 +127,8 @@ public final class ElectionLifecycle implements SmartLifecycle {
   /**
    * Starts the runner: logs the decision, then runs the services at once when it is to run unelected, or
    * starts contending (returning at once, in state {@code STARTING}). Called while a {@link #stop()} closes the
-   * runner, it first waits for that stop to return. Called by Spring at the end of the
+   * runner, it first waits for that stop to return; called then from one of that runner's listeners, which the stop
+   * waits for, it starts nothing and logs a WARN. Called by Spring at the end of the
    * context's refresh; a failure (a namespace that cannot be resolved, a service whose {@code start} throws
    * while unelected) fails the refresh with the library's message. Does nothing while running.
    *
@@ -131,10 +138,18 @@ public final class ElectionLifecycle implements SmartLifecycle {
   @Override
   public void start() {
     synchronized (lock) {
+      if (stopping && isClosingRunnersListenerThread()) {
+        // The stop waits for this listener to return, and a start waits for the stop: neither would go on until the
+        // stop gave up on the listener after stopTimeout, and this start would then run a runner nobody stops.
+        LOG.warn("start() was called from a listener of {} while a stop() closes it: nothing is started (the stop "
+            + "waits for its listeners); start the election again from a thread of your own", runner);
+        return;
+      }
       awaitStopInProgress();
       if (running) {
         return;
       }
+      listenerThread = null;
       ElectionRunner.Builder builder = ElectionRunner.builder()
           .decision(decision)
           .settings(settings)
@@ -146,6 +161,8 @@ public final class ElectionLifecycle implements SmartLifecycle {
         builder.service(NO_SERVICE);
       }
       services.forEach(builder::service);
+      // First, so that it notes the thread before any other listener hears the event on it.
+      builder.listener(new ListenerThreadNote());
       inputs.listeners().forEach(builder::listener);
       KubernetesClient owned = null;
       KubernetesClient client = null;
@@ -251,6 +268,44 @@ public final class ElectionLifecycle implements SmartLifecycle {
         }
         waiting.forEach(Runnable::run);
       }
+    }
+  }
+
+  /**
+   * Whether this thread delivers an event to the listeners of the runner now: a task of its listeners' lane, which
+   * names the thread for its runner while it runs.
+   */
+  private boolean isClosingRunnersListenerThread() {
+    Thread current = Thread.currentThread();
+    return current == listenerThread && current.getName().equals(listenerThreadName);
+  }
+
+  /** The runner's first listener: notes the thread (and its name) each event is delivered on. */
+  private final class ListenerThreadNote implements ElectionListener {
+    @Override
+    public void stateChanged(ElectionState previous, ElectionState current) {
+      note();
+    }
+
+    @Override
+    public void following(Optional<String> leader) {
+      note();
+    }
+
+    @Override
+    public void renewed(Duration roundTrip) {
+      note();
+    }
+
+    @Override
+    public void renewFailed(Throwable cause, Duration sinceLastRenewal) {
+      note();
+    }
+
+    private void note() {
+      Thread current = Thread.currentThread();
+      listenerThreadName = current.getName();
+      listenerThread = current;
     }
   }
 
