@@ -90,6 +90,9 @@ public final class ElectionLifecycle implements SmartLifecycle {
   // stop, which waits for the listener. Written by the runner's first listener.
   private volatile Thread listenerThread;
   private volatile String listenerThreadName;
+  // The same for the runner's services, whose start and stop run on their own lane.
+  private volatile Thread serviceThread;
+  private volatile String serviceThreadName;
   // The client of the last start, for the tests: which one the runner used.
   private volatile KubernetesClient lastClient;
 
@@ -138,11 +141,11 @@ public final class ElectionLifecycle implements SmartLifecycle {
   @Override
   public void start() {
     synchronized (lock) {
-      if (stopping && isClosingRunnersListenerThread()) {
-        // The stop waits for this listener to return, and a start waits for the stop: neither would go on until the
-        // stop gave up on the listener after stopTimeout, and this start would then run a runner nobody stops.
-        LOG.warn("start() was called from a listener of {} while a stop() closes it: nothing is started (the stop "
-            + "waits for its listeners); start the election again from a thread of your own", runner);
+      if (stopping && isClosingRunnersCallbackThread()) {
+        // The stop waits for this callback to return, and a start waits for the stop: neither would go on until the
+        // stop gave up on the callback after stopTimeout, and this start would then run a runner nobody stops.
+        LOG.warn("start() was called from a service or listener of {} while a stop() closes it: nothing is started "
+            + "(the stop waits for its callbacks); start the election again from a thread of your own", runner);
         return;
       }
       awaitStopInProgress();
@@ -150,6 +153,7 @@ public final class ElectionLifecycle implements SmartLifecycle {
         return;
       }
       listenerThread = null;
+      serviceThread = null;
       ElectionRunner.Builder builder = ElectionRunner.builder()
           .decision(decision)
           .settings(settings)
@@ -160,7 +164,7 @@ public final class ElectionLifecycle implements SmartLifecycle {
         LOG.info("No LeaderService bean in the context: the election runs for its state and health only");
         builder.service(NO_SERVICE);
       }
-      services.forEach(builder::service);
+      services.forEach(service -> builder.service(new NotedService(service)));
       // First, so that it notes the thread before any other listener hears the event on it.
       builder.listener(new ListenerThreadNote());
       inputs.listeners().forEach(builder::listener);
@@ -207,7 +211,9 @@ public final class ElectionLifecycle implements SmartLifecycle {
    * As {@link #stop()}, then runs {@code callback}. Called while another {@code stop()} closes the runner (Spring
    * closing the context while a {@code context.stop()} is under way), it returns at once and {@code callback} runs
    * once that stop returned, so that Spring destroys no bean before the runner stopped; called when not running, it
-   * runs {@code callback} at once. Either way {@code callback} runs once, unless this call throws.
+   * runs {@code callback} at once. Called from a service or listener of the runner that another thread's stop closes,
+   * it runs {@code callback} at once too (with a WARN): that stop waits for the service or listener to return. Either
+   * way {@code callback} runs once, unless this call throws.
    *
    * @param callback what Spring runs once the lifecycle stopped
    */
@@ -216,10 +222,17 @@ public final class ElectionLifecycle implements SmartLifecycle {
     Objects.requireNonNull(callback, "callback");
     ElectionRunner closing;
     KubernetesClient owned;
+    ElectionRunner closedElsewhere = null;
     synchronized (lock) {
       if (!running && stopping) {
-        afterStop.add(callback);
-        return;
+        if (!isClosingRunnersCallbackThread()) {
+          afterStop.add(callback);
+          return;
+        }
+        // From a service or listener of the runner that the stop in progress closes: that stop waits for this
+        // callback, so Spring's callback cannot wait for that stop (Spring would wait until its timeout per shutdown
+        // phase), as a stop from a callback cannot wait for the runner when no other stop is under way.
+        closedElsewhere = runner;
       }
       closing = running ? runner : null;
       owned = running ? ownedClient : null;
@@ -228,6 +241,11 @@ public final class ElectionLifecycle implements SmartLifecycle {
         running = false;
         ownedClient = null;
       }
+    }
+    if (closedElsewhere != null) {
+      LOG.warn("{} was stopped from one of its own callbacks while a stop() on another thread closes it: the context "
+          + "goes on before it stopped and may destroy the beans its services and listeners use; close the context "
+          + "from a thread of your own", closedElsewhere);
     }
     if (closing != null) {
       close(closing, owned);
@@ -272,15 +290,51 @@ public final class ElectionLifecycle implements SmartLifecycle {
   }
 
   /**
-   * Whether this thread delivers an event to the listeners of the runner now: a task of its listeners' lane, which
-   * names the thread for its runner while it runs.
+   * Whether this thread runs one of the runner's services or delivers an event to its listeners now: a task of the
+   * runner's services' or listeners' lane, which names the thread for its runner while it runs.
    */
-  private boolean isClosingRunnersListenerThread() {
+  private boolean isClosingRunnersCallbackThread() {
     Thread current = Thread.currentThread();
-    return current == listenerThread && current.getName().equals(listenerThreadName);
+    return current == listenerThread && current.getName().equals(listenerThreadName)
+        || current == serviceThread && current.getName().equals(serviceThreadName);
   }
 
-  /** The runner's first listener: notes the thread (and its name) each event is delivered on. */
+  /** A service of the runner: notes the thread (and its name) its {@code start} and {@code stop} run on. */
+  private final class NotedService implements LeaderService {
+    private final LeaderService service;
+
+    NotedService(LeaderService service) {
+      this.service = service;
+    }
+
+    @Override
+    public void start(LeadershipTerm term) throws Exception {
+      note();
+      service.start(term);
+    }
+
+    @Override
+    public void stop() throws Exception {
+      note();
+      service.stop();
+    }
+
+    private void note() {
+      Thread current = Thread.currentThread();
+      serviceThreadName = current.getName();
+      serviceThread = current;
+    }
+
+    @Override
+    public String toString() {
+      return service.toString();
+    }
+  }
+
+  /**
+   * The runner's first listener: notes the thread (and its name) each event is delivered on. Not {@code renewed}: the
+   * runner hands renewals only to the listeners that override it.
+   */
   private final class ListenerThreadNote implements ElectionListener {
     @Override
     public void stateChanged(ElectionState previous, ElectionState current) {
@@ -289,11 +343,6 @@ public final class ElectionLifecycle implements SmartLifecycle {
 
     @Override
     public void following(Optional<String> leader) {
-      note();
-    }
-
-    @Override
-    public void renewed(Duration roundTrip) {
       note();
     }
 
