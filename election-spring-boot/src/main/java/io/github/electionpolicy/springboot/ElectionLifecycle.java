@@ -90,6 +90,10 @@ public final class ElectionLifecycle implements SmartLifecycle {
   // stop, which waits for the listener. Written by the runner's first listener.
   private volatile Thread listenerThread;
   private volatile String listenerThreadName;
+  // A start() is starting the runner, under the lock; a stop() that one of that runner's services called meanwhile (it
+  // cannot take the lock) asks it to close the runner once started.
+  private volatile boolean startInProgress;
+  private volatile boolean stopDuringStart;
   // The same for the runner's services, whose start and stop run on their own lane.
   private volatile Thread serviceThread;
   private volatile String serviceThreadName;
@@ -131,8 +135,9 @@ public final class ElectionLifecycle implements SmartLifecycle {
    * Starts the runner: logs the decision, then runs the services at once when it is to run unelected, or
    * starts contending (returning at once, in state {@code STARTING}). Called while a {@link #stop()} closes the
    * runner, it first waits for that stop to return; called then from one of that runner's listeners, which the stop
-   * waits for, it starts nothing and logs a WARN. Called by Spring at the end of the
-   * context's refresh; a failure (a namespace that cannot be resolved, a service whose {@code start} throws
+   * waits for, it starts nothing and logs a WARN. A {@link #stop()} that one of the services calls from its {@code
+   * start} while this starts them unelected returns at once, and the runner is closed once it started. Called by
+   * Spring at the end of the context's refresh; a failure (a namespace that cannot be resolved, a service whose {@code start} throws
    * while unelected) fails the refresh with the library's message. Does nothing while running.
    *
    * @throws io.github.electionpolicy.InvalidElectionSettingException if no valid namespace can be found
@@ -140,6 +145,7 @@ public final class ElectionLifecycle implements SmartLifecycle {
    */
   @Override
   public void start() {
+    boolean stopAfterwards;
     synchronized (lock) {
       if (stopping && isClosingRunnersCallbackThread()) {
         // The stop waits for this callback to return, and a start waits for the stop: neither would go on until the
@@ -154,44 +160,60 @@ public final class ElectionLifecycle implements SmartLifecycle {
       }
       listenerThread = null;
       serviceThread = null;
-      ElectionRunner.Builder builder = ElectionRunner.builder()
-          .decision(decision)
-          .settings(settings)
-          .readiness(readiness)
-          .rbacPreflight(rbacPreflight);
-      List<LeaderService> services = inputs.services();
-      if (services.isEmpty()) {
-        LOG.info("No LeaderService bean in the context: the election runs for its state and health only");
-        builder.service(NO_SERVICE);
-      }
-      services.forEach(service -> builder.service(new NotedService(service)));
-      // First, so that it notes the thread before any other listener hears the event on it.
-      builder.listener(new ListenerThreadNote());
-      inputs.listeners().forEach(builder::listener);
-      KubernetesClient owned = null;
-      KubernetesClient client = null;
-      if (decision.contends()) {
-        client = inputs.applicationClient().orElse(null);
-        if (client == null) {
-          owned = inputs.clientFactory().get();
-          client = owned;
-        }
-        builder.client(client);
-      }
+      stopDuringStart = false;
+      startInProgress = true;
       try {
-        inputs.customizers().forEach(customizer -> customizer.customize(builder));
-        ElectionRunner started = inputs.starter().start(builder);
-        runner = Objects.requireNonNull(started, "the ElectionRunnerStarter returned no runner");
-      } catch (RuntimeException | Error e) {
-        if (owned != null) {
-          owned.close();
-        }
-        throw e;
+        startRunner();
+      } finally {
+        startInProgress = false;
       }
-      ownedClient = owned;
-      lastClient = client;
-      running = true;
+      stopAfterwards = stopDuringStart;
     }
+    if (stopAfterwards) {
+      // A service's start called stop(), which could not wait for this start: the runner is closed now.
+      stop();
+    }
+  }
+
+  /** Under the lock: builds and starts the runner. */
+  private void startRunner() {
+    ElectionRunner.Builder builder = ElectionRunner.builder()
+        .decision(decision)
+        .settings(settings)
+        .readiness(readiness)
+        .rbacPreflight(rbacPreflight);
+    List<LeaderService> services = inputs.services();
+    if (services.isEmpty()) {
+      LOG.info("No LeaderService bean in the context: the election runs for its state and health only");
+      builder.service(NO_SERVICE);
+    }
+    services.forEach(service -> builder.service(new NotedService(service)));
+    // First, so that it notes the thread before any other listener hears the event on it.
+    builder.listener(new ListenerThreadNote());
+    inputs.listeners().forEach(builder::listener);
+    KubernetesClient owned = null;
+    KubernetesClient client = null;
+    if (decision.contends()) {
+      client = inputs.applicationClient().orElse(null);
+      if (client == null) {
+        owned = inputs.clientFactory().get();
+        client = owned;
+      }
+      builder.client(client);
+    }
+    try {
+      inputs.customizers().forEach(customizer -> customizer.customize(builder));
+      ElectionRunner started = inputs.starter().start(builder);
+      runner = Objects.requireNonNull(started, "the ElectionRunnerStarter returned no runner");
+    } catch (RuntimeException | Error e) {
+      if (owned != null) {
+        owned.close();
+      }
+      throw e;
+    }
+    ownedClient = owned;
+    lastClient = client;
+    running = true;
   }
 
   /**
@@ -220,6 +242,15 @@ public final class ElectionLifecycle implements SmartLifecycle {
   @Override
   public void stop(Runnable callback) {
     Objects.requireNonNull(callback, "callback");
+    if (startInProgress && isClosingRunnersCallbackThread()) {
+      // A service's start, which the start in progress waits for under the lock: that start closes the runner once
+      // it has it.
+      stopDuringStart = true;
+      LOG.warn("stop() was called from a service of the runner that start() is starting: it is closed once the start "
+          + "returned");
+      callback.run();
+      return;
+    }
     ElectionRunner closing;
     KubernetesClient owned;
     ElectionRunner closedElsewhere = null;
