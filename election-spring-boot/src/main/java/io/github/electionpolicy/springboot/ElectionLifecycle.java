@@ -134,7 +134,8 @@ public final class ElectionLifecycle implements SmartLifecycle {
   /**
    * Starts the runner: logs the decision, then runs the services at once when it is to run unelected, or
    * starts contending (returning at once, in state {@code STARTING}). Called while a {@link #stop()} closes the
-   * runner, it first waits for that stop to return; called then from one of that runner's listeners, which the stop
+   * runner, it first waits for that stop to return, and for the runner that stop closed to have stopped (a stop from
+   * one of the runner's own callbacks returns before it stopped); called then from one of that runner's listeners, which the stop
    * waits for, it starts nothing and logs a WARN. A {@link #stop()} that one of the services calls from its {@code
    * start} while this starts them unelected returns at once, and the runner is closed once it started. Called by
    * Spring at the end of the context's refresh; a failure (a namespace that cannot be resolved, a service whose {@code start} throws
@@ -145,6 +146,7 @@ public final class ElectionLifecycle implements SmartLifecycle {
    */
   @Override
   public void start() {
+    awaitClosedRunnerStopped();
     boolean stopAfterwards;
     synchronized (lock) {
       if (stopping && isClosingRunnersCallbackThread()) {
@@ -172,6 +174,25 @@ public final class ElectionLifecycle implements SmartLifecycle {
     if (stopAfterwards) {
       // A service's start called stop(), which could not wait for this start: the runner is closed now.
       stop();
+    }
+  }
+
+  /**
+   * Out of the lock: waits until the runner a {@link #stop()} closed has stopped, which a stop from one of its own
+   * callbacks did not wait for, so that the next runner's services never run while the first one's still stop (and
+   * the binder of {@code ElectionMetrics}, which measures one runner until it stopped, can start the next). A runner
+   * stops within the bound of the class comment. From one of that runner's own callbacks it returns at once; an
+   * interrupt ends the wait, and the flag is set again.
+   */
+  private void awaitClosedRunnerStopped() {
+    ElectionRunner previous = runner;
+    if (previous == null || !previous.isClosed() || previous.state().kind() == ElectionState.Kind.STOPPED) {
+      return;
+    }
+    try {
+      previous.awaitStopped();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
   }
 
