@@ -181,8 +181,9 @@ public final class ElectionLifecycle implements SmartLifecycle {
    * Out of the lock: waits until the runner a {@link #stop()} closed has stopped, which a stop from one of its own
    * callbacks did not wait for, so that the next runner's services never run while the first one's still stop (and
    * the binder of {@code ElectionMetrics}, which measures one runner until it stopped, can start the next). A runner
-   * stops within the bound of the class comment. From one of that runner's own callbacks it returns at once; an
-   * interrupt ends the wait, and the flag is set again.
+   * stops within the bound of the class comment, which bounds this wait too (a listener stuck for ever does not hang the
+   * start). From one of that runner's own callbacks it returns at once; an interrupt ends the wait, and the flag is
+   * set again.
    */
   private void awaitClosedRunnerStopped() {
     ElectionRunner previous = runner;
@@ -190,9 +191,22 @@ public final class ElectionLifecycle implements SmartLifecycle {
       return;
     }
     try {
-      previous.awaitStopped();
+      if (!previous.awaitStopped(stopBound())) {
+        LOG.warn("{} has not stopped within {}: starting the next runner all the same", previous, stopBound());
+      }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+    }
+  }
+
+  /** The bound of a stop, as the class comment says: {@code 2 × stopTimeout + 5 × requestTimeout + 1 s}. */
+  private Duration stopBound() {
+    try {
+      return settings.stopTimeout().multipliedBy(2).plus(settings.requestTimeout().multipliedBy(5))
+          .plusSeconds(1);
+    } catch (ArithmeticException e) {
+      // A stop timeout of billions of years: no wait is that long.
+      return Duration.ofSeconds(Long.MAX_VALUE);
     }
   }
 
