@@ -7,8 +7,10 @@ import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -46,6 +48,10 @@ final class ElectionMeters {
 
   private static final Logger LOG = LoggerFactory.getLogger(ElectionMetrics.class);
   private static final double NANOS_PER_SECOND = 1e9;
+  /** The names of the meters, to tell this runner's from others among what a registry holds. */
+  private static final Set<String> NAMES = Set.of(ElectionMetrics.MASTER_STATUS, ElectionMetrics.TRANSITIONS,
+      ElectionMetrics.RENEW_FAILURES, ElectionMetrics.RENEW_DURATION, ElectionMetrics.LAST_SUCCESS_AGE,
+      ElectionMetrics.DECISION);
 
   /** Guards every instance's registrations and waits, and {@link #LIVE}: one lock for all binders. */
   private static final Object LOCK = new Object();
@@ -127,32 +133,36 @@ final class ElectionMeters {
       boolean wasWaiting = waiting.remove(registry);
       boolean running = !isStopped();
       Set<Meter> before = identitySet(registry.getMeters());
-      Meter master = registerMasterStatus(registry);
-      if (before.contains(master)) {
-        ElectionMeters holder = holderOf(registry, master);
-        if (running && holder != null && holder.isStopped()) {
-          LOG.info("Replacing the election metrics of {}, which has stopped, with those of {} in {}",
-              holder.description, description, nameOf(registry));
-          holder.retire(registry);
-          master = registerMasterStatus(registry);
-        }
-        if (before.contains(master)) {
-          if (running) {
-            waiting.add(registry);
-            if (!wasWaiting) {
-              warnNotRegistering(registry, holder);
-            }
-          }
-          return;
-        }
-      }
+      // A composite hands each new meter to its children one after the other before it keeps it: a child that
+      // throws leaves the meter in the children before it, and none in the composite. What they had before, to find
+      // those strays.
+      Map<MeterRegistry, Set<Meter>> descendantsBefore = descendantsOf(registry);
       List<Meter> mine = new ArrayList<>();
-      mine.add(master);
       try {
+        Meter master = registerMasterStatus(registry);
+        if (before.contains(master)) {
+          ElectionMeters holder = holderOf(registry, master);
+          if (running && holder != null && holder.isStopped()) {
+            LOG.info("Replacing the election metrics of {}, which has stopped, with those of {} in {}",
+                holder.description, description, nameOf(registry));
+            holder.retire(registry);
+            master = registerMasterStatus(registry);
+          }
+          if (before.contains(master)) {
+            if (running) {
+              waiting.add(registry);
+              if (!wasWaiting) {
+                warnNotRegistering(registry, holder);
+              }
+            }
+            return;
+          }
+        }
+        mine.add(master);
         registerTheOthers(registry, before, mine);
       } catch (RuntimeException | Error e) {
-        // All or none: a registry that refused one meter keeps none of this runner's.
-        removeFrom(registry, mine);
+        // All or none: a registry that refused one meter keeps none of this runner's, nor do its children.
+        removeAfterRefusal(registry, mine, descendantsBefore, e);
         throw e;
       }
       registered.put(registry, mine);
@@ -271,26 +281,115 @@ final class ElectionMeters {
     waiting.clear();
     LIVE.remove(this);
     List<MeterRegistry> freed = new ArrayList<>(registered.keySet());
-    registered.forEach(this::removeFrom);
+    // Every registry is asked, even after one threw; the first throw is rethrown once all were.
+    Throwable failed = null;
+    for (Map.Entry<MeterRegistry, List<Meter>> entry : registered.entrySet()) {
+      try {
+        removeFrom(entry.getKey(), entry.getValue());
+      } catch (RuntimeException | Error e) {
+        failed = addTo(failed, e);
+      }
+    }
     registered.clear();
     for (MeterRegistry registry : freed) {
       // The registry whose new registration retired this one is taken by it, not by a waiting binder.
       if (registry != takenBy) {
-        retryWaiting(registry);
+        try {
+          retryWaiting(registry);
+        } catch (RuntimeException | Error e) {
+          failed = addTo(failed, e);
+        }
+      }
+    }
+    rethrow(failed);
+  }
+
+  private void removeFrom(MeterRegistry registry, List<Meter> meters) {
+    // Only what is still this instance's: a meter removed by someone else may have a successor of theirs. A registry
+    // that throws on one removal (a listener of its) is still asked to remove the others; the first throw is rethrown.
+    Set<Meter> present = identitySet(registry.getMeters());
+    Throwable failed = null;
+    for (Meter meter : meters) {
+      if (meter instanceof Timer timer) {
+        events.stopRecordingIn(timer);
+      }
+      if (present.contains(meter)) {
+        try {
+          registry.remove(meter);
+        } catch (RuntimeException | Error e) {
+          failed = addTo(failed, e);
+        }
+      }
+    }
+    rethrow(failed);
+  }
+
+  /**
+   * After {@code registry} refused one of the meters: removes those registered in it ({@code mine}), and those its
+   * descendants (a composite's children) kept of the meter that failed; what throws meanwhile is added to {@code
+   * refusal}.
+   */
+  private void removeAfterRefusal(MeterRegistry registry, List<Meter> mine,
+      Map<MeterRegistry, Set<Meter>> descendantsBefore, Throwable refusal) {
+    try {
+      removeFrom(registry, mine);
+    } catch (RuntimeException | Error e) {
+      refusal.addSuppressed(e);
+    }
+    descendantsBefore.forEach((descendant, before) -> {
+      for (Meter meter : descendant.getMeters()) {
+        if (!before.contains(meter) && isOneOfMine(meter.getId())) {
+          try {
+            descendant.remove(meter);
+          } catch (RuntimeException | Error e) {
+            refusal.addSuppressed(e);
+          }
+        }
+      }
+    });
+  }
+
+  /** Whether {@code id} has the name of one of these meters and their tags. */
+  private boolean isOneOfMine(Meter.Id id) {
+    if (!NAMES.contains(id.getName())) {
+      return false;
+    }
+    List<Tag> present = id.getTags();
+    return tags.stream().allMatch(present::contains);
+  }
+
+  /** The registries below {@code registry} if it is a composite, each with the meters it has now; else none. */
+  private static Map<MeterRegistry, Set<Meter>> descendantsOf(MeterRegistry registry) {
+    Map<MeterRegistry, Set<Meter>> descendants = new IdentityHashMap<>();
+    addDescendants(registry, descendants);
+    return descendants;
+  }
+
+  private static void addDescendants(MeterRegistry registry, Map<MeterRegistry, Set<Meter>> descendants) {
+    if (registry instanceof CompositeMeterRegistry composite) {
+      for (MeterRegistry child : composite.getRegistries()) {
+        if (!descendants.containsKey(child)) {
+          descendants.put(child, identitySet(child.getMeters()));
+          addDescendants(child, descendants);
+        }
       }
     }
   }
 
-  private void removeFrom(MeterRegistry registry, List<Meter> meters) {
-    // Only what is still this instance's: a meter removed by someone else may have a successor of theirs.
-    Set<Meter> present = identitySet(registry.getMeters());
-    for (Meter meter : meters) {
-      if (present.contains(meter)) {
-        registry.remove(meter);
-      }
-      if (meter instanceof Timer timer) {
-        events.stopRecordingIn(timer);
-      }
+  private static Throwable addTo(Throwable first, Throwable next) {
+    if (first == null) {
+      return next;
+    }
+    first.addSuppressed(next);
+    return first;
+  }
+
+  private static void rethrow(Throwable failed) {
+    if (failed instanceof RuntimeException runtime) {
+      throw runtime;
+    }
+    if (failed instanceof Error error) {
+      throw error;
     }
   }
 

@@ -170,9 +170,11 @@ public final class ElectionMetrics implements MeterBinder {
    * the start failed on an input (a missing one, no valid namespace): the listener is not added twice. A
    * start that failed because a service's {@code start()} threw while running unelected did start a runner
    * (which stopped at once), so that builder refuses a second start: use a new one. If a bound registry refuses
-   * one of the meters (Prometheus's refuses a name another meter registered with other tag keys), this closes the
-   * runner it started (its services stopped, its Lease released) and throws what the registry threw: no meter of
-   * it stays in any registry, and nothing of it runs.
+   * one of the meters (Prometheus's, built with {@code throwExceptionOnRegistrationFailure()}, refuses a name another
+   * meter registered with other tag keys; a meter filter may throw), this closes the runner it started (its services
+   * stopped, its Lease released) and throws what the registry threw: no meter of it stays in any registry, nor in the
+   * children of a composite one, and nothing of it runs, even if a registry also throws when the meters are removed
+   * (that is added to the thrown exception as suppressed).
    *
    * <p>One binder measures one runner at a time. Once that runner has stopped (closed, or on its own), this
    * method starts and measures the next one: its meters replace the stopped runner's in every registry this
@@ -226,9 +228,14 @@ public final class ElectionMetrics implements MeterBinder {
           meters.registerIn(registry);
         }
       } catch (RuntimeException | Error e) {
-        meters.remove();
-        meters = null;
         refused = e;
+        try {
+          meters.remove();
+        } catch (RuntimeException | Error second) {
+          // A registry that throws on removal too: the runner is closed all the same, and the refusal is thrown.
+          refused.addSuppressed(second);
+        }
+        meters = null;
       }
       if (refused == null && events.stopped()) {
         // Stopped before this thread got here (a preflight denial may be that quick): the event found no meters.

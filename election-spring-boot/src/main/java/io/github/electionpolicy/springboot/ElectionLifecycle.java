@@ -10,6 +10,7 @@ import io.github.electionpolicy.fabric8.LeaderService;
 import io.github.electionpolicy.fabric8.LeadershipTerm;
 import io.github.electionpolicy.fabric8.LeaseSettings;
 import io.github.electionpolicy.fabric8.Readiness;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -84,6 +85,18 @@ public final class ElectionLifecycle implements SmartLifecycle {
   private volatile ElectionRunner runner;
   // The client this lifecycle made because the context has none; closed with the runner. Guarded by lock.
   private KubernetesClient ownedClient;
+  // The thread the runner's listeners heard their last event on, and its name then (the listeners' lane names it for
+  // the runner while it delivers an event): a start() from it while a stop() closes that runner would wait for the
+  // stop, which waits for the listener. Written by the runner's first listener.
+  private volatile Thread listenerThread;
+  private volatile String listenerThreadName;
+  // A start() is starting the runner, under the lock; a stop() that one of that runner's services called meanwhile (it
+  // cannot take the lock) asks it to close the runner once started.
+  private volatile boolean startInProgress;
+  private volatile boolean stopDuringStart;
+  // The same for the runner's services, whose start and stop run on their own lane.
+  private volatile Thread serviceThread;
+  private volatile String serviceThreadName;
   // The client of the last start, for the tests: which one the runner used.
   private volatile KubernetesClient lastClient;
 
@@ -121,8 +134,11 @@ public final class ElectionLifecycle implements SmartLifecycle {
   /**
    * Starts the runner: logs the decision, then runs the services at once when it is to run unelected, or
    * starts contending (returning at once, in state {@code STARTING}). Called while a {@link #stop()} closes the
-   * runner, it first waits for that stop to return. Called by Spring at the end of the
-   * context's refresh; a failure (a namespace that cannot be resolved, a service whose {@code start} throws
+   * runner, it first waits for that stop to return, and for the runner that stop closed to have stopped (a stop from
+   * one of the runner's own callbacks returns before it stopped); called then from one of that runner's listeners, which the stop
+   * waits for, it starts nothing and logs a WARN. A {@link #stop()} that one of the services calls from its {@code
+   * start} while this starts them unelected returns at once, and the runner is closed once it started. Called by
+   * Spring at the end of the context's refresh; a failure (a namespace that cannot be resolved, a service whose {@code start} throws
    * while unelected) fails the refresh with the library's message. Does nothing while running.
    *
    * @throws io.github.electionpolicy.InvalidElectionSettingException if no valid namespace can be found
@@ -130,47 +146,109 @@ public final class ElectionLifecycle implements SmartLifecycle {
    */
   @Override
   public void start() {
+    awaitClosedRunnerStopped();
+    boolean stopAfterwards;
     synchronized (lock) {
+      if (stopping && isClosingRunnersCallbackThread()) {
+        // The stop waits for this callback to return, and a start waits for the stop: neither would go on until the
+        // stop gave up on the callback after stopTimeout, and this start would then run a runner nobody stops.
+        LOG.warn("start() was called from a service or listener of {} while a stop() closes it: nothing is started "
+            + "(the stop waits for its callbacks); start the election again from a thread of your own", runner);
+        return;
+      }
       awaitStopInProgress();
       if (running) {
         return;
       }
-      ElectionRunner.Builder builder = ElectionRunner.builder()
-          .decision(decision)
-          .settings(settings)
-          .readiness(readiness)
-          .rbacPreflight(rbacPreflight);
-      List<LeaderService> services = inputs.services();
-      if (services.isEmpty()) {
-        LOG.info("No LeaderService bean in the context: the election runs for its state and health only");
-        builder.service(NO_SERVICE);
-      }
-      services.forEach(builder::service);
-      inputs.listeners().forEach(builder::listener);
-      KubernetesClient owned = null;
-      KubernetesClient client = null;
-      if (decision.contends()) {
-        client = inputs.applicationClient().orElse(null);
-        if (client == null) {
-          owned = inputs.clientFactory().get();
-          client = owned;
-        }
-        builder.client(client);
-      }
+      listenerThread = null;
+      serviceThread = null;
+      stopDuringStart = false;
+      startInProgress = true;
       try {
-        inputs.customizers().forEach(customizer -> customizer.customize(builder));
-        ElectionRunner started = inputs.starter().start(builder);
-        runner = Objects.requireNonNull(started, "the ElectionRunnerStarter returned no runner");
-      } catch (RuntimeException | Error e) {
-        if (owned != null) {
-          owned.close();
-        }
-        throw e;
+        startRunner();
+      } finally {
+        startInProgress = false;
       }
-      ownedClient = owned;
-      lastClient = client;
-      running = true;
+      stopAfterwards = stopDuringStart;
     }
+    if (stopAfterwards) {
+      // A service's start called stop(), which could not wait for this start: the runner is closed now.
+      stop();
+    }
+  }
+
+  /**
+   * Out of the lock: waits until the runner a {@link #stop()} closed has stopped, which a stop from one of its own
+   * callbacks did not wait for, so that the next runner's services never run while the first one's still stop (and
+   * the binder of {@code ElectionMetrics}, which measures one runner until it stopped, can start the next). A runner
+   * stops within the bound of the class comment, which bounds this wait too (a listener stuck for ever does not hang the
+   * start). From one of that runner's own callbacks it returns at once; an interrupt ends the wait, and the flag is
+   * set again.
+   */
+  private void awaitClosedRunnerStopped() {
+    ElectionRunner previous = runner;
+    if (previous == null || !previous.isClosed() || previous.state().kind() == ElectionState.Kind.STOPPED) {
+      return;
+    }
+    try {
+      if (!previous.awaitStopped(stopBound())) {
+        LOG.warn("{} has not stopped within {}: starting the next runner all the same", previous, stopBound());
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** The bound of a stop, as the class comment says: {@code 2 × stopTimeout + 5 × requestTimeout + 1 s}. */
+  private Duration stopBound() {
+    try {
+      return settings.stopTimeout().multipliedBy(2).plus(settings.requestTimeout().multipliedBy(5))
+          .plusSeconds(1);
+    } catch (ArithmeticException e) {
+      // A stop timeout of billions of years: no wait is that long.
+      return Duration.ofSeconds(Long.MAX_VALUE);
+    }
+  }
+
+  /** Under the lock: builds and starts the runner. */
+  private void startRunner() {
+    ElectionRunner.Builder builder = ElectionRunner.builder()
+        .decision(decision)
+        .settings(settings)
+        .readiness(readiness)
+        .rbacPreflight(rbacPreflight);
+    List<LeaderService> services = inputs.services();
+    if (services.isEmpty()) {
+      LOG.info("No LeaderService bean in the context: the election runs for its state and health only");
+      builder.service(NO_SERVICE);
+    }
+    services.forEach(service -> builder.service(new NotedService(service)));
+    // First, so that it notes the thread before any other listener hears the event on it.
+    builder.listener(new ListenerThreadNote());
+    inputs.listeners().forEach(builder::listener);
+    KubernetesClient owned = null;
+    KubernetesClient client = null;
+    if (decision.contends()) {
+      client = inputs.applicationClient().orElse(null);
+      if (client == null) {
+        owned = inputs.clientFactory().get();
+        client = owned;
+      }
+      builder.client(client);
+    }
+    try {
+      inputs.customizers().forEach(customizer -> customizer.customize(builder));
+      ElectionRunner started = inputs.starter().start(builder);
+      runner = Objects.requireNonNull(started, "the ElectionRunnerStarter returned no runner");
+    } catch (RuntimeException | Error e) {
+      if (owned != null) {
+        owned.close();
+      }
+      throw e;
+    }
+    ownedClient = owned;
+    lastClient = client;
+    running = true;
   }
 
   /**
@@ -190,19 +268,37 @@ public final class ElectionLifecycle implements SmartLifecycle {
    * As {@link #stop()}, then runs {@code callback}. Called while another {@code stop()} closes the runner (Spring
    * closing the context while a {@code context.stop()} is under way), it returns at once and {@code callback} runs
    * once that stop returned, so that Spring destroys no bean before the runner stopped; called when not running, it
-   * runs {@code callback} at once. Either way {@code callback} runs once, unless this call throws.
+   * runs {@code callback} at once. Called from a service or listener of the runner that another thread's stop closes,
+   * it runs {@code callback} at once too (with a WARN): that stop waits for the service or listener to return. Either
+   * way {@code callback} runs once, unless this call throws.
    *
    * @param callback what Spring runs once the lifecycle stopped
    */
   @Override
   public void stop(Runnable callback) {
     Objects.requireNonNull(callback, "callback");
+    if (startInProgress && isClosingRunnersCallbackThread()) {
+      // A service's start, which the start in progress waits for under the lock: that start closes the runner once
+      // it has it.
+      stopDuringStart = true;
+      LOG.warn("stop() was called from a service of the runner that start() is starting: it is closed once the start "
+          + "returned");
+      callback.run();
+      return;
+    }
     ElectionRunner closing;
     KubernetesClient owned;
+    ElectionRunner closedElsewhere = null;
     synchronized (lock) {
       if (!running && stopping) {
-        afterStop.add(callback);
-        return;
+        if (!isClosingRunnersCallbackThread()) {
+          afterStop.add(callback);
+          return;
+        }
+        // From a service or listener of the runner that the stop in progress closes: that stop waits for this
+        // callback, so Spring's callback cannot wait for that stop (Spring would wait until its timeout per shutdown
+        // phase), as a stop from a callback cannot wait for the runner when no other stop is under way.
+        closedElsewhere = runner;
       }
       closing = running ? runner : null;
       owned = running ? ownedClient : null;
@@ -211,6 +307,11 @@ public final class ElectionLifecycle implements SmartLifecycle {
         running = false;
         ownedClient = null;
       }
+    }
+    if (closedElsewhere != null) {
+      LOG.warn("{} was stopped from one of its own callbacks while a stop() on another thread closes it: the context "
+          + "goes on before it stopped and may destroy the beans its services and listeners use; close the context "
+          + "from a thread of your own", closedElsewhere);
     }
     if (closing != null) {
       close(closing, owned);
@@ -251,6 +352,75 @@ public final class ElectionLifecycle implements SmartLifecycle {
         }
         waiting.forEach(Runnable::run);
       }
+    }
+  }
+
+  /**
+   * Whether this thread runs one of the runner's services or delivers an event to its listeners now: a task of the
+   * runner's services' or listeners' lane, which names the thread for its runner while it runs.
+   */
+  private boolean isClosingRunnersCallbackThread() {
+    Thread current = Thread.currentThread();
+    return current == listenerThread && current.getName().equals(listenerThreadName)
+        || current == serviceThread && current.getName().equals(serviceThreadName);
+  }
+
+  /** A service of the runner: notes the thread (and its name) its {@code start} and {@code stop} run on. */
+  private final class NotedService implements LeaderService {
+    private final LeaderService service;
+
+    NotedService(LeaderService service) {
+      this.service = service;
+    }
+
+    @Override
+    public void start(LeadershipTerm term) throws Exception {
+      note();
+      service.start(term);
+    }
+
+    @Override
+    public void stop() throws Exception {
+      note();
+      service.stop();
+    }
+
+    private void note() {
+      Thread current = Thread.currentThread();
+      serviceThreadName = current.getName();
+      serviceThread = current;
+    }
+
+    @Override
+    public String toString() {
+      return service.toString();
+    }
+  }
+
+  /**
+   * The runner's first listener: notes the thread (and its name) each event is delivered on. Not {@code renewed}: the
+   * runner hands renewals only to the listeners that override it.
+   */
+  private final class ListenerThreadNote implements ElectionListener {
+    @Override
+    public void stateChanged(ElectionState previous, ElectionState current) {
+      note();
+    }
+
+    @Override
+    public void following(Optional<String> leader) {
+      note();
+    }
+
+    @Override
+    public void renewFailed(Throwable cause, Duration sinceLastRenewal) {
+      note();
+    }
+
+    private void note() {
+      Thread current = Thread.currentThread();
+      listenerThreadName = current.getName();
+      listenerThread = current;
     }
   }
 
