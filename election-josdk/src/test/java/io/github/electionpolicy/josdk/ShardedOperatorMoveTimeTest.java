@@ -161,7 +161,7 @@ class ShardedOperatorMoveTimeTest {
     b.operator().close();
     Await.until("pod-a owns every shard", () -> a.runner().ownedShards().size() == 16, Duration.ofMinutes(1),
         a.runner()::toString);
-    settled(cluster, uids, shards, a.runner().ownedShards().keySet(), "pod-a");
+    settled(cluster, uids, shards, bShards, "pod-a");
     Map<Integer, Long> handedAt = new java.util.concurrent.ConcurrentHashMap<>();
     ShardedReplicas.Replica joiner;
     long joining;
