@@ -87,6 +87,50 @@ class ShardCoordinatorSuccessorTest {
     });
   }
 
+  /**
+   * A hand-over this replica will not run (it leaves, or holds its share already) gets a runner only to decline it,
+   * once while the view shows it held here, and that runner counts until it stopped: a leaver releases its
+   * membership Lease after it.
+   */
+  @Test
+  void aHandOverToAReplicaThatLeavesIsDeclinedOnceAndTheLeaveWaitsForIt() {
+    ShardCoordinator b = new ShardCoordinator("b", SHARDS, 0);
+    b.step(new Start(0));
+    b.step(new MembershipHeld(1));
+    Map<Integer, String> holders = allHeldBy("a");
+    holders.remove(0);
+    b.step(new ViewObserved(Set.of("a", "b"), holders, Map.of("a", "1", "b", "2"), 2));
+    b.step(new ShardInputs(0).contending());
+    b.step(new ShardOwned(0, 1, 3));
+    b.step(new CloseRequested(4));
+    assertThat(b.phase()).isInstanceOf(ShardCoordinatorPhase.Leaving.class);
+
+    holders.put(0, "b");
+    holders.put(5, "b");
+    List<ShardCoordinatorCommand> commands = b.step(new ViewObserved(Set.of("a"), holders, Map.of("a", "1"),
+        Set.of(5), 5));
+    assertThat(commands).containsExactly(new ShardCoordinatorCommand.Decline(5));
+    assertThat(b.step(new ViewObserved(Set.of("a"), holders, Map.of("a", "1"), Set.of(5), 6)))
+        .as("once while the view shows it").isEmpty();
+
+    assertThat(b.step(new ShardCoordinatorInput.ShardStopped(0, true, 7))).as("the decline still runs").isEmpty();
+    assertThat(b.step(new ShardCoordinatorInput.ShardStopped(5, true, 8)))
+        .containsExactly(new ShardCoordinatorCommand.Leave());
+  }
+
+  @Test
+  void aShardHeldHereWithoutAHandOverIsNotDeclined() {
+    ShardCoordinator b = new ShardCoordinator("b", SHARDS, 0);
+    b.step(new Start(0));
+    b.step(new MembershipHeld(1));
+    b.step(new ViewObserved(Set.of("a", "b"), allHeldBy("a"), Map.of("a", "1", "b", "2"), 2));
+    b.step(new CloseRequested(3));
+
+    Map<Integer, String> holders = allHeldBy("a");
+    holders.put(5, "b"); // a term of an earlier process of "b": waited out, as before
+    assertThat(b.step(new ViewObserved(Set.of("a"), holders, Map.of("a", "1"), Set.of(), 4))).isEmpty();
+  }
+
   @Test
   void aMemberWithoutAVersionInTheViewIsNamedForNothing() {
     ShardCoordinator a = owningAll();

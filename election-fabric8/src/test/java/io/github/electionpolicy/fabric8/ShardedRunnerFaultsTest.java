@@ -153,6 +153,65 @@ class ShardedRunnerFaultsTest {
     assertThat(taken.getMetadata().getOwnerReferences()).hasSize(1);
   }
 
+  /**
+   * A replica that leaves, and is handed a shard while its own last shard still stops (a hand-over written from a view
+   * that did not show it leaving yet), declines it: a runner that only declines releases that term at once, a
+   * compare-and-set on it, with no work started, so that the shard need not wait it out; and the replica releases its
+   * membership Lease only after that runner stopped. The hand-over is written here by the test, naming the leaver's
+   * latest membership version, as an old owner's would.
+   */
+  @Test
+  void aLeavingReplicaDeclinesAHandOverToItWithNoWorkStarted() throws Exception {
+    api.client().leases().inNamespace(MockApi.NAMESPACE).resource(new LeaseBuilder()
+        .withNewMetadata().withName(shardLease(2)).withNamespace(MockApi.NAMESPACE)
+        .addToLabels(ShardLeases.LABEL, MockApi.LEASE).endMetadata()
+        .withNewSpec().withHolderIdentity("pod-x").withLeaseDurationSeconds(600).withLeaseTransitions(4)
+        .withAcquireTime(java.time.ZonedDateTime.now()).withRenewTime(java.time.ZonedDateTime.now()).endSpec()
+        .build()).create();
+    CountDownLatch stopping = new CountDownLatch(1);
+    CountDownLatch letStop = new CountDownLatch(1);
+    List<Integer> startedShards = new CopyOnWriteArrayList<>();
+    ShardedRunner b = replica("pod-b", 3, api.client(), ShardService.of((shard, term) -> startedShards.add(shard),
+        shard -> {
+          if (shard == 0) {
+            stopping.countDown();
+            try {
+              letStop.await(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          }
+        }));
+    Await.until("pod-b owns shards 0 and 1", () -> b.ownedShards().keySet().equals(java.util.Set.of(0, 1)),
+        b::toString);
+    Thread closing = new Thread(b::close, "closing pod-b");
+    closing.start();
+    assertThat(stopping.await(10, TimeUnit.SECONDS)).as("pod-b stops shard 0").isTrue();
+
+    Lease member = api.fixture.lease(memberLease("pod-b")).orElseThrow();
+    Lease held = api.fixture.lease(shardLease(2)).orElseThrow();
+    held.getSpec().setHolderIdentity("pod-b");
+    held.getSpec().setLeaseTransitions(5);
+    held.getSpec().setLeaseDurationSeconds(2);
+    held.getSpec().setAcquireTime(java.time.ZonedDateTime.now());
+    held.getSpec().setRenewTime(java.time.ZonedDateTime.now());
+    held.getMetadata().setAnnotations(Map.of(LeaseRecords.HAND_OVER_PROOF,
+        member.getMetadata().getResourceVersion()));
+    api.client().leases().inNamespace(MockApi.NAMESPACE).resource(held).update();
+
+    Await.until("shard 2's hand-over released by pod-b", () -> api.fixture.lease(shardLease(2))
+        .map(lease -> lease.getSpec().getHolderIdentity() == null || lease.getSpec().getHolderIdentity().isEmpty())
+        .orElse(false), () -> String.valueOf(api.fixture.lease(shardLease(2)).orElse(null)));
+    Lease released = api.fixture.lease(shardLease(2)).orElseThrow();
+    assertThat(released.getSpec().getLeaseTransitions()).as("the hand-over's term, released").isEqualTo(5);
+    assertThat(api.fixture.lease(memberLease("pod-b"))).as("the membership Lease: the leave is not done")
+        .isPresent();
+    letStop.countDown();
+    closing.join(10_000);
+    assertThat(b.isStopped()).isTrue();
+    assertThat(startedShards).as("no work started for the declined shard").doesNotContain(2);
+  }
+
   private ShardedRunner replica(String identity, int shards, io.fabric8.kubernetes.client.KubernetesClient client,
       ShardService service) {
     ShardedRunner runner = ShardedRunner.builder()
