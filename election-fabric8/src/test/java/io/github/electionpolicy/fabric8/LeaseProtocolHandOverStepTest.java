@@ -413,6 +413,17 @@ class LeaseProtocolHandOverStepTest {
     }
 
     @Test
+    void withoutDecliningAClosingFollowerLeavesAHandOverToExpire() {
+      LeaseProtocol flawed = new LeaseProtocol("me", LEASE, DEADLINE, RETRY, TIMEOUT, 42,
+          LeaseProtocol.Flaw.NO_DECLINE);
+      flawed.handOverProofs(version -> OptionalLong.of(PROOF_SENT));
+      flawed.start(at(0));
+      flawed.finishRequested(true);
+
+      assertThat(flawed.answer(at(50), found(handOver("55"))).action()).isInstanceOf(LeaseStep.Finished.class);
+    }
+
+    @Test
     void unreadAHandOverWithMetadataIsTakenInWithoutARead() {
       LeaseProtocol flawed = new LeaseProtocol("me", LEASE, DEADLINE, RETRY, TIMEOUT, 42,
           LeaseProtocol.Flaw.HAND_OVER_UNREAD);
