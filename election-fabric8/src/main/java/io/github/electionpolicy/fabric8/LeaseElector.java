@@ -137,29 +137,9 @@ final class LeaseElector {
     }
   }
 
-  /** Before {@link #start}: where the send times of this process's membership writes are found. */
-  void handOverProofs(LeaseProtocol.OwnWrites writes) {
-    protocol.handOverProofs(writes);
-  }
-
-  /** Before {@link #start}: it only declines a hand-over ({@link LeaseProtocol#declineHandOvers}). */
-  void declineHandOvers() {
-    protocol.declineHandOvers();
-  }
-
-  /** Before {@link #start}: the highest token of a term of this Lease this process led before ({@link LeaseProtocol#ledBefore}). */
-  void ledBefore(long transitions) {
-    protocol.ledBefore(transitions);
-  }
-
-  /** A clean release hands the Lease over to {@code successor} ({@link LeaseProtocol#handOverTo}). */
-  void handOverTo(String successor, String proof) {
-    protocol.handOverTo(successor, proof);
-  }
-
-  /** When this elector sent the write that made {@code resourceVersion}, if it is one of its last few. */
-  java.util.OptionalLong ownWriteSentNanos(String resourceVersion) {
-    return protocol.ownWriteSentNanos(resourceVersion);
+  /** The protocol, on the loop, for a sharded runner's hand-overs (ShardHandOvers: set before start, then asked). */
+  LeaseProtocol protocol() {
+    return protocol;
   }
 
   /** A leader renews at once, or right after the request in flight ({@link LeaseProtocol#renewSoon}). */

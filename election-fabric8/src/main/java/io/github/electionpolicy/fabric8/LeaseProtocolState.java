@@ -46,7 +46,7 @@ final class LeaseProtocolState {
   final Flaw flaw;
   // The send times of this process's own membership writes, by the resourceVersion each made (a sharded runner's):
   // what a hand-over naming this process is dated from. None for an election.
-  LeaseProtocol.OwnWrites membershipWrites = LeaseProtocol.OwnWrites.NONE;
+  OwnWrites membershipWrites = OwnWrites.NONE;
 
   Role role = Role.FOLLOWING;
   Pending pending = Pending.NONE;

@@ -214,8 +214,7 @@ final class LifecycleDriver {
 
   /**
    * Before {@link #start()}, on the loop: hands the elector to {@code what} to tell it what this process already saw
-   * of the Lease ({@link LeaseElector#seen}, {@link LeaseElector#seenTransitions}) and where its hand-overs' proofs
-   * are found ({@link LeaseElector#handOverProofs}); a no-op for a runner that does not contend.
+   * of the Lease ({@link LeaseElector#seen}, its protocol's hand-over rules); a no-op for a runner that does not contend.
    */
   void beforeStart(Consumer<LeaseElector> what) {
     if (elector != null) {
@@ -223,10 +222,7 @@ final class LifecycleDriver {
     }
   }
 
-  /**
-   * On the loop: what another watch of this process saw of the runner's Lease, arrived at {@code arrivedNanos} on its
-   * ticker (a sharded runner's list and watch of all its Leases), taken in as the runner's own watch's change.
-   */
+  /** On the loop: what another watch of this process saw of the Lease, taken in as its own watch's change would be. */
   void sighted(LeaseRecord record, long arrivedNanos, boolean writable) {
     if (elector != null) {
       // As a task of this runner's: what the elector signals on it is taken in at the task's end.
@@ -234,23 +230,9 @@ final class LifecycleDriver {
     }
   }
 
-  /**
-   * On the loop: a clean release of this runner's Lease hands it over to {@code successor} instead
-   * ({@link LeaseProtocol#handOverTo}); named before {@link #requestClose()}, and again (a newer proof, or {@code null}:
-   * a plain release after all) until the release is written.
-   */
-  void handOverTo(String successor, String proof) {
-    if (elector != null) {
-      elector.handOverTo(successor, proof); // it only notes the name: nothing to take in
-    }
-  }
-
-  /**
-   * On the loop: when this runner sent the write that made {@code resourceVersion} of its Lease, if it is one of its
-   * last few ({@link LeaseProtocol#ownWriteSentNanos}).
-   */
-  java.util.OptionalLong ownWriteSentNanos(String resourceVersion) {
-    return elector == null ? java.util.OptionalLong.empty() : elector.ownWriteSentNanos(resourceVersion);
+  /** On the loop: the protocol of this runner's elector, if it contends ({@link LeaseElector#protocol}). */
+  java.util.Optional<LeaseProtocol> protocol() {
+    return java.util.Optional.ofNullable(elector).map(LeaseElector::protocol);
   }
 
   /** On the loop: a leader sends its next renewal at once (it carries a sharded member's leaving mark). */

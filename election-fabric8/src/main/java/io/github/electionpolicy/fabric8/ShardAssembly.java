@@ -103,7 +103,7 @@ final class ShardAssembly {
       throw e;
     }
     long startNanos = ticker.read();
-    ShardDriver.LeaseRunners leaseRunners = leaseRunners(identity, namespace, leases, transports != null ? transports
+    ShardLeaseRunners leaseRunners = leaseRunners(identity, namespace, leases, transports != null ? transports
         : leaseSettings -> {
           Fabric8LeaseTransport transport = new Fabric8LeaseTransport(client, namespace, leaseSettings,
               SharedPools.io());
@@ -138,7 +138,7 @@ final class ShardAssembly {
   record Opened(LeaseTransport transport, BiConsumer<Map<String, String>, Map<String, String>> writeMetadata) {}
 
   /** The runners: one {@link LifecycleDriver} per Lease, over a transport of {@code transports}. */
-  private ShardDriver.LeaseRunners leaseRunners(String identity, String namespace, ShardLeases leases,
+  private ShardLeaseRunners leaseRunners(String identity, String namespace, ShardLeases leases,
       Transports transports) {
     Map<String, String> labels = Map.of(ShardLeases.LABEL, leases.labelValue());
     return (leaseName, work, membership) -> {
@@ -159,7 +159,7 @@ final class ShardAssembly {
           driverFlaw == ShardDriverFlaw.HAND_OVER_DATED_AT_SIGHT && !membership
               ? LeaseProtocol.Flaw.HAND_OVER_DATED_AT_SIGHT : LeaseProtocol.Flaw.NONE,
           RunnerFlaw.NONE, membership));
-      return new ShardDriver.LeaseRunner(driver, annotations -> opened.writeMetadata().accept(labels, annotations));
+      return new ShardLeaseRunners.LeaseRunner(driver, annotations -> opened.writeMetadata().accept(labels, annotations));
     };
   }
 

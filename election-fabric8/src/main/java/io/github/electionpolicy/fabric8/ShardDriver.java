@@ -3,6 +3,7 @@ package io.github.electionpolicy.fabric8;
 import io.github.electionpolicy.fabric8.ShardCoordinatorCommand.*;
 import io.github.electionpolicy.fabric8.ShardCoordinatorInput.*;
 import io.github.electionpolicy.fabric8.ShardCoordinatorPhase.StopCause;
+import io.github.electionpolicy.fabric8.ShardLeaseRunners.LeaseRunner;
 import java.util.ArrayDeque;
 import java.util.Collections;
 import java.util.Map;
@@ -20,7 +21,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * Owns one replica's share of a sharded controller on its {@link RunnerLoop}, as {@link LifecycleDriver} owns one
  * runner: it feeds {@link ShardCoordinator} its inputs one at a time and carries out its commands. The runners it
  * starts are ordinary {@link LifecycleDriver}s on the same loop, one per shard the coordinator contends for and one
- * for the membership Lease, built by a {@link LeaseRunners} seam; what they publish comes back, on the loop, as the
+ * for the membership Lease, built by a {@link ShardLeaseRunners} seam; what they publish comes back, on the loop, as the
  * coordinator's inputs. The view of the controller's Leases comes from a {@link ShardViewSource} (one informer,
  * {@link ShardLeaseSource}, opened once the membership runner may write) through {@link ShardLeaseView}, judged on the
  * loop's ticker. After each batch it publishes one immutable {@link Snapshot} for readers on other threads.
@@ -33,27 +34,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 final class ShardDriver {
 
-  /** Builds the runner of one of the controller's Leases: the seam between the driver and the Lease calls. */
-  interface LeaseRunners {
-    /**
-     * A runner, not started, for the Lease {@code leaseName}, running {@code service} while it holds it.
-     *
-     * @param membership whether this is the membership Lease (it runs no work, recontends after a loss, and runs
-     *     the RBAC preflight if one is asked for)
-     */
-    LeaseRunner open(String leaseName, LeaderService service, boolean membership);
-  }
-
-  /** A runner, and how to change the annotations its next writes carry (a member's leaving mark). */
-  record LeaseRunner(LifecycleDriver driver, java.util.function.Consumer<Map<String, String>> annotate) {}
-
   /** What readers see: the coordinator's phase and the terms of the shards this replica owns and keeps. */
   record Snapshot(ShardCoordinatorPhase phase, SortedMap<Integer, LeadershipTerm> owned, RunnerView membership,
       boolean shardHung, boolean viewSynced) {}
 
   /** What the driver is built from; {@code silenceNanos}: see {@link ShardViewFeed#checkSilence}. */
   record Parts(String identity, ShardLeases leases, int shardCount, ShardService service, RunnerLoop loop,
-      Ticker ticker, LeaseRunners runners, ShardViewSource source, long leaseDurationNanos, long settleNanos,
+      Ticker ticker, ShardLeaseRunners runners, ShardViewSource source, long leaseDurationNanos, long settleNanos,
       long tickNanos, long silenceNanos, ShardCoordinator.Flaw flaw, ShardDriverFlaw driverFlaw) {}
 
   private static final LeaderService MEMBERSHIP = LeaderService.of(term -> { }, () -> { });
@@ -76,12 +63,7 @@ final class ShardDriver {
   private boolean draining;
   private final TreeMap<Integer, ShardRun> shards = new TreeMap<>();
   private final TreeMap<Integer, LeadershipTerm> terms = new TreeMap<>();
-  // The member each closing shard runner hands its Lease over to, by shard: its proof follows the view until the
-  // release is written, and a member that left the view's live set is named no more (see handOversFollow).
-  private final TreeMap<Integer, String> successors = new TreeMap<>();
-  // The highest token under which a runner of this process led each shard: a later runner takes no hand-over at or
-  // below it in (LeaseProtocol.ledBefore), however its view lags.
-  private final TreeMap<Integer, Long> led = new TreeMap<>();
+  private final ShardHandOvers handOvers;
   private LeaseRunner membership;
   private boolean membershipLeading;
   private boolean leaveAsked;
@@ -117,7 +99,7 @@ final class ShardDriver {
           @Override
           public void observed(ShardCoordinatorInput.ViewObserved observed) {
             if (!done) {
-              handOversFollow(observed);
+              handOvers.follow(observed, coordinator.phase() instanceof ShardCoordinatorPhase.Member);
               inputs.add(observed);
             }
           }
@@ -127,6 +109,9 @@ final class ShardDriver {
             sighted(listed, arrivedNanos);
           }
         }, log);
+    this.handOvers = new ShardHandOvers(parts.identity(), parts.shardCount(),
+        shard -> Optional.ofNullable(shards.get(shard)).flatMap(run -> run.runner().driver().protocol()),
+        () -> membership == null ? Optional.empty() : membership.driver().protocol());
     this.snapshot = new Snapshot(coordinator.phase(), Collections.emptySortedMap(), membershipView, false, false);
   }
 
@@ -232,13 +217,7 @@ final class ShardDriver {
       contend(decline.shard(), true);
     } else if (command instanceof HandOver handOver) {
       terms.remove(handOver.shard());
-      ShardRun run = shards.get(handOver.shard());
-      if (run != null) {
-        handOver.successor().ifPresent(next -> {
-          successors.put(handOver.shard(), next.identity());
-          run.runner().driver().handOverTo(next.identity(), next.membershipVersion());
-        });
-      }
+      handOver.successor().ifPresent(next -> handOvers.name(handOver.shard(), next));
       if (handOver.why() != Why.LEAVING || !mark.hold(handOver.shard())) {
         closeShard(handOver.shard());
       }
@@ -261,49 +240,6 @@ final class ShardDriver {
     } else if (command instanceof ReportStopped stopped) {
       finish(stopped.cause());
     }
-  }
-
-  /**
-   * A closing runner's hand-over is written only once its work stopped, which may take long: until then each view
-   * names, as its proof, the successor's membership version it shows now, whose write was sent recently enough for the
-   * successor to take the term in (an old one's send time may lie a renew deadline back by the time the hand-over is
-   * written, and the successor then waits it out as another process's term); and a successor the view no longer shows
-   * live (it is leaving too, or gone), or whose plan would not keep the shard ({@link #keptBy}), is named no more: the
-   * runner releases the Lease, so that the member whose plan takes it takes it at once, instead of handing it to a
-   * member that will never take it in.
-   */
-  private void handOversFollow(ShardCoordinatorInput.ViewObserved observed) {
-    for (java.util.Iterator<Map.Entry<Integer, String>> it = successors.entrySet().iterator(); it.hasNext(); ) {
-      Map.Entry<Integer, String> named = it.next();
-      ShardRun run = shards.get(named.getKey());
-      String version = observed.memberVersions().get(named.getValue());
-      if (run == null) {
-        it.remove();
-      } else if (observed.liveMembers().contains(named.getValue()) && version != null
-          && keptBy(named.getValue(), named.getKey(), observed)) {
-        run.runner().driver().handOverTo(named.getValue(), version);
-      } else {
-        run.runner().driver().handOverTo(null, null); // named again if a later view, before the release, says so
-      }
-    }
-  }
-
-  /**
-   * Whether {@code member}'s plan, from {@code observed} with {@code shard} handed to it, keeps the shard: a member handed
-   * more than its share (old owners each fill the same lacking member, none seeing the others' hand-overs) finds the
-   * extra shards surplus, runs no runner for them and never takes them in, so they wait out a lease duration.
-   */
-  private boolean keptBy(String member, int shard, ShardCoordinatorInput.ViewObserved observed) {
-    Map<Integer, String> owners = new TreeMap<>(observed.holders());
-    owners.put(shard, member);
-    // Planned as the coordinator plans: this replica counted live exactly while it is a member (not once leaving).
-    java.util.Set<String> live = new java.util.TreeSet<>(observed.liveMembers());
-    if (coordinator.phase() instanceof ShardCoordinatorPhase.Member) {
-      live.add(parts.identity());
-    } else {
-      live.remove(parts.identity());
-    }
-    return ShardPlanner.FAIR.plan(parts.shardCount(), live, member, owners).keep().contains(shard);
   }
 
   private void closeShard(int shard) {
@@ -338,7 +274,6 @@ final class ShardDriver {
 
   /** A runner for {@code shard}; {@code decline}: one that only declines a hand-over, closed at once. */
   private void contend(int shard, boolean decline) {
-    successors.remove(shard);
     ShardWork work = new ShardWork(shard, parts.service());
     String lease = parts.leases().shardLease(shard);
     LeaseRunner runner = parts.runners().open(lease, work, false);
@@ -351,18 +286,12 @@ final class ShardDriver {
       view.sighting(lease).ifPresent(seen -> elector.seen(seen.record(), parts.driverFlaw()
           == ShardDriverFlaw.SIGHTING_DATED_AT_CONTEND ? ticker.read() : seen.changedNanos(), seen.bare()));
       elector.seenTransitions(view.highestTransitions(lease));
-      elector.ledBefore(led.getOrDefault(shard, -1L));
-      // A hand-over to this replica names one of its membership writes: the membership runner of the moment knows them.
-      elector.handOverProofs(version -> membership == null ? java.util.OptionalLong.empty()
-          : membership.driver().ownWriteSentNanos(version));
-      if (decline) {
-        elector.declineHandOvers();
-      }
+      handOvers.prepare(elector.protocol(), shard, decline);
     });
     observeAnswers(runner.driver());
     runner.driver().start();
     if (decline) {
-      runner.driver().requestClose();
+      runner.driver().requestClose(); // started only to decline a hand-over: ShardHandOvers.prepare
     }
   }
 
@@ -380,11 +309,10 @@ final class ShardDriver {
   }
 
   /**
-   * Has {@code driver}'s states handed to {@code then} as it publishes them, on the loop: before its next command, so
-   * that a shard is in the snapshot ({@code termFor}) before its service's {@code start} runs, and out of it as soon as
-   * its runner follows or stops. Safe to step the coordinator there: the runner publishes only from a task of its
-   * own, never from a command of this driver's (those hand their work to the loop), and what this throws fails this
-   * driver, not the runner.
+   * Has {@code driver}'s states handed to {@code then} as it publishes them, on the loop, before its next command (a
+   * shard is in the snapshot, {@code termFor}, before its service's {@code start} runs, and out of it once its runner
+   * follows or stops). Safe to step the coordinator there: the runner publishes only from a task of its own, and what
+   * this throws fails this driver, not the runner.
    */
   private void observe(LifecycleDriver driver, java.util.function.Consumer<ElectionState> then) {
     live.add(driver);
@@ -439,7 +367,7 @@ final class ShardDriver {
     long now = ticker.read();
     if (state instanceof ElectionState.Leading leading) {
       view.took(parts.leases().shardLease(shard), leading.term().leaseTransitions()); // unseen by the view, maybe
-      led.merge(shard, (long) leading.term().leaseTransitions(), Math::max);
+      handOvers.led(shard, leading.term().leaseTransitions());
       terms.put(shard, leading.term());
       inputs.add(new ShardOwned(shard, leading.term().leaseTransitions(), now));
     } else if (state instanceof ElectionState.Following) {
@@ -448,7 +376,7 @@ final class ShardDriver {
     } else if (state instanceof ElectionState.Stopped) {
       terms.remove(shard);
       shards.remove(shard);
-      successors.remove(shard);
+      handOvers.forget(shard);
       runnerStopped(run.runner().driver());
       boolean released = !run.work().mayRun() || parts.driverFlaw() == ShardDriverFlaw.STOPPED_COUNTS_AS_RELEASED;
       inputs.add(new ShardStopped(shard, released, now));
@@ -485,9 +413,7 @@ final class ShardDriver {
     feed.close();
     log.info("Stopped sharded runner {} ({})", parts.identity(), cause);
     if (membership != null) {
-      // Lost while lapsed or leaving, the coordinator counted it ended; it recontends meanwhile (it may hold the Lease
-      // again): closed now, and the stop waits for it, or it would renew a member that is gone for ever.
-      membership.driver().requestClose();
+      membership.driver().requestClose(); // recontending since a loss: the stop waits for it, or it renews for ever
     }
     stopWhenIdle = true;
     if (live.isEmpty()) {
