@@ -222,10 +222,10 @@ final class LeaseProtocolAcquiring {
     long t = now.nanos();
     if (answer instanceof Answer.Failed failed) {
       s.failed(failed.failure());
-      if (s.closing || s.declineOnly) {
-        // A hand-over it could not read to decline: a closing follower leaves it to expire, as before; one that only
-        // declines tries once more a lease duration on, if its close has not come by then and the term is still valid.
-        return s.closing ? finished(s) : new LeaseStep.Await(t + s.leaseDurationNanos);
+      if (s.declineOnly) {
+        // A hand-over it could not read to decline: it tries once more a lease duration on, if its close has not come
+        // by then and the term is still valid. (A closing follower finishes at its next wake, as always.)
+        return new LeaseStep.Await(t + s.leaseDurationNanos);
       }
       return awaitAsFollower(s, t);
     }
@@ -244,7 +244,8 @@ final class LeaseProtocolAcquiring {
     if (handedOver.isPresent()) {
       return adopt(s, now, current, handedOver.getAsLong());
     }
-    if (s.closing || s.declineOnly) {
+    if (s.declineOnly || s.closing && validHandOver(s, current, t).isPresent()) {
+      // Only a hand-over to decline changes what a closing follower does with its read's answer.
       return declineOrFinish(s, now);
     }
     if (attemptDueNanos(s, t) - t > 0) {
@@ -258,11 +259,6 @@ final class LeaseProtocolAcquiring {
       return awaitAsFollower(s, t);
     }
     return take(s, now, current);
-  }
-
-  private static Action finished(LeaseProtocolState s) {
-    s.role = Role.FINISHED;
-    return new LeaseStep.Finished();
   }
 
   /** Writes a new term over {@code current} (null: the Lease is missing), whose holder's term has run out. */

@@ -350,7 +350,10 @@ class LeaseProtocolHandOverStepTest {
       protocol.start(at(0));
       protocol.finishRequested(true);
 
-      assertThat(protocol.answer(at(50), found(handOver("99"))).action()).isInstanceOf(LeaseStep.Finished.class);
+      LeaseStep step = protocol.answer(at(50), found(handOver("99")));
+      assertThat(step.action()).as("no release: it waits, and finishes at its next wake").isInstanceOf(
+          LeaseStep.Await.class);
+      assertThat(protocol.wake(at(RETRY / MS * 2)).action()).isInstanceOf(LeaseStep.Finished.class);
     }
 
     @Test
