@@ -187,9 +187,12 @@ final class MockApi implements AutoCloseable, AfterEachCallback {
   KubernetesClient client(String url, UnaryOperator<ConfigBuilder> tune) {
     Config config = tune.apply(new ConfigBuilder(Config.empty()).withMasterUrl(url).withNamespace(NAMESPACE))
         .build();
+    // HTTP/1.1 in plain text, not the JDK client's h2c upgrade: the mock server's HTTP/2 now and then loses a
+    // response for good (see the testkit's BaseLeaseApi.plainHttpAsHttp11).
     KubernetesClient client = new KubernetesClientBuilder()
         .withConfig(config)
         .withHttpClientFactory(new JdkHttpClientFactory())
+        .withHttpClientBuilderConsumer(io.fabric8.kubernetes.client.http.HttpClient.Builder::preferHttp11)
         .build();
     synchronized (ownClients) {
       ownClients.add(client);

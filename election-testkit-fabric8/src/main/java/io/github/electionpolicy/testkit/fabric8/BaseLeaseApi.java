@@ -52,12 +52,26 @@ abstract class BaseLeaseApi implements LeaseApi {
     if (replica != null) {
       builder.withUserAgent(USER_AGENT_PREFIX + replica);
     }
-    KubernetesClient client = new KubernetesClientBuilder()
-        .withConfig(builder.build())
-        .withHttpClientFactory(new JdkHttpClientFactory())
-        .build();
+    KubernetesClient client = plainHttpAsHttp11(new KubernetesClientBuilder(), builder.build()).build();
     track(client);
     return client;
+  }
+
+  /**
+   * {@code clients} with {@code config} and the JDK HTTP client, which speaks HTTP/1.1 to a server in plain text
+   * (the embedded server, and the proxies in front of it). The JDK client's default, HTTP/2, would ask a plain-text
+   * server to upgrade (h2c); fabric8's mock server accepts, and then now and then a response reaches the client out of
+   * its frames ("Frame type(101) length(6644083) exceeds MAX_FRAME_SIZE(16384)", a list failed), or never does, for
+   * this request and every later one on that connection: a list and watch that is never answered, however often it is
+   * started again (seen as a 30 s timeout in the build, on fabric8 7.6.1). A real API server over TLS negotiates its
+   * protocol (ALPN) as it would for a user's controller, so its clients keep the default.
+   */
+  static KubernetesClientBuilder plainHttpAsHttp11(KubernetesClientBuilder clients, Config config) {
+    clients.withConfig(config).withHttpClientFactory(new JdkHttpClientFactory());
+    if (config.getMasterUrl() != null && config.getMasterUrl().startsWith("http:")) {
+      clients.withHttpClientBuilderConsumer(io.fabric8.kubernetes.client.http.HttpClient.Builder::preferHttp11);
+    }
+    return clients;
   }
 
   final synchronized <T extends AutoCloseable> T track(T closeable) {
