@@ -177,7 +177,8 @@ final class LeaseProtocolAcquiring {
     s.role = Role.LEADING;
     s.releaseRetried = false;
     s.fact(FactKind.HANDED_OVER_HERE, Integer.toString(record.transitions()));
-    s.signals.add(new LeaseStep.Elected(record, sentNanos + s.renewDeadlineNanos, Optional.empty()));
+    s.signals.add(new LeaseStep.Elected(record, sentNanos + s.renewDeadlineNanos,
+        Optional.ofNullable(s.lastOtherHolder)));
     return LeaseProtocolRenewing.lead(s, now);
   }
 

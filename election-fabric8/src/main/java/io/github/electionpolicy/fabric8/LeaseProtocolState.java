@@ -79,6 +79,8 @@ final class LeaseProtocolState {
   int failuresInARow;
   boolean warnedOfSameIdentity;
   Optional<String> takingFrom = Optional.empty();
+  // The last holder seen other than this process (null: none yet): whom a hand-over came from, for its log line.
+  String lastOtherHolder;
 
   // This process's terms.
   LeaseRecord mine;
@@ -173,6 +175,9 @@ final class LeaseProtocolState {
       }
     }
     if (record != null) {
+      if (record.holder() != null && !record.holder().isEmpty() && !record.heldBy(identity)) {
+        lastOtherHolder = record.holder();
+      }
       lastHolder = record.holder();
       lastHolderDurationNanos = durationNanos(record);
       highestTransitions = Math.max(highestTransitions, record.transitions());

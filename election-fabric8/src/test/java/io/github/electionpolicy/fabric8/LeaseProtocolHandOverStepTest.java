@@ -50,6 +50,11 @@ class LeaseProtocolHandOverStepTest {
     return new LeaseStep.Elected(record, fromNanos + DEADLINE, Optional.empty());
   }
 
+  /** As {@link #elected(LeaseRecord, long)}, after a sight of the Lease held by {@code previous}, whom it names. */
+  static LeaseStep.Elected elected(LeaseRecord record, long fromNanos, String previous) {
+    return new LeaseStep.Elected(record, fromNanos + DEADLINE, Optional.of(previous));
+  }
+
   static LeaseStep.Fact adopted(int transitions) {
     return new LeaseStep.Fact(FactKind.HANDED_OVER_HERE, Integer.toString(transitions));
   }
@@ -241,15 +246,15 @@ class LeaseProtocolHandOverStepTest {
       LeaseStep read = protocol.watchEvent(at(700), 700 * MS, record, false);
       assertThat(read.action()).isInstanceOf(LeaseStep.Read.class);
       assertThat(read.signals()).isEmpty();
-      assertThat(protocol.answer(at(750), found(record)).signals()).containsExactly(adopted(8),
-          elected(record, PROOF_SENT));
+      assertThat(protocol.answer(at(750), found(record)).signals()).as("the holder it saw before, as it would a take's")
+          .containsExactly(adopted(8), elected(record, PROOF_SENT, "old"));
 
       LeaseProtocol other = new LeaseProtocol("me", LEASE, DEADLINE, RETRY, TIMEOUT, 42);
       other.handOverProofs(version -> OptionalLong.of(PROOF_SENT));
       other.start(at(0));
       other.answer(at(0), found(held("old", 15, 7, "50")));
       assertThat(other.watchEvent(at(700), 700 * MS, record, true).signals()).containsExactly(adopted(8),
-          elected(record, PROOF_SENT));
+          elected(record, PROOF_SENT, "old"));
     }
 
     @Test
