@@ -270,7 +270,8 @@ public final class ElectionLifecycle implements SmartLifecycle {
    * once that stop returned, so that Spring destroys no bean before the runner stopped; called when not running, it
    * runs {@code callback} at once. Called from a service or listener of the runner that another thread's stop closes,
    * it runs {@code callback} at once too (with a WARN): that stop waits for the service or listener to return. Either
-   * way {@code callback} runs once, unless this call throws.
+   * way {@code callback} runs once, also when closing the runner or the client this lifecycle made throws (that failure
+   * is thrown after it): Spring would otherwise wait for it until its shutdown phase timed out.
    *
    * @param callback what Spring runs once the lifecycle stopped
    */
@@ -313,10 +314,14 @@ public final class ElectionLifecycle implements SmartLifecycle {
           + "goes on before it stopped and may destroy the beans its services and listeners use; close the context "
           + "from a thread of your own", closedElsewhere);
     }
-    if (closing != null) {
-      close(closing, owned);
+    try {
+      if (closing != null) {
+        close(closing, owned);
+      }
+    } finally {
+      // Spring waits for the callback until its shutdown phase times out, and only logs what stop throws.
+      callback.run();
     }
-    callback.run();
   }
 
   /** Closes {@code closing}, which {@link #stop(Runnable)} took, then runs what waits for the stop. */
