@@ -272,7 +272,9 @@ public final class ElectionMetrics implements MeterBinder {
   /**
    * Binds this binder to {@code registry}: registers the meters now if the runner has started, else when
    * it starts; nothing while its meters are removed (its runner was closed, or replaced after it stopped)
-   * until this binder starts the next runner. Binding one registry again does nothing.
+   * until this binder starts the next runner. Binding one registry again does nothing. A registry that refuses a
+   * meter (Prometheus's, for a name another meter has with other tag keys) keeps none of them, and this binder is
+   * then not bound to it: the refusal is thrown.
    *
    * @param registry the registry
    */
@@ -284,7 +286,14 @@ public final class ElectionMetrics implements MeterBinder {
         return;
       }
       if (meters != null) {
-        meters.registerIn(registry);
+        try {
+          meters.registerIn(registry);
+        } catch (RuntimeException | Error e) {
+          // It keeps none of them (all or none): nor is this binder bound to it, so that binding it again once it
+          // accepts them registers them, and the next start does not fail on it.
+          registries.remove(registry);
+          throw e;
+        }
       }
     }
   }

@@ -111,6 +111,37 @@ class RefusedRegistrationTest {
   }
 
   /**
+   * A registry bound while the runner runs refuses a meter: {@code bindTo} throws, and the binder is not bound to it.
+   * It was (the registry kept in its set before the meters were registered): binding it again once it accepts did
+   * nothing, so that registry never got the meters, and the next start through the binder failed on it. Review
+   * h-review's suspicion, made a test.
+   */
+  @Test
+  void aRegistryThatRefusesTheMetersAtBindToIsNotBoundAndCanBeBoundAgain() throws Exception {
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    AtomicReference<MeterRegistry> refuser = new AtomicReference<>(registry);
+    refuseWhile(registry, refuser, ElectionMetrics.MASTER_STATUS);
+    ElectionMetrics metrics = new ElectionMetrics();
+    try (ElectionRunner runner = metrics.start(ElectionRunner.builder()
+        .client(api.replica("replica-1").client())
+        .decision(MeteredReplica.CONTEND)
+        .settings(MeteredReplica.fastSettings(api.namespace(), "replica-1"))
+        .service(LeaderService.of(term -> { }, () -> { })))) {
+      Await.until("replica-1 leads", () -> runner.state().kind() == ElectionState.Kind.LEADING,
+          Duration.ofSeconds(15), runner::toString);
+      assertThatThrownBy(() -> metrics.bindTo(registry)).isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("other tag keys");
+      assertThat(registry.getMeters()).as("all or none").isEmpty();
+      assertThat(metrics.toString()).contains("0 registries");
+
+      refuser.set(null);
+      metrics.bindTo(registry);
+      assertThat(registry.get(ElectionMetrics.MASTER_STATUS).gauge().value())
+          .as("bound again once it accepts: the master status reads the runner that leads").isEqualTo(1.0);
+    }
+  }
+
+  /**
    * Two registries, the second refusing a meter, both failing to remove one (their listener on removals throws, here
    * an Error): the removal's exception left start() before the runner was closed, and hid the refusal.
    */
