@@ -38,6 +38,16 @@ final class SimulationCoverage {
   static final List<String> PROTOCOL = List.of("LeaseProtocol", "LeaseProtocolState", "LeaseProtocolAcquiring",
       "LeaseProtocolRenewing", "LeaseProtocolReleasing");
 
+  /**
+   * The sharded runner around the per-Lease runners: every class of it the sharding simulations ({@code
+   * SimulationSharding*}) drive, which the election's simulations never load. Not {@code ShardLeaseSource}, fabric8's
+   * informer, which the simulation replaces by its own list and watch (through {@code ShardViewSource}).
+   */
+  static final List<String> SHARDING = List.of("ShardedRunner", "ShardAssembly", "ShardCoordinator",
+      "ShardCoordinatorCommand", "ShardCoordinatorInput", "ShardCoordinatorPhase", "ShardDriver", "ShardHandOvers",
+      "ShardLeaseRunners", "ShardLeaseView", "ShardLeases", "ShardListeners", "ShardPlanner", "ShardViewFeed",
+      "ShardWork", "LeavingMark", "OwnWrites", "Shards");
+
   private SimulationCoverage() {}
 
   /** Covered and total lines of {@code classes} (and their nested classes), if the agent runs. */

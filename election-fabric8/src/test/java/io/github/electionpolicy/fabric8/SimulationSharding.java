@@ -205,6 +205,7 @@ class SimulationSharding {
   @AfterContainer
   static void report() {
     System.out.println(TOTALS.line());
+    System.out.println("sharding lines covered: " + SimulationCoverage.perClass(SimulationCoverage.SHARDING));
     if (TOTALS.schedules > 0 && TOTALS.steps < STEPS) { // not when one replay was asked for alone
       throw new AssertionError("the sharding simulation ran " + TOTALS.steps + " replica events, fewer than "
           + "sharding.steps=" + STEPS);
@@ -304,7 +305,8 @@ class SimulationSharding {
           + " unanswered_lists=" + unansweredLists
           + " partial_list_plans=" + partialListPlans
           + gaps() + " broken_variants_caught=" + caught + "/" + variants + " (unobserved here: "
-          + UNOBSERVABLE.size() + ")";
+          + UNOBSERVABLE.size() + ")" + " sharding_line_coverage="
+          + SimulationCoverage.percent(SimulationCoverage.lines(SimulationCoverage.SHARDING));
     }
   }
 }
