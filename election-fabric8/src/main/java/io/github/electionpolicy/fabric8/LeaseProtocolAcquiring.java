@@ -167,6 +167,18 @@ final class LeaseProtocolAcquiring {
    * with no request of its own, and renews it (dropping the proof) a retry period after that time.
    */
   private static Action adopt(LeaseProtocolState s, Moment now, LeaseRecord record, long sentNanos) {
+    takeIn(s, record, sentNanos);
+    s.fact(FactKind.HANDED_OVER_HERE, Integer.toString(record.transitions()));
+    s.signals.add(new LeaseStep.Elected(record, sentNanos + s.renewDeadlineNanos,
+        Optional.ofNullable(s.lastOtherHolder)));
+    return LeaseProtocolRenewing.lead(s, now);
+  }
+
+  /**
+   * Holds {@code record}, a hand-over to this process, as its own term dated from {@code sentNanos}: to lead under it
+   * ({@link #adopt}) or to release it ({@link #declineOrFinish}), whose rules are a leader's, a compare-and-set on it.
+   */
+  private static void takeIn(LeaseProtocolState s, LeaseRecord record, long sentNanos) {
     s.writeKnown();
     s.mine = record;
     s.lastWritten = record;
@@ -176,10 +188,6 @@ final class LeaseProtocolAcquiring {
     s.lastAttemptNanos = sentNanos;
     s.role = Role.LEADING;
     s.releaseRetried = false;
-    s.fact(FactKind.HANDED_OVER_HERE, Integer.toString(record.transitions()));
-    s.signals.add(new LeaseStep.Elected(record, sentNanos + s.renewDeadlineNanos,
-        Optional.ofNullable(s.lastOtherHolder)));
-    return LeaseProtocolRenewing.lead(s, now);
   }
 
   /**
@@ -194,17 +202,9 @@ final class LeaseProtocolAcquiring {
         : java.util.OptionalLong.empty();
     if (handedOver.isPresent()) {
       if (s.observedWritable) {
-        s.writeKnown();
-        s.mine = s.observed;
-        s.lastWritten = s.observed;
-        s.lastAttempted = null;
-        s.adopted = s.observed;
-        s.lastRenewSentNanos = handedOver.getAsLong();
-        s.lastAttemptNanos = handedOver.getAsLong();
-        s.role = Role.LEADING; // the release's rules are a leader's: a compare-and-set on this term
+        takeIn(s, s.observed, handedOver.getAsLong());
         s.successor = null;
         s.cleanRelease = false;
-        s.releaseRetried = false;
         s.fact(FactKind.HAND_OVER_DECLINED, Integer.toString(s.observed.transitions()));
         return LeaseProtocolReleasing.release(s, now);
       }
