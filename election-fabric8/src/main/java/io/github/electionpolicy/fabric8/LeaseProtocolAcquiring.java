@@ -172,6 +172,7 @@ final class LeaseProtocolAcquiring {
     s.lastWritten = record;
     s.lastAttempted = null;
     s.adopted = record;
+    s.highestLed = Math.max(s.highestLed, record.transitions());
     s.lastRenewSentNanos = sentNanos;
     s.lastAttemptNanos = sentNanos;
     s.role = Role.LEADING;
@@ -198,6 +199,7 @@ final class LeaseProtocolAcquiring {
         s.lastWritten = s.observed;
         s.lastAttempted = null;
         s.adopted = s.observed;
+        s.highestLed = Math.max(s.highestLed, s.observed.transitions());
         s.lastRenewSentNanos = handedOver.getAsLong();
         s.lastAttemptNanos = handedOver.getAsLong();
         s.role = Role.LEADING; // the release's rules are a leader's: a compare-and-set on this term
@@ -299,6 +301,7 @@ final class LeaseProtocolAcquiring {
       s.writeKnown();
       s.written(record, sent);
       s.mine = record;
+      s.highestLed = Math.max(s.highestLed, record.transitions());
       s.lastWritten = record;
       s.lastAttempted = null;
       s.lastRenewSentNanos = sent;

@@ -65,6 +65,16 @@ final class ShardHandOvers {
     successors.remove(shard);
   }
 
+  /**
+   * The shard's runner stopped (still its current runner): nothing is named for it any more, and every term its
+   * protocol held is remembered as led, including a hand-over it took in only to decline it, or took in while its
+   * close was on the way, whose LEADING its runner never published.
+   */
+  void stopped(int shard) {
+    runner.apply(shard).ifPresent(protocol -> led(shard, protocol.highestLed()));
+    forget(shard);
+  }
+
   /** A runner of this process led {@code shard} under {@code token}. */
   void led(int shard, long token) {
     led.merge(shard, token, Math::max);
