@@ -38,15 +38,21 @@ final class ShardHandOvers {
   }
 
   /**
-   * Before a new runner of {@code shard} starts: the hand-overs it may take in name one of the membership runner's own
-   * writes (that of the moment), none at or below a token this process led the shard under; {@code decline}: it runs
-   * only to decline one ({@link LeaseProtocol#declineHandOvers}).
+   * Before a new runner of {@code shard} starts: the hand-overs it may take in name one of this process's own membership
+   * writes, those of the membership runner of the moment or of the one that ran as the runner started (a leaver's stops
+   * while its decline reads the Lease: review h-decline, {@code SimulationShardingDeclineWhileReleasing}), none at or
+   * below a token this process led the shard under; {@code decline}: it runs only to decline one
+   * ({@link LeaseProtocol#declineHandOvers}).
    */
   void prepare(LeaseProtocol protocol, int shard, boolean decline) {
     forget(shard);
     protocol.ledBefore(ledBefore(shard));
-    protocol.handOverProofs(version -> membership.get().map(writes -> writes.ownWriteSentNanos(version))
-        .orElse(OptionalLong.empty()));
+    Optional<LeaseProtocol> atStart = membership.get();
+    protocol.handOverProofs(version -> {
+      OptionalLong sent = membership.get().map(writes -> writes.ownWriteSentNanos(version)).orElse(OptionalLong.empty());
+      return sent.isPresent() ? sent
+          : atStart.map(writes -> writes.ownWriteSentNanos(version)).orElse(OptionalLong.empty());
+    });
     if (decline) {
       protocol.declineHandOvers();
     }
