@@ -197,11 +197,10 @@ final class LeaseProtocol {
   }
 
   /**
-   * Before {@link #start}: this protocol only declines. It never takes the Lease and never leads; if the Lease holds a
-   * hand-over naming this process that it could take in, it releases it (a compare-and-set on it), so that the next
-   * owner need not wait it out; otherwise it waits for its close. A replica that leaves, or one that holds no place
-   * for the shard, runs one for a shard that was handed to it ({@link ShardCoordinatorCommand.Decline}). A closing
-   * follower declines the same way.
+   * Before {@link #start}: this protocol only declines. It never takes the Lease and never leads its work; if the Lease
+   * holds a hand-over naming this process that it could take in, it releases it (a compare-and-set on it, the term
+   * counted in {@link #highestLed}), so that the next owner need not wait it out; otherwise it waits for its close. A
+   * replica that leaves, or holds no place for the shard, runs one ({@link ShardCoordinatorCommand.Decline}).
    *
    * @throws IllegalStateException once the protocol has started
    */
@@ -213,13 +212,17 @@ final class LeaseProtocol {
   }
 
   /**
-   * Before {@link #start}: the highest leaseTransitions of a term of this Lease that this process led with an earlier
-   * protocol (a sharded runner's earlier runner of the shard). A hand-over at or below it is never taken in: it is
-   * a term this process already led, and has since let go (released, perhaps taken by another replica at once), seen
-   * again by a view that lags this process's own writes. Negative: none.
+   * Before {@link #start}: the highest leaseTransitions of a term of this Lease that this process led (or declined) with
+   * an earlier protocol ({@link #highestLed}). A hand-over at or below it is never taken in: a term this process let go
+   * (perhaps taken by another replica at once since), seen again by a view that lags its own writes. Negative: none.
    */
   void ledBefore(long transitions) {
     s.ledBefore = Math.max(s.ledBefore, transitions);
+  }
+
+  /** The highest leaseTransitions of a term it held as a leader (taken, taken in, or declined); -1: none. */
+  long highestLed() {
+    return s.highestLed;
   }
 
   /** When this process sent the write that made {@code resourceVersion}, if it is one of its last few. */

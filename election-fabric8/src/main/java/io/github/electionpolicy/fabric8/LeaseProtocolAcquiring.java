@@ -184,6 +184,7 @@ final class LeaseProtocolAcquiring {
     s.lastWritten = record;
     s.lastAttempted = null;
     s.adopted = record;
+    s.highestLed = Math.max(s.highestLed, record.transitions());
     s.lastRenewSentNanos = sentNanos;
     s.lastAttemptNanos = sentNanos;
     s.role = Role.LEADING;
@@ -300,6 +301,7 @@ final class LeaseProtocolAcquiring {
       s.writeKnown();
       s.written(record, sent);
       s.mine = record;
+      s.highestLed = Math.max(s.highestLed, record.transitions());
       s.lastWritten = record;
       s.lastAttempted = null;
       s.lastRenewSentNanos = sent;

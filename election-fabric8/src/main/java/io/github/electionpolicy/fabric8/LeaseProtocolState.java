@@ -89,6 +89,9 @@ final class LeaseProtocolState {
   // The highest leaseTransitions of a term of this Lease that this process led before, with an earlier protocol (a
   // sharded runner's earlier runner of the shard): a hand-over at or below it is that term, or older, never taken in.
   long ledBefore = -1;
+  // The highest leaseTransitions of a term this protocol held as a leader, if only to release it (a declined hand-over):
+  // what a later runner of the same process is told as its ledBefore.
+  long highestLed = -1;
   // The send time and resourceVersion of this process's latest successful writes (takes and renewals), newest last:
   // what another replica's hand-over names as its proof when this is a membership Lease.
   static final int WRITES_KEPT = 8;

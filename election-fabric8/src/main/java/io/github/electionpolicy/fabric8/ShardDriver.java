@@ -375,8 +375,8 @@ final class ShardDriver {
       inputs.add(new ShardContending(shard, now));
     } else if (state instanceof ElectionState.Stopped) {
       terms.remove(shard);
+      handOvers.stopped(shard); // before its removal: what its protocol led is read from it
       shards.remove(shard);
-      handOvers.forget(shard);
       runnerStopped(run.runner().driver());
       boolean released = !run.work().mayRun() || parts.driverFlaw() == ShardDriverFlaw.STOPPED_COUNTS_AS_RELEASED;
       inputs.add(new ShardStopped(shard, released, now));

@@ -38,15 +38,21 @@ final class ShardHandOvers {
   }
 
   /**
-   * Before a new runner of {@code shard} starts: the hand-overs it may take in name one of the membership runner's own
-   * writes (that of the moment), none at or below a token this process led the shard under; {@code decline}: it runs
-   * only to decline one ({@link LeaseProtocol#declineHandOvers}).
+   * Before a new runner of {@code shard} starts: the hand-overs it may take in name one of this process's own membership
+   * writes, those of the membership runner of the moment or of the one that ran as the runner started (a leaver's stops
+   * while its decline reads the Lease: review h-decline, {@code SimulationShardingDeclineWhileReleasing}), none at or
+   * below a token this process led the shard under; {@code decline}: it runs only to decline one
+   * ({@link LeaseProtocol#declineHandOvers}).
    */
   void prepare(LeaseProtocol protocol, int shard, boolean decline) {
     forget(shard);
     protocol.ledBefore(ledBefore(shard));
-    protocol.handOverProofs(version -> membership.get().map(writes -> writes.ownWriteSentNanos(version))
-        .orElse(OptionalLong.empty()));
+    Optional<LeaseProtocol> atStart = membership.get();
+    protocol.handOverProofs(version -> {
+      OptionalLong sent = membership.get().map(writes -> writes.ownWriteSentNanos(version)).orElse(OptionalLong.empty());
+      return sent.isPresent() ? sent
+          : atStart.map(writes -> writes.ownWriteSentNanos(version)).orElse(OptionalLong.empty());
+    });
     if (decline) {
       protocol.declineHandOvers();
     }
@@ -63,6 +69,16 @@ final class ShardHandOvers {
   /** The shard's runner stopped, or a new one starts: nothing is named for it any more. */
   void forget(int shard) {
     successors.remove(shard);
+  }
+
+  /**
+   * The shard's runner stopped (still its current runner): nothing is named for it any more, and every term its
+   * protocol held is remembered as led, including a hand-over it took in only to decline it, or took in while its
+   * close was on the way, whose LEADING its runner never published.
+   */
+  void stopped(int shard) {
+    runner.apply(shard).ifPresent(protocol -> led(shard, protocol.highestLed()));
+    forget(shard);
   }
 
   /** A runner of this process led {@code shard} under {@code token}. */

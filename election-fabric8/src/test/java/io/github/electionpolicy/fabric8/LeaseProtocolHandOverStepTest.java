@@ -395,6 +395,28 @@ class LeaseProtocolHandOverStepTest {
       assertThat(later.start(at(600)).signals()).as("a newer term than any it led").contains(adopted(8));
     }
 
+    /**
+     * Review h-decline ({@code SimulationShardingDeclineReAdopt}): a runner that takes a hand-over in only to release it
+     * (declining, or closing) publishes no term, yet the term counts as led, so that a later runner of the process,
+     * told it ({@link LeaseProtocol#ledBefore}), does not take that hand-over in again from a view that still shows it.
+     */
+    @Test
+    void aDeclinedHandOverCountsAsLedSoALaterRunnerDoesNotTakeItIn() {
+      protocol.declineHandOvers();
+      protocol.seen(handOver("55"), 500 * MS, true);
+      LeaseStep release = protocol.start(at(600));
+      assertThat(writtenRecord(release).holder()).isNull();
+      protocol.answer(at(650), written(release, "61"));
+      assertThat(protocol.highestLed()).as("the declined term").isEqualTo(8);
+
+      LeaseProtocol later = new LeaseProtocol("me", LEASE, DEADLINE, RETRY, TIMEOUT, 42);
+      later.handOverProofs(version -> OptionalLong.of(PROOF_SENT));
+      later.ledBefore(protocol.highestLed());
+      later.seen(handOver("55"), 500 * MS, true); // a lagging view: the hand-over, not its release
+      assertThat(later.start(at(700)).signals()).doesNotContain(adopted(8));
+      assertThat(later.role()).isEqualTo(LeaseProtocol.Role.FOLLOWING);
+    }
+
     @Test
     void withoutKnownMembershipWritesNothingIsTakenIn() {
       LeaseProtocol election = new LeaseProtocol("me", LEASE, DEADLINE, RETRY, TIMEOUT, 42);

@@ -349,6 +349,7 @@ final class ShardSimReplica {
 
     @Override
     public Call read(Answered done) {
+      sim.trace(() -> ShardSimReplica.this + " reads " + lease);
       return send(server -> server.get(lease), done);
     }
 

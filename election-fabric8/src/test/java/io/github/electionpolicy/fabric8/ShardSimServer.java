@@ -25,7 +25,9 @@ final class ShardSimServer {
     }
 
     ShardLeaseView.Listed listed() {
-      return new ShardLeaseView.Listed(name, record, leaving());
+      // Bare unless a user put an annotation of their own on it (the leaving mark is the runners' own).
+      return new ShardLeaseView.Listed(name, record, leaving(),
+          annotations.keySet().stream().allMatch(ShardLeases.LEAVING::equals));
     }
   }
 

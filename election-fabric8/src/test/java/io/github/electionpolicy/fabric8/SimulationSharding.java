@@ -31,9 +31,9 @@ class SimulationSharding {
   static final long STEPS = Long.getLong("sharding.steps", 1_000_000L);
   static final int TRIES = Integer.getInteger("sharding.tries", 60);
   /**
-   * Runs a broken variant gets to be caught in. HANDS_OVER_BEFORE_SETTLE is the slowest: its gaps overrun their bound
-   * by tens of ms, in few schedules (caught in run 38 with the replicas' RBAC preflight on, in run 1 without, where
-   * the budget was 30), so the budget leaves room above 38.
+   * Runs a broken variant gets to be caught in. HAND_OVER_DATED_AT_SIGHT is the slowest now: run 57, by a gap 6 ms over
+   * the crash bound (before review h-decline's fix, run 2, by an overlap that the re-adoption of a declined hand-over
+   * caused). (HANDS_OVER_BEFORE_SETTLE, once the slowest, is unobserved: see UNOBSERVABLE.)
    */
   static final int BROKEN_VARIANT_BUDGET = 60;
 
@@ -46,14 +46,16 @@ class SimulationSharding {
    * (TOKEN_KEPT_WHILE_HANDING_OVER); a lapsed member carrying on only moves work between owners, each move
    * still under a shard Lease (IGNORES_MEMBERSHIP_LOSS). The coordinator's own properties
    * (ShardCoordinatorBrokenVariantsTest) catch them. Early hand-overs (HANDS_OVER_BEFORE_SETTLE) also move work
-   * only under shard Leases, but since the gap bounds count round trips, not slack, the shards they leave unowned
-   * after a fault are caught here too. A successor that dates a hand-over from its own sight of it
+   * only under shard Leases: this level caught them (run 23 of the budget) only by an overlap that was no part of the
+   * flaw, a hand-over declined and then taken in again by the next runner of the same process (review h-decline,
+   * SimulationShardingDeclineReAdopt); with that fixed, the first of these runs it fails is run 163, by a gap 6 ms over
+   * the crash bound, so it counts as unobserved here and ShardCoordinatorBrokenVariantsTest catches it. A successor that dates a hand-over from its own sight of it
    * (HAND_OVER_DATED_AT_SIGHT) is mostly masked by membership (its shard work stops when its membership Lease is lost,
    * and no replica takes a live member's shard), yet caught here too; SimulationShardHandOverDating shows it overlap
    * once that guard is broken as well, and LeaseProtocolHandOverStepTest at the protocol.
    */
   static final List<Broken> UNOBSERVABLE = List.of(Broken.TOKEN_KEPT_WHILE_HANDING_OVER,
-      Broken.IGNORES_MEMBERSHIP_LOSS);
+      Broken.IGNORES_MEMBERSHIP_LOSS, Broken.HANDS_OVER_BEFORE_SETTLE);
   /** How many runs confirm that an unobserved variant stays unobserved (each costs a full run). */
   static final int UNOBSERVED_BUDGET = 5;
 
