@@ -82,7 +82,6 @@ final class ShardDriver {
 
   private record ShardRun(LeaseRunner runner, ShardWork work) {}
 
-
   ShardDriver(Parts parts) {
     this.parts = Objects.requireNonNull(parts, "parts");
     this.loop = parts.loop();
@@ -266,6 +265,7 @@ final class ShardDriver {
     runner.driver().observeRenewalsOnLoop(roundTrip -> guarded(() -> {
       if (membership == runner) {
         mark.renewed(roundTrip);
+        shards.keySet().forEach(this::sightedAgain);
       }
     }));
     observeAnswers(runner.driver());
@@ -393,6 +393,12 @@ final class ShardDriver {
     }
   }
 
+  /** A hand-over seen before the answer of the membership write it names: its runner looks again now, not at its wake. */
+  private void sightedAgain(int shard) {
+    view.handOverTo(parts.leases().shardLease(shard), parts.identity()).ifPresent(seen ->
+        shards.get(shard).runner().driver().sighted(seen.record(), seen.changedNanos(), seen.bare()));
+  }
+
   private void tick() {
     if (done) {
       return;
@@ -423,9 +429,7 @@ final class ShardDriver {
 
   private void cancelTimers() {
     mark.cancel();
-    if (tickTimer != null) {
-      tickTimer.cancel();
-    }
+    Optional.ofNullable(tickTimer).ifPresent(RunnerLoop.Timer::cancel);
   }
 
   /**
@@ -449,9 +453,7 @@ final class ShardDriver {
     terms.clear();
     feed.close();
     cancelTimers();
-    for (LifecycleDriver driver : live) {
-      driver.requestClose();
-    }
+    live.forEach(LifecycleDriver::requestClose);
     if (live.isEmpty()) {
       reportStopped();
     } else {
@@ -484,10 +486,7 @@ final class ShardDriver {
         }
       }
     }
-    boolean hung = false;
-    for (ShardRun run : shards.values()) {
-      hung |= run.runner().driver().view().servicesHung();
-    }
+    boolean hung = shards.values().stream().anyMatch(run -> run.runner().driver().view().servicesHung());
     if (membership != null) {
       membershipView = membership.driver().view();
     }

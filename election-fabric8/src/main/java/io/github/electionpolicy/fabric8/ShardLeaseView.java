@@ -136,6 +136,12 @@ final class ShardLeaseView {
         : java.util.Optional.of(new Sighting(s.listed().record(), s.changedNanos(), s.listed().bare()));
   }
 
+  /** The Lease {@code name} as last seen, if it is listed and a hand-over to {@code identity} (it has the proof). */
+  java.util.Optional<Sighting> handOverTo(String name, String identity) {
+    return sighting(name).filter(seen -> seen.record() != null && seen.record().handOverProof() != null
+        && seen.record().heldBy(identity));
+  }
+
   /**
    * A watch event: the Lease {@code name} was deleted. A shard's deleted while held still counts as held by its
    * holder until the holder's lease duration has passed since its content was first seen so, as a follower judges a
