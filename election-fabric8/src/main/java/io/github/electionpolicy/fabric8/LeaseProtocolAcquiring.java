@@ -236,9 +236,10 @@ final class LeaseProtocolAcquiring {
     long t = now.nanos();
     if (answer instanceof Answer.Failed failed) {
       s.failed(failed.failure());
-      if (s.declineOnly) {
+      if (s.declineOnly && !s.closing) {
         // A hand-over it could not read to decline: it tries once more a lease duration on, if its close has not come
-        // by then and the term is still valid. (A closing follower finishes at its next wake, as always.)
+        // by then and the term is still valid. A closing one (as the driver closes each at once) reads again a retry
+        // period on while the hand-over is still valid, as a closing follower does, and otherwise finishes.
         return new LeaseStep.Await(t + s.leaseDurationNanos);
       }
       return awaitAsFollower(s, t);

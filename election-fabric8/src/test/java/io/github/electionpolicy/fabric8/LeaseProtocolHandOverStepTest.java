@@ -350,6 +350,27 @@ class LeaseProtocolHandOverStepTest {
           .isInstanceOf(LeaseStep.Await.class);
     }
 
+    /**
+     * A declining runner (closed as soon as it starts, as the driver closes each) whose read of a hand-over with
+     * metadata fails reads again a retry period on, as any closing follower does, while the proof is fresh; it waited a
+     * lease duration, and the replica's leave with it (review h-decline's suspicion 1).
+     */
+    @Test
+    void aClosingDecliningFollowerWhoseReadFailedReadsAgainARetryPeriodOn() {
+      protocol.declineHandOvers();
+      protocol.seen(handOver("55"), 500 * MS, false);
+      assertThat(protocol.start(at(600)).action()).isInstanceOf(LeaseStep.Read.class);
+      protocol.finishRequested(false);
+      LeaseStep failed = protocol.answer(at(650), new Answer.Failed(FailureKind.OTHER, "timeout"));
+
+      long wake = ((LeaseStep.Await) failed.action()).untilNanos();
+      assertThat(wake).as("a retry period on, with its jitter, not a lease duration")
+          .isBetween(650 * MS + RETRY, 650 * MS + RETRY + RETRY / 5);
+      assertThat(protocol.wake(at(wake / MS + 1)).action()).isInstanceOf(LeaseStep.Read.class);
+      assertThat(writtenRecord(protocol.answer(at(wake / MS + 50), found(handOver("55")))).holder())
+          .as("declined: released").isNull();
+    }
+
     @Test
     void aProofItDidNotMakeIsNotDeclined() {
       protocol.start(at(0));
