@@ -148,10 +148,7 @@ final class LeaseProtocolAcquiring {
 
   /** {@link #handOverSentNanos}, whether or not this follower is closing or backing off. */
   private static java.util.OptionalLong validHandOver(LeaseProtocolState s, LeaseRecord record, long t) {
-    if (record == null || record.handOverProof() == null || !record.heldBy(s.identity) || s.role != Role.FOLLOWING
-        || isOwnLastTerm(s, record) || record.sameTerm(s.adopted) || record.transitions() < s.highestTransitions
-        || record.transitions() <= s.ledBefore
-        || s.durationNanos(record) < s.leaseDurationNanos) {
+    if (!namesThisProcess(s, record)) {
       return java.util.OptionalLong.empty();
     }
     java.util.OptionalLong sent = s.membershipWrites.sentNanos(record.handOverProof());
@@ -160,6 +157,13 @@ final class LeaseProtocolAcquiring {
     }
     long from = s.flaw == Flaw.HAND_OVER_DATED_AT_SIGHT ? s.observedNanos : sent.getAsLong();
     return t - (from + s.renewDeadlineNanos) < 0 ? java.util.OptionalLong.of(from) : java.util.OptionalLong.empty();
+  }
+
+  /** Whether {@code record} is a hand-over to this process it could take in, if its proof is one of its own writes. */
+  private static boolean namesThisProcess(LeaseProtocolState s, LeaseRecord record) {
+    return record != null && record.handOverProof() != null && record.heldBy(s.identity) && s.role == Role.FOLLOWING
+        && !isOwnLastTerm(s, record) && !record.sameTerm(s.adopted) && record.transitions() >= s.highestTransitions
+        && record.transitions() > s.ledBefore && s.durationNanos(record) >= s.leaseDurationNanos;
   }
 
   /**
@@ -214,6 +218,14 @@ final class LeaseProtocolAcquiring {
       return new LeaseStep.Read(t + s.requestTimeoutNanos);
     }
     if (s.closing) {
+      // A hand-over to it whose proof is not (yet) one of its writes: the membership write it names, sent before the
+      // hand-over was seen, may still be answered (within a request timeout of its send), and then it is declined
+      // (review h-resight, SimulationShardingLateProofDecline); finished at once, it would be left to expire.
+      long proofAnsweredBy = s.observedNanos + Math.min(s.renewDeadlineNanos, s.requestTimeoutNanos);
+      if (s.observedAny && s.flaw != Flaw.NO_DECLINE && namesThisProcess(s, s.observed)
+          && s.membershipWrites.sentNanos(s.observed.handOverProof()).isEmpty() && t - proofAnsweredBy < 0) {
+        return new LeaseStep.Await(proofAnsweredBy);
+      }
       s.role = Role.FINISHED;
       return new LeaseStep.Finished();
     }

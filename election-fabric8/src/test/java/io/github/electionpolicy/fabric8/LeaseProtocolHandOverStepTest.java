@@ -379,7 +379,33 @@ class LeaseProtocolHandOverStepTest {
       LeaseStep step = protocol.answer(at(50), found(handOver("99")));
       assertThat(step.action()).as("no release: it waits, and finishes at its next wake").isInstanceOf(
           LeaseStep.Await.class);
-      assertThat(protocol.wake(at(RETRY / MS * 2)).action()).isInstanceOf(LeaseStep.Finished.class);
+      assertThat(protocol.wake(at(RETRY / MS * 2)).action()).as("the write it names may still be answered")
+          .isInstanceOf(LeaseStep.Await.class);
+      assertThat(protocol.wake(at(50 + TIMEOUT / MS)).action()).as("no answer comes later than a request timeout")
+          .isInstanceOf(LeaseStep.Finished.class);
+    }
+
+    /**
+     * Review h-resight ({@code SimulationShardingLateProofDecline}): a closing follower that sees a hand-over to it
+     * before the answer of the membership write its proof names waits for that answer (at most a request timeout from
+     * its sight), and declines the hand-over once the write is its own, instead of finishing and leaving it to expire.
+     */
+    @Test
+    void aClosingFollowerDeclinesAHandOverWhoseProofIsAnsweredAfterItsSight() {
+      boolean[] answered = {false};
+      LeaseProtocol closing = new LeaseProtocol("me", LEASE, DEADLINE, RETRY, TIMEOUT, 42);
+      closing.handOverProofs(version -> answered[0] && "55".equals(version) ? OptionalLong.of(PROOF_SENT)
+          : OptionalLong.empty());
+      closing.declineHandOvers();
+      closing.seen(handOver("55"), 500 * MS, true);
+      closing.start(at(600));
+      assertThat(closing.close(at(610)).action()).as("not finished: the proof's answer may come")
+          .isInstanceOf(LeaseStep.Await.class);
+
+      answered[0] = true;
+      LeaseStep release = closing.watchEvent(at(700), 500 * MS, handOver("55"), true); // ShardDriver.sightedAgain
+      assertThat(release.signals()).containsExactly(new LeaseStep.Fact(FactKind.HAND_OVER_DECLINED, "8"));
+      assertThat(writtenRecord(release).holder()).isNull();
     }
 
     @Test

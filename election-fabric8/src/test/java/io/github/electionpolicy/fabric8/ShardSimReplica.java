@@ -55,6 +55,8 @@ final class ShardSimReplica {
   List<ShardSim.Event> deferred = new ArrayList<>();
   /** A scripted run's slow user code: each callback of this replica's waits this long for its thread; -1: drawn. */
   long callbackDelayNanos = -1;
+  /** A scripted run's late answers: each answer to a write of its membership Lease reaches it this much later; 0: none. */
+  long membershipAnswerDelayNanos;
   SimClock clock;
   ShardedRunner runner;
 
@@ -399,7 +401,16 @@ final class ShardSimReplica {
           if (!(answer instanceof Answer.Failed failed) || failed.kind() != LeaseStep.FailureKind.OTHER) {
             sim.answered(ShardSimReplica.this); // the server answered: the runner's list and watch may list again
           }
-          done.answered(answer, failure(answer));
+          long late = membership && !(answer instanceof Answer.Found) ? membershipAnswerDelayNanos : 0;
+          if (late > 0) {
+            sim.at(sim.now() + late, ShardSimReplica.this, p, () -> {
+              if (!cancelled[0] && !closed) {
+                done.answered(answer, failure(answer));
+              }
+            });
+          } else {
+            done.answered(answer, failure(answer));
+          }
         }
       });
       return () -> cancelled[0] = true;
