@@ -64,6 +64,8 @@ final class ShardedReplicas implements AutoCloseable {
   final Map<Integer, Map<String, Long>> shardStarted = new ConcurrentHashMap<>();
   /** shard -> replica -> System.nanoTime() when the replica's stop of the shard's work last returned. */
   final Map<Integer, Map<String, Long>> shardStopped = new ConcurrentHashMap<>();
+  /** "shard@replica" for each shard whose stop began in that replica since the replica last started it. */
+  final java.util.Set<String> stopBegun = ConcurrentHashMap.newKeySet();
   private final List<KubernetesClient> clients = new CopyOnWriteArrayList<>();
   /** The exit statuses a lost shard asked for (the loss policy EXIT, recorded instead of ending the test's JVM). */
   final List<Integer> exits = new CopyOnWriteArrayList<>();
@@ -285,11 +287,13 @@ final class ShardedReplicas implements AutoCloseable {
           @Override
           public void start(int shard, LeadershipTerm term) {
             shardStarted.computeIfAbsent(shard, s -> new ConcurrentHashMap<>()).put(identity, System.nanoTime());
+            stopBegun.remove(shard + "@" + identity);
             operator.start(shard, term);
           }
 
           @Override
           public void stop(int shard) {
+            stopBegun.add(shard + "@" + identity); // before the operator takes the shard away, so a reconciliation sees it
             operator.stop(shard);
             shardStopped.computeIfAbsent(shard, s -> new ConcurrentHashMap<>()).put(identity, System.nanoTime());
           }
@@ -368,11 +372,14 @@ final class ShardedReplicas implements AutoCloseable {
       }
       try {
         LeadershipTerm term = shards.termFor(widget).orElse(null);
-        if (term == null || !term.holderIdentity().equals(identity)) {
+        // A reconciliation begins only while its shard is owned here (the operator's gate); one that began before the
+        // shard's stop began finds no term and no client from then on (no new work may begin; its stop waits for it).
+        boolean stopping = stopBegun.contains(shards.shards().shardOf(widget) + "@" + identity);
+        if (term == null ? !stopping : !term.holderIdentity().equals(identity)) {
           violations.add(name + " (shard " + shards.shards().shardOf(widget) + ") reconciled by " + identity
               + " under " + term);
         }
-        if (shards.clientFor(widget).isEmpty()) {
+        if (shards.clientFor(widget).isEmpty() && !stopping) {
           violations.add(name + " reconciled by " + identity + " with no client of its shard's term");
         }
         firstReconciled.computeIfAbsent(name, n -> new ConcurrentHashMap<>()).putIfAbsent(identity, now);
