@@ -1,16 +1,16 @@
 package io.github.electionpolicy.fabric8;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
 import java.util.function.IntConsumer;
 
 /**
- * A leaving member's hand-overs, held until the renewal of its membership Lease that carries its leaving mark was
- * answered: until the others see the mark they plan the member's shards for it, and a shard it released before would
- * stay free until they did; held, each shard's work runs on under its own Lease, which no one else can take meanwhile.
- * The hold ends at that answer, when the membership runner ends, or after a bound, whichever comes first.
+ * A leaving member's hand-overs, held until its own list and watch shows the leaving mark on its membership Lease
+ * ({@link ShardCoordinatorCommand.MarkSeen}): until the others see the mark they plan the member's shards for it, and
+ * a shard it released before would stay free until they did; and only a view that shows the mark names successors
+ * (docs/sharding.md). Held, each shard's work runs on under its own Lease, which no one else can take meanwhile. The
+ * hold ends then, when the membership runner ends, or after a bound, whichever comes first.
  *
  * <p>Not thread-safe: the driver's loop.
  */
@@ -43,13 +43,6 @@ final class LeavingMark {
     }
     held.add(shard);
     return true;
-  }
-
-  /** A renewal of the membership Lease was answered, {@code roundTrip} after it was sent. */
-  void renewed(Duration roundTrip) {
-    if (setAt != null && ticker.read() - roundTrip.toNanos() - setAt >= 0) {
-      release(); // sent after the mark was set: it carried the mark
-    }
   }
 
   /** Ends the hold: the held shards are handed over, in order. */

@@ -63,7 +63,9 @@ final class ShardCoordinator {
     /** A member whose membership Lease was lost carries on as a member. */
     IGNORES_MEMBERSHIP_LOSS,
     /** A shard being handed over keeps its token until its runner stopped: new work for it may start meanwhile. */
-    TOKEN_KEPT_WHILE_HANDING_OVER
+    TOKEN_KEPT_WHILE_HANDING_OVER,
+    /** A leaver releases its membership Lease once its runners stopped, without waiting for the other leavers. */
+    LEAVES_WITHOUT_LINGERING
   }
 
   /** What one shard runner is doing, as far as the coordinator knows. */
@@ -79,6 +81,7 @@ final class ShardCoordinator {
   private final String identity;
   private final int shardCount;
   private final long settleNanos;
+  private final long lingerNanos;
   private final ShardPlanner planner;
   private final Flaw flaw;
 
@@ -93,13 +96,29 @@ final class ShardCoordinator {
   private long now;
   // The membership elector runs: contending, holding or releasing the membership Lease.
   private boolean membershipRunning;
+  // Leaving since leftAt after it marked its membership Lease (it was a member): its runners' hand-overs, held by the
+  // driver until a view shows the mark (markSeen), then name successors; it lingers after them (lingers()).
+  private boolean announced;
+  private boolean markSeen;
+  private long leftAt;
+  private final TreeSet<Integer> leaveHandOvers = new TreeSet<>();
   private List<ShardCoordinatorCommand> out;
 
   ShardCoordinator(String identity, int shardCount, long settleNanos) {
     this(identity, shardCount, settleNanos, ShardPlanner.FAIR, Flaw.NONE);
   }
 
+  /** A coordinator whose leave does not linger for other leavers ({@code lingerNanos} 0). */
   ShardCoordinator(String identity, int shardCount, long settleNanos, ShardPlanner planner, Flaw flaw) {
+    this(identity, shardCount, settleNanos, 0, planner, flaw);
+  }
+
+  /**
+   * @param lingerNanos how long at most a leaver stays, declining hand-overs to it, after its own shard runners stopped
+   *     while its view shows another leaver that may still name it ({@link #lingers}); 0: it does not stay
+   */
+  ShardCoordinator(String identity, int shardCount, long settleNanos, long lingerNanos, ShardPlanner planner,
+      Flaw flaw) {
     this.identity = Objects.requireNonNull(identity, "identity");
     if (shardCount < 1) {
       throw new IllegalArgumentException("shardCount=" + shardCount + " is not valid: accepted values are 1 or more");
@@ -107,8 +126,12 @@ final class ShardCoordinator {
     if (settleNanos < 0) {
       throw new IllegalArgumentException("settleNanos=" + settleNanos + " is not valid: accepted values are 0 or more");
     }
+    if (lingerNanos < 0) {
+      throw new IllegalArgumentException("lingerNanos=" + lingerNanos + " is not valid: accepted values are 0 or more");
+    }
     this.shardCount = shardCount;
     this.settleNanos = settleNanos;
+    this.lingerNanos = lingerNanos;
     this.planner = Objects.requireNonNull(planner, "planner");
     this.flaw = Objects.requireNonNull(flaw, "flaw");
   }
@@ -144,6 +167,10 @@ final class ShardCoordinator {
       if (phase instanceof Leaving || phase instanceof Releasing || phase instanceof Lapsed) {
         declineUnwanted(Set.of());
       }
+      if (phase instanceof Leaving) {
+        nameSuccessorsOnceMarked();
+        finishLeavingIfDone();
+      }
     } else if (input instanceof MembershipHeld) {
       membershipHeld();
     } else if (input instanceof MembershipLost) {
@@ -165,6 +192,7 @@ final class ShardCoordinator {
       close();
     } else if (input instanceof Tick) {
       plan();
+      finishLeavingIfDone(); // a linger's bound may have run out
     }
     List<ShardCoordinatorCommand> commands = List.copyOf(out);
     out = null;
@@ -255,9 +283,14 @@ final class ShardCoordinator {
       // Still holding its membership Lease, it says it leaves, so that the others count it out now, not once its
       // slowest shard stopped: each shard it releases then goes at once to a member that stays.
       out.add(new AnnounceLeaving());
+      announced = true;
+      leftAt = now;
     }
     phase = new Leaving(cause);
-    closeEvery(why);
+    List<Integer> closed = closeEvery(why);
+    if (announced) {
+      leaveHandOvers.addAll(closed);
+    }
     if (flaw == Flaw.LEAVES_BEFORE_SHARDS_STOPPED && membershipRunning) {
       phase = new Releasing(cause);
       out.add(new Leave());
@@ -267,7 +300,7 @@ final class ShardCoordinator {
   }
 
   private void finishLeavingIfDone() {
-    if (!(phase instanceof Leaving leaving) || !runners.isEmpty()) {
+    if (!(phase instanceof Leaving leaving) || !runners.isEmpty() || lingers()) {
       return;
     }
     if (membershipRunning) {
@@ -276,6 +309,45 @@ final class ShardCoordinator {
     } else {
       stopped(leaving.cause());
     }
+  }
+
+  /**
+   * The first view that shows this leaver's own mark names the successors of the shards it closed on leaving, from
+   * that view (the driver held their hand-overs until now, and writes each once the shard's work stopped): every
+   * other member's mark the server stored before this one's is in it, so no member leaving then is named.
+   */
+  private void nameSuccessorsOnceMarked() {
+    if (!announced || markSeen || !membershipRunning || view == null || !view.leavingMembers().contains(identity)) {
+      return;
+    }
+    markSeen = true;
+    leaveHandOvers.retainAll(runners.keySet());
+    successors(new ArrayList<>(leaveHandOvers), lastLive).forEach((shard, next) -> out.add(new Name(shard, next)));
+    leaveHandOvers.clear();
+    out.add(new MarkSeen());
+  }
+
+  /**
+   * Whether a leaver whose runners all stopped stays, still holding its marked membership Lease and declining any
+   * hand-over to it, for at most {@code lingerNanos} from its leave: while its view does not show its own mark yet, or
+   * shows another leaver still holding a shard. That leaver's view may not have shown this one's mark when it named
+   * its successors (its own mark was stored first), and a hand-over it writes to a replica that finished leaving
+   * could be neither taken in nor declined: the shard would wait out the term. The watch delivers the server's
+   * changes in order, so a view that shows the other leaver holding nothing shows every hand-over it wrote.
+   */
+  private boolean lingers() {
+    if (!announced || !membershipRunning || now - leftAt >= lingerNanos || flaw == Flaw.LEAVES_WITHOUT_LINGERING) {
+      return false;
+    }
+    if (!markSeen) {
+      return true;
+    }
+    for (String holder : view.holders().values()) {
+      if (!holder.equals(identity) && view.leavingMembers().contains(holder)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private void rejoinOrStop() {
@@ -289,20 +361,19 @@ final class ShardCoordinator {
     out.add(new ReportStopped(cause));
   }
 
-  private void closeEvery(Why why) {
+  /** Closes every runner not closing yet; returns their shards. */
+  private List<Integer> closeEvery(Why why) {
     List<Integer> closing = new ArrayList<>();
     for (Map.Entry<Integer, RunnerState> runner : runners.entrySet()) {
       if (runner.getValue() != RunnerState.CLOSING) {
         closing.add(runner.getKey());
       }
     }
-    // A leaver releases: the members it would name may be leaving at the same moment (a scale-down by two), from a
-    // view that does not show it yet, and one that has left before the hand-over reaches it can neither take it in
-    // nor decline it: the shard would wait out the term. (Naming successors on leave too needs a leaver to stay
-    // until no hand-over to it can be on its way; docs/sharding.md.)
+    // A leaver names its successors once its view shows its mark (nameSuccessorsOnceMarked); until then none.
     for (int shard : closing) {
       handOver(shard, why, null);
     }
+    return closing;
   }
 
   private void handOver(int shard, Why why, Successor successor) {

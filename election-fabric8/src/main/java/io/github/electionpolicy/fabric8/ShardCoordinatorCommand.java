@@ -30,6 +30,21 @@ sealed interface ShardCoordinatorCommand {
   record Successor(String identity, String membershipVersion) {}
 
   /**
+   * A leaver's view shows its own leaving mark: shard {@code shard}'s closing runner, whose hand-over was held until
+   * now, names {@code successor} in its release (the member every other member's plan gives the shard once this
+   * replica is out), as a surplus shard's runner does after a join. Only a view that shows the mark names a leaver's
+   * successors: the watch delivers changes in the order the server stored them, so that view shows every other
+   * member's leaving mark stored before this one's, and names none of those members.
+   */
+  record Name(int shard, Successor successor) implements ShardCoordinatorCommand {}
+
+  /**
+   * A leaver's view shows its own leaving mark, after every {@link Name} of that view: the hand-overs held since
+   * {@link AnnounceLeaving} go now (each shard's work stops, then its Lease is handed over or released).
+   */
+  record MarkSeen() implements ShardCoordinatorCommand {}
+
+  /**
    * Start shard {@code shard}'s runner only to decline the shard, and close it at once: the view shows this replica
    * holding a shard it has no runner for and will not run (it leaves, lost its membership, or holds its share
    * already), as after a hand-over another replica named it for from a view that did not show that yet. The runner

@@ -24,26 +24,34 @@ sealed interface ShardCoordinatorInput {
    * (its Lease neither free nor expired; a shard that is not a key is free); {@code memberVersions}: the
    * resourceVersion of each live member's membership Lease as seen, what a hand-over to that member names as its proof
    * ({@link LeaseRecord#handOverProof}); a member without one is handed nothing over by name; {@code handOvers}: the
-   * held shards whose Lease holds a hand-over (a term written for its holder by the previous one) not renewed since.
+   * held shards whose Lease holds a hand-over (a term written for its holder by the previous one) not renewed since;
+   * {@code leavingMembers}: the identities whose membership Lease is held, not expired, and marked as leaving.
    */
   record ViewObserved(Set<String> liveMembers, Map<Integer, String> holders, Map<String, String> memberVersions,
-      Set<Integer> handOvers, long now) implements ShardCoordinatorInput {
+      Set<Integer> handOvers, Set<String> leavingMembers, long now) implements ShardCoordinatorInput {
     public ViewObserved {
       liveMembers = Set.copyOf(new TreeSet<>(liveMembers));
       holders = Map.copyOf(new TreeMap<>(holders));
       memberVersions = Map.copyOf(new TreeMap<>(memberVersions));
       handOvers = Set.copyOf(new TreeSet<>(handOvers));
+      leavingMembers = Set.copyOf(new TreeSet<>(leavingMembers));
+    }
+
+    /** A view in which no member is marked as leaving. */
+    public ViewObserved(Set<String> liveMembers, Map<Integer, String> holders, Map<String, String> memberVersions,
+        Set<Integer> handOvers, long now) {
+      this(liveMembers, holders, memberVersions, handOvers, Set.of(), now);
     }
 
     /** A view with the membership Leases' resourceVersions and no hand-over in it. */
     public ViewObserved(Set<String> liveMembers, Map<Integer, String> holders, Map<String, String> memberVersions,
         long now) {
-      this(liveMembers, holders, memberVersions, Set.of(), now);
+      this(liveMembers, holders, memberVersions, Set.of(), Set.of(), now);
     }
 
     /** A view with no membership Lease's resourceVersion and no hand-over: nothing is handed over by name. */
     public ViewObserved(Set<String> liveMembers, Map<Integer, String> holders, long now) {
-      this(liveMembers, holders, Map.of(), Set.of(), now);
+      this(liveMembers, holders, Map.of(), Set.of(), Set.of(), now);
     }
   }
 

@@ -69,8 +69,7 @@ final class ShardDriver {
   private boolean leaveAsked;
   private final ShardViewFeed feed;
   private RunnerLoop.Timer tickTimer;
-  // Leaving: when the leaving mark was set, and the shards whose hand-over waits for the renewal that carries it.
-  private final LeavingMark mark;
+  private final LeavingMark mark; // leaving: the hand-overs held until the view shows the mark
   private boolean done;
   // Stopped (or failed): the replica reports it once every runner it started stopped.
   private boolean stopWhenIdle;
@@ -87,7 +86,7 @@ final class ShardDriver {
     this.loop = parts.loop();
     this.ticker = parts.ticker();
     this.coordinator = new ShardCoordinator(parts.identity(), parts.shardCount(), parts.settleNanos(),
-        ShardPlanner.FAIR, parts.flaw());
+        parts.leaseDurationNanos(), ShardPlanner.FAIR, parts.flaw());
     this.view = new ShardLeaseView(parts.leases(), parts.leaseDurationNanos());
     this.logLane = new RunnerLog.Lane(loop, loop.logWriter(), "shards:" + parts.identity());
     this.log = new RunnerLog(ShardedRunner.class, logLane);
@@ -220,12 +219,15 @@ final class ShardDriver {
       if (handOver.why() != Why.LEAVING || !mark.hold(handOver.shard())) {
         closeShard(handOver.shard());
       }
+    } else if (command instanceof Name name) {
+      handOvers.name(name.shard(), name.successor());
+    } else if (command instanceof MarkSeen) {
+      mark.release();
     } else if (command instanceof AnnounceLeaving) {
       if (membership != null) {
         membership.annotate().accept(Map.of(ShardLeases.LEAVING, "true"));
-        // Now, not with the next renewal a retry period on; and the shards are handed over once that renewal was
-        // answered (at most two retry periods on): until the others see the mark they plan this replica's shards
-        // for it, and each it released would stay free until they did.
+        // Now, not a retry period on; the shards are handed over once the view shows the mark (MarkSeen; at most two
+        // retry periods on): until then the others plan its shards for it, and each released would stay free.
         mark.set(parts.settleNanos(), this::guarded); // first: the renewal that carries the mark is sent after it
         membership.driver().renewSoon();
       }
@@ -264,7 +266,6 @@ final class ShardDriver {
     runner.driver().observeAccessOnLoop(() -> guarded(() -> feed.open(parts.source())));
     runner.driver().observeRenewalsOnLoop(roundTrip -> guarded(() -> {
       if (membership == runner) {
-        mark.renewed(roundTrip);
         shards.keySet().forEach(this::sightedAgain);
       }
     }));

@@ -168,6 +168,7 @@ final class ShardLeaseView {
     Map<Integer, String> holders = new TreeMap<>();
     Map<String, String> versions = new TreeMap<>();
     Set<Integer> handOvers = new TreeSet<>();
+    Set<String> leaving = new TreeSet<>();
     for (Seen s : seen.values()) {
       LeaseRecord record = s.listed().record();
       if (record.holder() == null || now - expiry(s) >= 0) {
@@ -179,14 +180,16 @@ final class ShardLeaseView {
         if (record.handOverProof() != null) {
           handOvers.add(shard.shard());
         }
-      } else if (kind instanceof ShardLeases.Kind.Member && !s.listed().leaving()) {
+      } else if (kind instanceof ShardLeases.Kind.Member && s.listed().leaving()) {
+        leaving.add(record.holder());
+      } else if (kind instanceof ShardLeases.Kind.Member) {
         members.add(record.holder());
         if (record.resourceVersion() != null && s.listed().name().equals(leases.memberLease(record.holder()))) {
           versions.put(record.holder(), record.resourceVersion());
         }
       }
     }
-    return new ShardCoordinatorInput.ViewObserved(members, holders, versions, handOvers, now);
+    return new ShardCoordinatorInput.ViewObserved(members, holders, versions, handOvers, leaving, now);
   }
 
   /** When the next held Lease of the view expires with no event, if one is held after {@code now}. */

@@ -70,8 +70,10 @@ class ShardLeaseViewTest {
     view.listed(List.of(member("pod-a", "pod-a", 10, 1), shard(2, "pod-a", 10, 1)), 0);
     view.changed(new ShardLeaseView.Listed(leases.memberLease("pod-a"), held("pod-a", 10, 1), true), S);
 
-    assertThat(view.view(2 * S)).isEqualTo(
-        new ShardCoordinatorInput.ViewObserved(Set.of(), Map.of(2, "pod-a"), 2 * S));
+    assertThat(view.view(2 * S)).isEqualTo(new ShardCoordinatorInput.ViewObserved(Set.of(), Map.of(2, "pod-a"),
+        Map.of(), Set.of(), Set.of("pod-a"), 2 * S));
+    // Marked and expired (its lease of 10 s run out): neither live nor leaving.
+    assertThat(view.view(12 * S).leavingMembers()).isEmpty();
   }
 
   @Test
