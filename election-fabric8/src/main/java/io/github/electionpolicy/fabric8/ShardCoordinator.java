@@ -36,7 +36,9 @@ import java.util.TreeSet;
  *       stopped.</li>
  *   <li>Leaving (closed, or a shard abandoned), a member first marks its membership Lease as leaving, so that every
  *       view counts it out at once, then closes its shard runners; it releases the membership Lease only after
- *       every shard runner stopped.</li>
+ *       every shard runner stopped. The first view that shows its own mark names the successors of its shards
+ *       ({@link ShardCoordinatorCommand.Name}); with every runner stopped it stays, declining what it is handed, while
+ *       that view shows another leaver holding a shard ({@link #lingers}).</li>
  *   <li>Losing the membership Lease (it could not be renewed) closes every shard runner; it joins again once they
  *       all stopped.</li>
  *   <li>A shard runner that stopped without releasing its Lease (its work may still run) ends contention for good:
@@ -312,9 +314,8 @@ final class ShardCoordinator {
   }
 
   /**
-   * The first view that shows this leaver's own mark names the successors of the shards it closed on leaving, from
-   * that view (the driver held their hand-overs until now, and writes each once the shard's work stopped): every
-   * other member's mark the server stored before this one's is in it, so no member leaving then is named.
+   * The first view that shows this leaver's own mark names the successors of the shards it closed on leaving (held by
+   * the driver until now): every mark the server stored before this one's is in it, so no such member is named.
    */
   private void nameSuccessorsOnceMarked() {
     if (!announced || markSeen || !membershipRunning || view == null || !view.leavingMembers().contains(identity)) {
@@ -328,19 +329,18 @@ final class ShardCoordinator {
   }
 
   /**
-   * Whether a leaver whose runners all stopped stays, still holding its marked membership Lease and declining any
-   * hand-over to it, for at most {@code lingerNanos} from its leave: while its view does not show its own mark yet, or
-   * shows another leaver still holding a shard. That leaver's view may not have shown this one's mark when it named
-   * its successors (its own mark was stored first), and a hand-over it writes to a replica that finished leaving
-   * could be neither taken in nor declined: the shard would wait out the term. The watch delivers the server's
-   * changes in order, so a view that shows the other leaver holding nothing shows every hand-over it wrote.
+   * Whether a leaver whose runners all stopped stays (its marked membership Lease held, declining what it is handed):
+   * while its view shows another leaver holding a shard, at most {@code lingerNanos} from its leave; while its view
+   * does not show its own mark (nor, then, the marks stored before it), at most {@code settleNanos}. That leaver may
+   * have named this one from a view without this one's mark (its own was stored first); a hand-over to a replica gone
+   * could be neither taken in nor declined. A view showing that leaver holding nothing shows every hand-over it wrote.
    */
   private boolean lingers() {
     if (!announced || !membershipRunning || now - leftAt >= lingerNanos || flaw == Flaw.LEAVES_WITHOUT_LINGERING) {
       return false;
     }
     if (!markSeen) {
-      return true;
+      return now - leftAt < settleNanos;
     }
     for (String holder : view.holders().values()) {
       if (!holder.equals(identity) && view.leavingMembers().contains(holder)) {

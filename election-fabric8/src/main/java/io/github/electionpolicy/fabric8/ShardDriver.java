@@ -228,7 +228,7 @@ final class ShardDriver {
         membership.annotate().accept(Map.of(ShardLeases.LEAVING, "true"));
         // Now, not a retry period on; the shards are handed over once the view shows the mark (MarkSeen; at most two
         // retry periods on): until then the others plan its shards for it, and each released would stay free.
-        mark.set(parts.settleNanos(), this::guarded); // first: the renewal that carries the mark is sent after it
+        mark.set(parts.settleNanos(), this::guarded); // first: the hold's bound starts before the mark is sent
         membership.driver().renewSoon();
       }
     } else if (command instanceof Leave) {

@@ -20,6 +20,8 @@ final class ShardCoordinatorTable {
   static final String SELF = "a";
   static final int SHARDS = 4;
   static final long SETTLE = 100;
+  /** How long at most a leaver stays for other leavers: past it at "tick, settled", not at the other inputs. */
+  static final long LINGER = 500;
   /** When the table's inputs happen: after every setup's inputs, before the settle time has passed since. */
   static final long NOW = 300;
   /** When "tick, settled" happens: long after every setup's last membership change. */
@@ -37,6 +39,9 @@ final class ShardCoordinatorTable {
     INPUTS.put("view a ----", now -> view("a", "----", now));
     INPUTS.put("view a aaaa", now -> view("a", "aaaa", now));
     INPUTS.put("view abc ----", now -> view("abc", "----", now));
+    // Views that show leaving marks (the members after "marked"), and a version of each live member's Lease.
+    INPUTS.put("view b ---- a marked", now -> marked("b", "----", "a", now));
+    INPUTS.put("view c -b-- ab marked", now -> marked("c", "-b--", "ab", now));
     INPUTS.put("held", ShardCoordinatorInput.MembershipHeld::new);
     INPUTS.put("lost", ShardCoordinatorInput.MembershipLost::new);
     INPUTS.put("released", ShardCoordinatorInput.MembershipReleased::new);
@@ -52,6 +57,14 @@ final class ShardCoordinatorTable {
   static ShardCoordinatorInput.ViewObserved view(String live, String owners, long now) {
     ShardView view = ShardView.of(live, owners);
     return new ShardCoordinatorInput.ViewObserved(new java.util.TreeSet<>(view.live()), view.owners(), now);
+  }
+
+  static ShardCoordinatorInput.ViewObserved marked(String live, String owners, String leaving, long now) {
+    ShardView view = ShardView.of(live, owners);
+    java.util.Map<String, String> versions = new java.util.TreeMap<>();
+    view.live().forEach(member -> versions.put(member, "v-" + member));
+    return new ShardCoordinatorInput.ViewObserved(new java.util.TreeSet<>(view.live()), view.owners(), versions,
+        java.util.Set.of(), new java.util.TreeSet<>(ShardView.of(leaving, "").live()), now);
   }
 
   /** A setup's input: a name of {@link #INPUTS} and when it happens. */
@@ -77,8 +90,11 @@ final class ShardCoordinatorTable {
         "owned 3@1", "view a aaaa@1", "view ab aaaa@5", "tick@200");
     setup("lapsed", "start@0", "view ab ----@0", "held@0", "owned 0@1", "lost@2");
     setup("leaving", "start@0", "view ab ----@0", "held@0", "owned 0@1", "close@2");
-    setup("releasing", "start@0", "view ab ----@0", "held@0", "owned 0@1", "close@2", "stopped 0@3",
-        "stopped 2@3");
+    // Its view shows b leaving too, still holding shard 1: a stays (until LINGER after its close) to decline.
+    setup("leaving, lingering", "start@0", "view ab ----@0", "held@0", "owned 0@1", "close@2",
+        "view c -b-- ab marked@2", "stopped 0@3", "stopped 2@3");
+    setup("releasing", "start@0", "view ab ----@0", "held@0", "owned 0@1", "close@2", "view b ---- a marked@2",
+        "stopped 0@3", "stopped 2@3");
     setup("leaving, abandoned", "start@0", "view ab ----@0", "held@0", "owned 2@1", "stopped 0 unreleased@2");
     setup("stopped", "start@0", "close@1", "released@2");
   }
@@ -101,7 +117,7 @@ final class ShardCoordinatorTable {
     if (steps == null) {
       throw new IllegalArgumentException("no setup named " + setupName);
     }
-    ShardCoordinator coordinator = new ShardCoordinator(SELF, SHARDS, SETTLE, ShardPlanner.FAIR, flaw);
+    ShardCoordinator coordinator = new ShardCoordinator(SELF, SHARDS, SETTLE, LINGER, ShardPlanner.FAIR, flaw);
     for (At step : steps) {
       coordinator.step(input(step.input(), step.now()));
     }
@@ -149,6 +165,10 @@ final class ShardCoordinatorTable {
       return "hand over " + handOver.shard() + " " + handOver.why().name().toLowerCase(Locale.ROOT);
     } else if (command instanceof ShardCoordinatorCommand.Decline decline) {
       return "decline " + decline.shard();
+    } else if (command instanceof ShardCoordinatorCommand.Name name) {
+      return "name " + name.shard() + " " + name.successor().identity() + "@" + name.successor().membershipVersion();
+    } else if (command instanceof ShardCoordinatorCommand.MarkSeen) {
+      return "mark seen";
     } else if (command instanceof ShardCoordinatorCommand.AnnounceLeaving) {
       return "announce leaving";
     } else if (command instanceof ShardCoordinatorCommand.Leave) {

@@ -101,18 +101,36 @@ class SimulationShardingHandOver {
    * a lease duration later (982 ms), though each leaving mark was on the server 6 ms before the hand-over that named
    * its replica was written. Red on cce3d65.
    *
-   * <p>Fixed: a leaving replica releases its shards instead of naming successors (ShardCoordinator.closeEvery); a
-   * successor that a view stops counting live before the release is named no more, and one handed a shard it will not
-   * run declines it (the surplus case).
+   * <p>Fixed first by having leavers release instead of naming; since a leaver names its successors again, from the
+   * first view that shows its own mark (so no member whose mark was stored before its own), and a leaver named from a
+   * view behind its mark stays, declining, while its view shows an earlier leaver holding a shard
+   * ({@code ShardCoordinator.lingers}; {@link SimulationShardingLeaveByTwo}). Here replica-1's view, which shows its own
+   * mark but not replica-0's yet, names replica-0 for shard 4; replica-0 stays and declines it: that shard's token moves
+   * by two (the hand-over, then the take of the member that stays), every other by one, and none waits out a term.
    */
   @Example
   void twoReplicasClosingAtOnceHandNoShardToEachOther() {
     Map<Integer, long[]> tokens = new TreeMap<>();
-    ShardSim.Result result = closeAt3s(config(11, 4, 8), List.of(0, 1), sim -> { }, tokens);
+    List<String> shard4 = new java.util.ArrayList<>();
+    ShardSim.Result result = closeAt3s(config(11, 4, 8), List.of(0, 1), sim -> {
+      for (long t = 3_000_000_000L; t < 5_000_000_000L; t += 1_000_000L) {
+        sim.at(t, () -> {
+          LeaseRecord record = sim.server().stored("orders-shard-4").record();
+          String now = record.holder() + "@" + record.transitions() + (record.handOverProof() != null ? "+proof" : "");
+          if (shard4.isEmpty() || !shard4.get(shard4.size() - 1).equals(now)) {
+            shard4.add(now);
+          }
+        });
+      }
+    }, tokens);
     assertThat(result.checks().violations).isEmpty();
     assertThat(tokens).as("the closed replicas' shards").isNotEmpty();
+    assertThat(shard4).as("shard 4's Lease as stored: handed to the other leaver, declined, taken by a stayer")
+        .containsExactly("replica-1@0", "replica-0@1+proof", "null@1", "replica-2@2");
+    Map<Integer, String> expected = movedByOneTerm(tokens);
+    expected.put(4, tokens.get(4)[0] + " -> " + (tokens.get(4)[0] + 2));
     assertThat(movedBy(tokens)).as("each closed replica's shard: its token at the close -> at the end")
-        .isEqualTo(movedByOneTerm(tokens));
+        .isEqualTo(expected);
     assertThat(longestGap(result)).as("the longest time a shard had no owner, ns").isLessThan(NO_EXPIRY_NANOS);
   }
 
