@@ -98,27 +98,25 @@ final class ShardCoordinator {
   private long now;
   // The membership elector runs: contending, holding or releasing the membership Lease.
   private boolean membershipRunning;
-  // Leaving since leftAt after it marked its membership Lease (it was a member): its runners' hand-overs, held by the
-  // driver until a view shows the mark (markSeen), then name successors; it lingers after them (lingers()).
+  // Leaving since leftAt after it marked its membership Lease: its hand-overs name successors from the first view that
+  // shows the mark (markSeen); it lingers (lingers()) for the members that view showed leaving (earlierLeavers).
   private boolean announced;
   private boolean markSeen;
   private long leftAt;
   private final TreeSet<Integer> leaveHandOvers = new TreeSet<>();
+  private final TreeSet<String> earlierLeavers = new TreeSet<>();
   private List<ShardCoordinatorCommand> out;
 
   ShardCoordinator(String identity, int shardCount, long settleNanos) {
     this(identity, shardCount, settleNanos, ShardPlanner.FAIR, Flaw.NONE);
   }
 
-  /** A coordinator whose leave does not linger for other leavers ({@code lingerNanos} 0). */
+  /** A coordinator whose leave does not linger ({@code lingerNanos} 0). */
   ShardCoordinator(String identity, int shardCount, long settleNanos, ShardPlanner planner, Flaw flaw) {
     this(identity, shardCount, settleNanos, 0, planner, flaw);
   }
 
-  /**
-   * @param lingerNanos how long at most a leaver stays, declining hand-overs to it, after its own shard runners stopped
-   *     while its view shows another leaver that may still name it ({@link #lingers}); 0: it does not stay
-   */
+  /** @param lingerNanos how long at most a leaver stays for an earlier leaver ({@link #lingers}); 0: it does not */
   ShardCoordinator(String identity, int shardCount, long settleNanos, long lingerNanos, ShardPlanner planner,
       Flaw flaw) {
     this.identity = Objects.requireNonNull(identity, "identity");
@@ -322,6 +320,8 @@ final class ShardCoordinator {
       return;
     }
     markSeen = true;
+    earlierLeavers.addAll(view.leavingMembers());
+    earlierLeavers.remove(identity);
     leaveHandOvers.retainAll(runners.keySet());
     successors(new ArrayList<>(leaveHandOvers), lastLive).forEach((shard, next) -> out.add(new Name(shard, next)));
     leaveHandOvers.clear();
@@ -330,24 +330,22 @@ final class ShardCoordinator {
 
   /**
    * Whether a leaver whose runners all stopped stays (its marked membership Lease held, declining what it is handed):
-   * while its view shows another leaver holding a shard, at most {@code lingerNanos} from its leave; while its view
-   * does not show its own mark (nor, then, the marks stored before it), at most {@code settleNanos}. That leaver may
-   * have named this one from a view without this one's mark (its own was stored first); a hand-over to a replica gone
-   * could be neither taken in nor declined. A view showing that leaver holding nothing shows every hand-over it wrote.
+   * while a leaver its first view with its own mark showed (its mark stored first) holds a shard, at most
+   * {@code lingerNanos} from its leave; while its view does not show its own mark, at most {@code settleNanos}; with
+   * no view (it could decline nothing), not at all. That leaver may have named this one from a view without this
+   * one's mark; a hand-over to a replica gone is neither taken in nor declined. A leaver whose mark came later never
+   * names this one (review h-leave). A view showing the earlier one holding nothing shows every hand-over it wrote.
    */
   private boolean lingers() {
-    if (!announced || !membershipRunning || now - leftAt >= lingerNanos || flaw == Flaw.LEAVES_WITHOUT_LINGERING) {
+    if (!announced || !membershipRunning || view == null || now - leftAt >= lingerNanos
+        || flaw == Flaw.LEAVES_WITHOUT_LINGERING) {
       return false;
     }
     if (!markSeen) {
       return now - leftAt < settleNanos;
     }
-    for (String holder : view.holders().values()) {
-      if (!holder.equals(identity) && view.leavingMembers().contains(holder)) {
-        return true;
-      }
-    }
-    return false;
+    return view.holders().values().stream()
+        .anyMatch(holder -> earlierLeavers.contains(holder) && view.leavingMembers().contains(holder));
   }
 
   private void rejoinOrStop() {

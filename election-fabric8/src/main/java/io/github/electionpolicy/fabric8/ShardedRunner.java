@@ -240,10 +240,12 @@ public final class ShardedRunner implements AutoCloseable {
   }
 
   /**
-   * Leaves: marks this replica as leaving (every other replica counts it out at once), hands over every shard (its
-   * work stopped, waiting at most {@link LeaseSettings#stopTimeout()} per shard, then its Lease handed over to the
-   * member that takes it, which needs no write to start it, or released where no member's plan takes it; a shard whose
-   * work did not stop in time is left to expire), and releases the membership
+   * Leaves: marks this replica as leaving (every other replica counts it out at once), hands over every shard once
+   * its own list and watch shows the mark (its work stopped, waiting at most {@link LeaseSettings#stopTimeout()} per
+   * shard, then its Lease handed over to the member that takes it, which needs no write to start it, or released where
+   * no member's plan takes it; a shard whose work did not stop in time is left to expire); while another replica that
+   * began leaving first still holds a shard, it stays to decline what that one may hand it (at most a lease duration
+   * from the close), and releases the membership
    * Lease last, then deletes it, conditional on the released record (a Lease written since stays; a failed delete is
    * logged and leaves it released; see docs/sharding.md). Idempotent. Returns once stopped; from a shard's own
    * callback it returns at once, and the shards stop once that callback returned. An interrupt does not cut it

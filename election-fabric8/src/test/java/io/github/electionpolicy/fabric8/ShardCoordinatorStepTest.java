@@ -74,6 +74,44 @@ class ShardCoordinatorStepTest {
     assertThat(phases).containsExactlyInAnyOrder(ShardCoordinatorPhase.class.getPermittedSubclasses());
   }
 
+  /** Every kind of command comes out of some row (review h-leave: no row named a successor or saw a mark). */
+  @Test
+  void theTableHasEveryKindOfCommand() {
+    Set<Class<?>> commands = new java.util.HashSet<>();
+    for (String phase : ShardCoordinatorTable.SETUPS.keySet()) {
+      for (String input : ShardCoordinatorTable.INPUTS.keySet()) {
+        ShardCoordinator coordinator = ShardCoordinatorTable.reach(phase);
+        try {
+          coordinator.step(ShardCoordinatorTable.input(input, ShardCoordinatorTable.NOW))
+              .forEach(command -> commands.add(command.getClass()));
+        } catch (IllegalStateException e) {
+          // a row that throws (start twice)
+        }
+      }
+    }
+    assertThat(commands).containsExactlyInAnyOrder(ShardCoordinatorCommand.class.getPermittedSubclasses());
+  }
+
+  @Test
+  void aLeaverNamesItsSuccessorsOnlyFromAViewThatShowsItsMark() throws IOException {
+    assertThat(table()).filteredOn(row -> row.outcome().contains("name ") || row.outcome().contains("mark seen"))
+        .isNotEmpty().allSatisfy(row -> assertThat(row.input()).as(row.phase()).matches(".* [a-z]*a[a-z]* marked.*"));
+    assertThat(ShardCoordinatorTable.outcome("leaving", "view b ---- a marked"))
+        .isEqualTo("name 0 b@v-b; name 2 b@v-b; mark seen => Leaving(CLOSED), 0:closing 2:closing");
+  }
+
+  @Test
+  void aLeaverStaysForAnEarlierLeaverHoldingAShardForAtMostTheBound() {
+    assertThat(ShardCoordinatorTable.outcome("leaving, lingering", "tick"))
+        .isEqualTo("- => Leaving(CLOSED), no runners");
+    assertThat(ShardCoordinatorTable.outcome("leaving, lingering", "view b ---- a marked"))
+        .isEqualTo("leave => Releasing(CLOSED), no runners");
+    assertThat(ShardCoordinatorTable.outcome("leaving, lingering", "tick, settled"))
+        .isEqualTo("leave => Releasing(CLOSED), no runners");
+    assertThat(ShardCoordinatorTable.outcome("leaving, lingering", "view b -a-- a marked, 1 to a"))
+        .isEqualTo("decline 1 => Leaving(CLOSED), 1:closing");
+  }
+
   // ---- the rules, by name, over the whole table ----------------------------------------------------------
 
   @Test

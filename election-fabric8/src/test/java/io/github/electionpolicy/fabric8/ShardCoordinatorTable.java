@@ -42,6 +42,8 @@ final class ShardCoordinatorTable {
     // Views that show leaving marks (the members after "marked"), and a version of each live member's Lease.
     INPUTS.put("view b ---- a marked", now -> marked("b", "----", "a", now));
     INPUTS.put("view c -b-- ab marked", now -> marked("c", "-b--", "ab", now));
+    // Shard 1 handed over to a (a term written for a by its previous owner, not renewed since).
+    INPUTS.put("view b -a-- a marked, 1 to a", now -> marked("b", "-a--", "a", java.util.Set.of(1), now));
     INPUTS.put("held", ShardCoordinatorInput.MembershipHeld::new);
     INPUTS.put("lost", ShardCoordinatorInput.MembershipLost::new);
     INPUTS.put("released", ShardCoordinatorInput.MembershipReleased::new);
@@ -60,11 +62,16 @@ final class ShardCoordinatorTable {
   }
 
   static ShardCoordinatorInput.ViewObserved marked(String live, String owners, String leaving, long now) {
+    return marked(live, owners, leaving, java.util.Set.of(), now);
+  }
+
+  static ShardCoordinatorInput.ViewObserved marked(String live, String owners, String leaving,
+      java.util.Set<Integer> handOvers, long now) {
     ShardView view = ShardView.of(live, owners);
     java.util.Map<String, String> versions = new java.util.TreeMap<>();
     view.live().forEach(member -> versions.put(member, "v-" + member));
     return new ShardCoordinatorInput.ViewObserved(new java.util.TreeSet<>(view.live()), view.owners(), versions,
-        java.util.Set.of(), new java.util.TreeSet<>(ShardView.of(leaving, "").live()), now);
+        handOvers, new java.util.TreeSet<>(ShardView.of(leaving, "").live()), now);
   }
 
   /** A setup's input: a name of {@link #INPUTS} and when it happens. */
