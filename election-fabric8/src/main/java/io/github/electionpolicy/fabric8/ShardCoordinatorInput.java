@@ -37,6 +37,13 @@ sealed interface ShardCoordinatorInput {
       leavingMembers = Set.copyOf(new TreeSet<>(leavingMembers));
     }
 
+    /** This view without {@code identity}'s leaving mark: one taken while a list after a failure is reported. */
+    public ViewObserved withoutMarkOf(String identity) {
+      Set<String> leaving = new TreeSet<>(leavingMembers);
+      leaving.remove(identity);
+      return new ViewObserved(liveMembers, holders, memberVersions, handOvers, leaving, now);
+    }
+
     /** A view in which no member is marked as leaving. */
     public ViewObserved(Set<String> liveMembers, Map<Integer, String> holders, Map<String, String> memberVersions,
         Set<Integer> handOvers, long now) {

@@ -98,7 +98,7 @@ final class ShardDriver {
           public void observed(ShardCoordinatorInput.ViewObserved observed) {
             if (!done) {
               handOvers.follow(observed, coordinator.phase() instanceof ShardCoordinatorPhase.Member);
-              inputs.add(observed);
+              inputs.add(feed.ordered() ? observed : observed.withoutMarkOf(parts.identity()));
             }
           }
 
