@@ -167,7 +167,10 @@ final class ShardViewFeed {
   void answered() {
     if (relistDue && !closed && source != null) {
       relistDue = false;
-      relisting = source.relist();
+      // fabric8's informer lists again on its own after its back-off (a 32nd of the retry period at first), and
+      // reports no listed() for that list: one watching again already is restarted, so that a list is reported in
+      // whole and the view is ordered again (ordered()), not unordered for good (review h-leave2).
+      relisting = source.relist() || (!ordered && source.restart());
       if (relisting) {
         heardNanos = ticker.read(); // its list's silence counts from now (checkSilence), not from before the failure
       }
