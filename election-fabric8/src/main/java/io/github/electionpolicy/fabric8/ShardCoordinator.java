@@ -38,7 +38,7 @@ import java.util.TreeSet;
  *       view counts it out at once, then closes its shard runners; it releases the membership Lease only after
  *       every shard runner stopped. The first view that shows its own mark names the successors of its shards
  *       ({@link ShardCoordinatorCommand.Name}); with every runner stopped it stays, declining what it is handed, while
- *       that view shows another leaver holding a shard ({@link #lingers}).</li>
+ *       a leaver that view showed (its mark stored first) holds a shard ({@link #lingers}).</li>
  *   <li>Losing the membership Lease (it could not be renewed) closes every shard runner; it joins again once they
  *       all stopped.</li>
  *   <li>A shard runner that stopped without releasing its Lease (its work may still run) ends contention for good:
