@@ -17,28 +17,26 @@ import java.util.function.IntConsumer;
 final class LeavingMark {
 
   private final RunnerLoop loop;
-  private final Ticker ticker;
   private final IntConsumer handOver;
   private final List<Integer> held = new ArrayList<>();
-  private Long setAt;
+  private boolean holding;
   private RunnerLoop.Timer bound;
 
   /** @param handOver closes a shard's runner: what a held hand-over does once the hold ends */
-  LeavingMark(RunnerLoop loop, Ticker ticker, IntConsumer handOver) {
+  LeavingMark(RunnerLoop loop, IntConsumer handOver) {
     this.loop = loop;
-    this.ticker = ticker;
     this.handOver = handOver;
   }
 
   /** The mark was set now; the hold ends at the latest after {@code boundNanos}, in a task {@code guard} runs. */
   void set(long boundNanos, Consumer<Runnable> guard) {
-    setAt = ticker.read();
+    holding = true;
     bound = loop.schedule(boundNanos, () -> guard.accept(this::release));
   }
 
   /** Holds {@code shard}'s hand-over if the mark is waiting; false if it is to be handed over now. */
   boolean hold(int shard) {
-    if (setAt == null) {
+    if (!holding) {
       return false;
     }
     held.add(shard);
@@ -47,7 +45,7 @@ final class LeavingMark {
 
   /** Ends the hold: the held shards are handed over, in order. */
   void release() {
-    setAt = null;
+    holding = false;
     cancel();
     held.forEach(handOver::accept);
     held.clear();

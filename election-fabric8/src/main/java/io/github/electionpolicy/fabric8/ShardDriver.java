@@ -90,7 +90,7 @@ final class ShardDriver {
     this.view = new ShardLeaseView(parts.leases(), parts.leaseDurationNanos());
     this.logLane = new RunnerLog.Lane(loop, loop.logWriter(), "shards:" + parts.identity());
     this.log = new RunnerLog(ShardedRunner.class, logLane);
-    this.mark = new LeavingMark(loop, ticker, this::closeShard);
+    this.mark = new LeavingMark(loop, this::closeShard);
     this.feed = new ShardViewFeed(view, parts.leases(), parts.leaseDurationNanos(), parts.silenceNanos(), loop, ticker,
         this::onLoop, parts.driverFlaw(),
         new ShardViewFeed.Listener() {
