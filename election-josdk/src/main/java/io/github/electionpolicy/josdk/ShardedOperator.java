@@ -254,6 +254,10 @@ public final class ShardedOperator implements ShardService, AutoCloseable {
             + "the ShardedRegistration given to ShardedOperator.builder().reconcilers(...)");
       }
       OperatorService.requireOperatorsOwnConfiguration(running);
+      for (RegisteredController<?> registered : running.getRegisteredControllers()) {
+        ShardMoves.indexByShard(ownership.shards(),
+            ((Controller<?>) registered).getEventSourceManager().getControllerEventSource());
+      }
       operator.start();
       for (RegisteredController<?> registered : running.getRegisteredControllers()) {
         moves.add(addMoves((Controller<?>) registered));
@@ -279,8 +283,7 @@ public final class ShardedOperator implements ShardService, AutoCloseable {
   }
 
   private <P extends HasMetadata> ShardMoves<P> addMoves(Controller<P> controller) {
-    ShardMoves<P> source = new ShardMoves<>(ownership.shards(),
-        controller.getEventSourceManager().getControllerEventSource());
+    ShardMoves<P> source = new ShardMoves<>(controller.getEventSourceManager().getControllerEventSource());
     controller.getEventSourceManager().dynamicallyRegisterEventSource(source);
     return source;
   }

@@ -8,6 +8,8 @@ import io.github.electionpolicy.fabric8.Shards;
 import io.github.electionpolicy.josdk.sample.Widget;
 import io.github.electionpolicy.testkit.fabric8.LeaseApiExtension;
 import io.github.electionpolicy.testsupport.Await;
+import io.javaoperatorsdk.operator.processing.Controller;
+import io.javaoperatorsdk.operator.processing.event.source.controller.ControllerEventSource;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.Map;
@@ -72,6 +74,49 @@ class ShardedOperatorTest {
 
       assertThat(cluster.violations).isEmpty();
     }
+  }
+
+  /**
+   * A moved shard's resources are found through an index by shard on each controller's informer (not by reading and
+   * hashing every cached resource): it holds each cached widget under its own shard only, and follows the informer's
+   * changes.
+   */
+  @Test
+  void theIndexAMoveReadsHoldsEachCachedWidgetUnderItsOwnShardOnly() {
+    try (ShardedReplicas cluster = new ShardedReplicas(api)) {
+      Map<String, String> uids = new TreeMap<>(cluster.createWidgets(WIDGETS));
+      ShardedReplicas.Replica a = cluster.start("pod-a");
+      Shards shards = a.operator().shards();
+      Widget late = Widget.named(api.namespace(), "w-late", "blue");
+      late = api.client().resources(Widget.class).inNamespace(api.namespace()).resource(late).create();
+      uids.put("w-late", late.getMetadata().getUid());
+      api.client().resources(Widget.class).inNamespace(api.namespace()).withName("w-3").delete();
+      uids.remove("w-3");
+      ControllerEventSource<Widget> primaries = primaries(a.operator());
+
+      Await.until("the index holds every widget under its shard", () -> {
+        for (int shard = 0; shard < shards.count(); shard++) {
+          int s = shard;
+          Set<String> indexed = primaries.byIndex(ShardMoves.NAME, Integer.toString(shard)).stream()
+              .map(w -> w.getMetadata().getName()).collect(Collectors.toSet());
+          Set<String> expected = uids.entrySet().stream().filter(e -> shards.shardOf(e.getValue()) == s)
+              .map(Map.Entry::getKey).collect(Collectors.toSet());
+          if (!indexed.equals(expected)) {
+            return false;
+          }
+        }
+        return true;
+      }, () -> "index " + new TreeMap<>(primaries.list().collect(Collectors.groupingBy(
+          w -> shards.shardOf(w.getMetadata().getUid()), Collectors.counting()))));
+      a.runner().close();
+      a.operator().close();
+    }
+  }
+
+  @SuppressWarnings("unchecked")
+  private static ControllerEventSource<Widget> primaries(ShardedOperator operator) {
+    Controller<Widget> controller = (Controller<Widget>) operator.operator().getRegisteredControllers().iterator().next();
+    return controller.getEventSourceManager().getControllerEventSource();
   }
 
   /**
