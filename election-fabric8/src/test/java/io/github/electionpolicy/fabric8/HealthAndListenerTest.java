@@ -3,10 +3,16 @@ package io.github.electionpolicy.fabric8;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.electionpolicy.testkit.fabric8.ReplicaLink;
+import io.github.electionpolicy.testsupport.Await;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -60,6 +66,116 @@ class HealthAndListenerTest {
     assertThat(a.runner.isClosed()).isTrue();
     assertThat(a.runner.awaitStopped(Duration.ofSeconds(5))).isTrue();
     assertThat(atStopped).containsExactly("closed=true");
+  }
+
+  /**
+   * {@code close()} returns once the listeners heard {@code STOPPED}, so that what the caller does next (close the
+   * client or the pool a listener uses; a Spring context destroys its beans) comes after them. Red when it returned
+   * as soon as {@code STOPPED} was reported: the closer was done while the listener still heard it.
+   */
+  @Test
+  void closeReturnsOnceTheListenersHeardStopped() throws Exception {
+    CountDownLatch hearing = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    AtomicBoolean heard = new AtomicBoolean();
+    ElectionListener listener = new ElectionListener() {
+      @Override
+      public void stateChanged(ElectionState previous, ElectionState current) {
+        if (current.kind() == ElectionState.Kind.STOPPED) {
+          hearing.countDown();
+          try {
+            release.await(30, TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+          heard.set(true);
+        }
+      }
+    };
+    Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").stopTimeout(Duration.ofSeconds(20)).build(),
+        log, listener);
+    assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(5))).isTrue();
+
+    CompletableFuture<Boolean> closed = CompletableFuture.supplyAsync(() -> {
+      a.close();
+      return heard.get();
+    });
+    assertThat(hearing.await(10, TimeUnit.SECONDS)).isTrue();
+    // Must wait: a close that does not wait for the listener returns within this time; one that does, not before it.
+    boolean returnedWhileHearing = Await.holds(closed::isDone, Duration.ofMillis(500));
+    release.countDown();
+
+    assertThat(returnedWhileHearing).as("close() returned while the listener heard STOPPED").isFalse();
+    assertThat(closed.get(10, TimeUnit.SECONDS)).as("the listener had heard STOPPED when close() returned").isTrue();
+  }
+
+  /** A listener that does not return holds {@code close()} for at most the stop timeout, not for ever. */
+  @Test
+  void aListenerThatDoesNotReturnHoldsCloseForTheStopTimeoutAtMost() throws Exception {
+    CountDownLatch release = new CountDownLatch(1);
+    AtomicBoolean stillHearing = new AtomicBoolean();
+    ElectionListener stuck = new ElectionListener() {
+      @Override
+      public void stateChanged(ElectionState previous, ElectionState current) {
+        if (current.kind() == ElectionState.Kind.STOPPED) {
+          stillHearing.set(true);
+          try {
+            release.await(60, TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+          stillHearing.set(false);
+        }
+      }
+    };
+    Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").stopTimeout(Duration.ofSeconds(1)).build(),
+        log, stuck);
+    assertThat(Replica.awaitTrue(a::leads, Duration.ofSeconds(5))).isTrue();
+    try {
+      CompletableFuture<Void> closed = CompletableFuture.runAsync(a::close);
+
+      closed.get(30, TimeUnit.SECONDS);
+      assertThat(stillHearing).as("close() returned while the stuck listener still heard STOPPED").isTrue();
+      assertThat(a.runner.state().kind()).isEqualTo(ElectionState.Kind.STOPPED);
+    } finally {
+      release.countDown();
+    }
+  }
+
+  /**
+   * A runner that stopped on its own is closed at once, even while a listener still hears {@code STOPPED}: that
+   * listener may be in {@code System.exit} (an application that exits when its runner stopped on its own), whose
+   * shutdown hook is this close, so waiting for it would hold the exit for the stop timeout.
+   */
+  @Test
+  void aRunnerThatStoppedOnItsOwnIsClosedAtOnceWhileAListenerStillHearsStopped() throws Exception {
+    api.denying(Set.of("update"));
+    CountDownLatch hearing = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    ElectionListener exitsOnItsOwnStop = new ElectionListener() {
+      @Override
+      public void stateChanged(ElectionState previous, ElectionState current) {
+        if (current.kind() == ElectionState.Kind.STOPPED) {
+          hearing.countDown();
+          try {
+            release.await(60, TimeUnit.SECONDS); // as System.exit waits for the shutdown hooks
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        }
+      }
+    };
+    Replica a = Replica.start("a", api.client(), MockApi.fastSettings("a").stopTimeout(Duration.ofSeconds(30)).build(),
+        log, exitsOnItsOwnStop);
+    try {
+      assertThat(hearing.await(10, TimeUnit.SECONDS)).isTrue();
+      assertThat(a.runner.isClosed()).as("stopped on its own").isFalse();
+
+      CompletableFuture.runAsync(a::close).get(10, TimeUnit.SECONDS);
+      assertThat(a.runner.isClosed()).isTrue();
+    } finally {
+      release.countDown();
+    }
   }
 
   @Test
