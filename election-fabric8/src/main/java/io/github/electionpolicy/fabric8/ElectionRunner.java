@@ -32,10 +32,10 @@ import java.util.concurrent.Executor;
  * }
  * }</pre>
  *
- * <p>Every policy is explicit: on loss, {@link LeaseSettings#lossPolicy()}; on shutdown, {@link #close()} stops the
- * reconcilers (waiting at most {@link LeaseSettings#stopTimeout()}) and then releases the Lease so another replica
- * takes over at once; with the API server unreachable, the leader stops its reconcilers within {@link
- * LeaseSettings#renewDeadline()} and {@link #health()} turns not ready, then not live.
+ * <p>Every policy is explicit: on loss, {@link LeaseSettings#lossPolicy()}; on shutdown, {@link #close()}
+ * stops the reconcilers (waiting at most {@link LeaseSettings#stopTimeout()}) and then releases the Lease
+ * so another replica takes over at once; with the API server unreachable, the leader stops its reconcilers
+ * within {@link LeaseSettings#renewDeadline()} and {@link #health()} turns not ready, then not live.
  *
  * <p>Start-up: {@link Builder#start()} throws for what it can check on the caller's thread and otherwise returns
  * at once, in state {@link ElectionState.Starting STARTING}; a RBAC preflight that finds a missing verb then stops
@@ -227,10 +227,8 @@ public final class ElectionRunner implements AutoCloseable {
    * holder, {@code leaseDurationSeconds = 1}) so a follower takes over at once. If a service did not stop in time
    * or its {@code stop()} threw, the Lease is left to expire (and an ERROR is logged). Idempotent; never triggers
    * the loss policy: closing is not a loss, and an {@code EXIT} from a shutdown hook would deadlock. Returns once
-   * the runner reports {@code STOPPED}, its log lines until then are written (a stuck appender is waited for at most
-   * the stop timeout) and, if it ran when called, its listeners heard {@code STOPPED} (one that does not return is
-   * waited for at most the stop timeout more; a {@code stop()} that outlived the stop timeout, or a running exiter, not
-   * at all). An interrupt does not cut it short: it waits on, and sets the flag again.
+   * the runner reports {@code STOPPED} and its log lines until then are written (a stuck appender is waited for
+   * at most the stop timeout). An interrupt does not cut it short: it waits on, and sets the flag again.
    *
    * <p>While {@code STARTING}, the RBAC preflight is cut short and the runner stops at once; while a loss is
    * handled, the runner stops once the services stopped (the handler's answer no longer counts); while the
@@ -241,10 +239,9 @@ public final class ElectionRunner implements AutoCloseable {
    */
   @Override
   public void close() {
-    boolean running = !driver.hasStopped();
     driver.requestClose();
     if (!driver.inCallback()) {
-      RunnerAssembly.awaitClosed(parts, running);
+      driver.awaitClosedUninterruptibly();
     }
   }
 

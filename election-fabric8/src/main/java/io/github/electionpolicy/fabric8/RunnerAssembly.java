@@ -208,24 +208,9 @@ final class RunnerAssembly {
   }
 
   /**
-   * For {@code close()}, not from a callback: waits until {@code STOPPED} was reported and the log lines until then
-   * were written, and then, if the runner had not stopped before the close ({@code running}), until its listeners heard
-   * it, as {@link #awaitStoppedHeard}. A runner that stopped on its own may have a listener that heard {@code STOPPED}
-   * and called {@code System.exit}, whose shutdown hook is this close: waiting for that listener would hold the exit
-   * for the stop timeout. Keeps the interrupts.
-   */
-  static void awaitClosed(Parts parts, boolean running) {
-    parts.driver().awaitClosedUninterruptibly();
-    if (running) {
-      awaitStoppedHeard(parts);
-    }
-  }
-
-  /**
-   * After a failed unelected start, and in {@code close()}: waits, at most the stop timeout and whatever interrupts
-   * come, until the runner reported {@code STOPPED} and the callbacks queued before it ran (the listeners heard it), so
-   * that what the caller does next (a Spring context destroys its beans, a {@code main} closes the client a listener
-   * uses) comes after them. Keeps the interrupts.
+   * After a failed unelected start: waits, at most the stop timeout and whatever interrupts come, until the runner
+   * reported {@code STOPPED} and the callbacks queued before it ran (the listeners heard it), so that what the caller
+   * does about the failure (a Spring context destroys its beans) comes after them. Keeps the interrupts.
    */
   private static void awaitStoppedHeard(Parts parts) {
     LifecycleDriver driver = parts.driver();

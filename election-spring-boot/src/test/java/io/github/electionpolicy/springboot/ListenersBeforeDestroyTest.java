@@ -13,9 +13,9 @@ import org.springframework.beans.factory.DisposableBean;
 
 /**
  * The application's {@link ElectionListener} beans hear {@code STOPPED} before the context destroys its beans.
- * {@code ElectionRunner.close()} returned once {@code STOPPED} was reported (it now waits for the listeners too, at
- * most the stop timeout), but the listeners hear it on the runner's callback thread: {@code ElectionLifecycle.stop()}
- * returned after {@code close()} alone, so Spring went on destroying the beans (the application's {@code KubernetesClient}, the
+ * {@code ElectionRunner.close()} returns once {@code STOPPED} is reported, but the listeners hear it on the runner's
+ * callback thread ({@code awaitStopped()} is what waits for them): {@code ElectionLifecycle.stop()} returned after
+ * {@code close()} alone, so Spring went on destroying the beans (the application's {@code KubernetesClient}, the
  * {@code MeterRegistry}, whatever a listener uses) while the listeners were still to hear the end of the term. Found
  * by a review of the integration.
  */
