@@ -8,6 +8,7 @@ import io.github.electionpolicy.fabric8.WriteGate;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,11 +43,19 @@ final class ShardOwnership {
 
   private final Shards shards;
   private final KubernetesClient client;
+  // Opens a term's write gate on the client: WriteGate's; a test's to count the gates opened and closed.
+  private final BiFunction<KubernetesClient, LeadershipTerm, KubernetesClient> gates;
   private final Slot[] slots;
 
   ShardOwnership(Shards shards, KubernetesClient client) {
+    this(shards, client, WriteGate::gate);
+  }
+
+  ShardOwnership(Shards shards, KubernetesClient client,
+      BiFunction<KubernetesClient, LeadershipTerm, KubernetesClient> gates) {
     this.shards = shards;
     this.client = client;
+    this.gates = gates;
     this.slots = new Slot[shards.count()];
     for (int i = 0; i < slots.length; i++) {
       slots[i] = new Slot();
@@ -57,7 +66,11 @@ final class ShardOwnership {
     return shards;
   }
 
-  /** Makes {@code shard} this replica's under {@code term}, with a write gate of its own for the term. */
+  /**
+   * Makes {@code shard} this replica's under {@code term}. The term's write gate ({@link #clientFor}) is opened later,
+   * by {@link #openGate} or at the first {@code clientFor}: opening one builds two fabric8 clients (up to tens of
+   * milliseconds on a busy machine), which a move's first reconciliation need not wait for.
+   */
   void own(int shard, LeadershipTerm term) {
     Slot slot = slot(shard);
     synchronized (slot) {
@@ -65,9 +78,13 @@ final class ShardOwnership {
         throw new IllegalStateException("start(" + shard + ", " + term + ") while shard " + shard + " is owned under "
             + slot.term + ": stop(" + shard + ") it first");
       }
-      slot.gated = WriteGate.gate(client, term);
       slot.term = term;
     }
+  }
+
+  /** Opens the write gate of {@code shard}'s term {@code term} unless it is open already or the term changed. */
+  void openGate(int shard, LeadershipTerm term) {
+    gateOf(slot(shard), term);
   }
 
   /**
@@ -157,12 +174,47 @@ final class ShardOwnership {
     }
   }
 
-  /** The write-gated client of {@code resource}'s shard's term while the shard is owned here. */
+  /**
+   * The write-gated client of {@code resource}'s shard's term while the shard is owned here (no longer once a stop of
+   * it began), opened now if it was not yet.
+   */
   Optional<KubernetesClient> clientFor(HasMetadata resource) {
     Slot slot = slots[shards.shardOf(resource)];
+    LeadershipTerm term;
     synchronized (slot) {
-      return slot.term != null ? Optional.of(slot.gated) : Optional.empty();
+      if (slot.term == null || slot.gated != null) {
+        return Optional.ofNullable(slot.term == null ? null : slot.gated);
+      }
+      term = slot.term;
     }
+    return Optional.ofNullable(gateOf(slot, term));
+  }
+
+  /**
+   * The gate of {@code slot}'s term {@code term}, opened outside the slot's monitor (so that the shard's reconciliations
+   * enter and exit meanwhile) unless one is open; null if the slot's term is no longer {@code term}. Of two calls that
+   * open one at once, the first to return keeps its gate and the other closes its own.
+   */
+  private KubernetesClient gateOf(Slot slot, LeadershipTerm term) {
+    synchronized (slot) {
+      if (slot.term != term) {
+        return null;
+      }
+      if (slot.gated != null) {
+        return slot.gated;
+      }
+    }
+    KubernetesClient opened = gates.apply(client, term);
+    KubernetesClient kept;
+    synchronized (slot) {
+      if (slot.term == term && slot.gated == null) {
+        slot.gated = opened;
+        return opened;
+      }
+      kept = slot.term == term ? slot.gated : null;
+    }
+    opened.close();
+    return kept;
   }
 
   private Slot slot(int shard) {

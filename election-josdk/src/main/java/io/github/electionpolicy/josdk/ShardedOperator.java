@@ -164,6 +164,11 @@ public final class ShardedOperator implements ShardService, AutoCloseable {
    * The client to write {@code resource}'s changes with: the write gate of its shard's term, which refuses every write
    * once that term ended. Reads pass as through the operator's client.
    *
+   * <p>Empty from the moment a {@link #stop(int)} of the shard begins, as the shard is then no longer this replica's:
+   * the writes of its reconciliations still running are refused from then on too (the stop waits for them to end,
+   * and JOSDK's retry runs them again under the next owner). The same client is returned for the whole term; it is
+   * closed once the shard's stop returns.
+   *
    * @param resource a resource with a uid
    * @return the gated client of the resource's shard, while the shard is owned here
    * @throws IllegalArgumentException if the resource has no uid
@@ -179,8 +184,9 @@ public final class ShardedOperator implements ShardService, AutoCloseable {
    * @param shard the shard
    * @param term the term of the shard's Lease
    * @throws IllegalStateException if the operator was closed, or the shard is already owned here
-   * @throws RuntimeException what firing the shard's events threw (JOSDK's event handling, your {@code Metrics}); the
-   *     shard is then not owned here any more, as after {@link #stop(int)}
+   * @throws RuntimeException what firing the shard's events threw (JOSDK's event handling, your {@code Metrics}), or
+   *     opening the term's write gate (after the events); the shard is then not owned here any more, as after {@link
+   *     #stop(int)}
    */
   @Override
   public void start(int shard, LeadershipTerm term) {
@@ -199,6 +205,8 @@ public final class ShardedOperator implements ShardService, AutoCloseable {
         }
         return events;
       });
+      // After the events: a move's first reconciliations need not wait for the two clients a gate builds.
+      ownership.openGate(shard, term);
     } catch (RuntimeException | Error failure) {
       // A start that throws must undo what it began (the runner calls no stop then): the shard is given up again,
       // once the reconciliations the events fired so far began have ended, as a stop would.
