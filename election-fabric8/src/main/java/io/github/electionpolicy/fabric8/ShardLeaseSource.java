@@ -15,7 +15,8 @@ import java.util.Objects;
  * watch it cannot resume or any failure (until closed, after a back-off capped at the retry period) and reports only
  * what changed, which is what {@link ShardLeaseView} takes in. Each Lease is reported with the time it arrived, on
  * the driver's {@link Ticker}, from the informer's own thread; the sink hands it to the driver's loop. Each failure
- * is reported too ({@link Sink#failed}), and {@link #relist} cuts a back-off short: the informer is replaced by one
+ * is reported too ({@link Sink#failed}), a list fabric8 makes on its own after a 410 Gone included (see {@link
+ * #report}), and {@link #relist} cuts a back-off short: the informer is replaced by one
  * that starts from the Leases as last reported and lists at once, reporting what changed since (deletions included),
  * and nothing more is reported from the one replaced, which is stopped from a worker (see {@link #relist}), and by
  * {@link #close} at the latest.
@@ -69,6 +70,10 @@ final class ShardLeaseSource implements ShardViewSource.View {
   private SharedIndexInformer<Lease> informer;
   private int generation;
   private boolean listedOnce;
+  // Whether the current informer's own list was reported in full, and whether a list it then made on its own (after a
+  // 410 Gone, see report) was reported as a failure since it last reported a change while watching.
+  private boolean currentListed;
+  private boolean ownListReported;
   private final Map<String, Lease> reported = new HashMap<>();
   // The Leases of the current informer's list not yet reported as listed (their events still on their way to the
   // handler: see startInformer), or null once its list was reported in full, or before it listed.
@@ -152,6 +157,8 @@ final class ShardLeaseSource implements ShardViewSource.View {
     });
     informer = next;
     unreported = null;
+    currentListed = false;
+    ownListReported = false;
     // The informer's start completes once it has listed, but fabric8 hands each listed Lease to the handler on an
     // executor of its own, so some may not have been reported yet: the list counts as reported (listed()) once every
     // Lease its store holds then was, each through its own event, in their order, so that the view never takes in a
@@ -187,6 +194,7 @@ final class ShardLeaseSource implements ShardViewSource.View {
     if (unreported != null && unreported.isEmpty()) {
       unreported = null;
       listedOnce = true;
+      currentListed = true;
       sink.listed();
     }
   }
@@ -201,8 +209,26 @@ final class ShardLeaseSource implements ShardViewSource.View {
   }
 
   /** Reports through {@code report} if the informer of generation {@code of} is still the one reported, not closed. */
+  /**
+   * Reports a change of the informer of generation {@code of}, unless it was replaced or the source closed.
+   *
+   * <p>fabric8's informer also lists again on its own, after a 410 Gone ends its watch (kube-apiserver's answer to a
+   * watch whose resourceVersion was compacted away), and reports no failure for it: it hands what changed since its
+   * last state to the handler as plain changes, the deletions last, and watches again only once it handed them all
+   * (fabric8 7.6 and 8.0, {@code Reflector.listSyncAndWatch}). A view taking them in one by one holds, meanwhile,
+   * Leases of two moments (a member that left still listed, say), which is what {@link Sink#failed} tells it: so a
+   * change of the current informer that arrives while it does not watch, once its own list was reported, is preceded
+   * by a failure, once for each such list. (A watch event still on its way when its watch ended counts as one too:
+   * one list more.)
+   */
   private synchronized void report(int of, Runnable report) {
     if (of == generation && !closed) {
+      if (!currentListed || informer.isWatching()) {
+        ownListReported = false;
+      } else if (!ownListReported) {
+        ownListReported = true;
+        sink.failed();
+      }
       report.run();
     }
   }

@@ -366,6 +366,87 @@ class ShardLeaseSourceTest {
   }
 
   /**
+   * fabric8's informer lists again on its own when a 410 Gone ends its watch, and reports what changed since as plain
+   * changes, with no failure: the view would take a member that left meanwhile as live until the list's deletions
+   * come last, and a leaver could name it as a successor (the shard would then wait out its Lease). The source
+   * reports a failure before such a list's first change, so the view counts itself out of the server's order. Here the
+   * first watch delivers nothing until it is ended with a 410, so the changes made meanwhile reach the informer only
+   * through the list it then makes.
+   */
+  @Test
+  void aListTheInformerMakesOnItsOwnAfterA410IsReportedAsAFailureBeforeItsChanges() {
+    java.util.concurrent.CountDownLatch gone = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.atomic.AtomicInteger watches = new java.util.concurrent.atomic.AtomicInteger();
+    try (MockApi server = new MockApi(delegate -> new Dispatcher() {
+      @Override
+      public MockResponse dispatch(RecordedRequest request) {
+        String path = request.getPath() == null ? "" : request.getPath();
+        if (path.contains("labelSelector") && path.contains("watch=true") && watches.getAndIncrement() == 0) {
+          return new MockResponse().withWebSocketUpgrade(new io.fabric8.mockwebserver.http.WebSocketListener() {
+            @Override
+            public void onOpen(io.fabric8.mockwebserver.http.WebSocket webSocket,
+                io.fabric8.mockwebserver.http.Response response) {
+              Thread ender = new Thread(() -> {
+                try {
+                  if (gone.await(30, java.util.concurrent.TimeUnit.SECONDS)) {
+                    webSocket.send("{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"apiVersion\":\"v1\","
+                        + "\"status\":\"Failure\",\"reason\":\"Expired\",\"message\":\"too old resource version\","
+                        + "\"code\":410}}");
+                    webSocket.close(1000, "gone");
+                  }
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+              }, "gone-watch");
+              ender.setDaemon(true);
+              ender.start();
+            }
+          });
+        }
+        return delegate.dispatch(request);
+      }
+    })) {
+      String a = leases.memberLease("pod-a");
+      String b = leases.memberLease("pod-b");
+      server.client().leases().inNamespace(MockApi.NAMESPACE).resource(lease(a, "pod-a", true, false)).create();
+      List<String> heard = new CopyOnWriteArrayList<>();
+      ShardLeaseSource.Sink recording = new ShardLeaseSource.Sink() {
+        @Override
+        public void changed(ShardLeaseView.Listed l, long arrivedNanos) {
+          heard.add("changed " + l.name());
+        }
+
+        @Override
+        public void deleted(String name, long arrivedNanos) {
+          heard.add("deleted " + name);
+        }
+
+        @Override
+        public void listed() {
+          heard.add("listed");
+        }
+
+        @Override
+        public void failed() {
+          heard.add("failed");
+        }
+      };
+      try (ShardLeaseSource source = ShardLeaseSource.open(server.client(), MockApi.NAMESPACE, leases,
+          MockApi.RETRY_PERIOD, ticks::incrementAndGet, recording)) {
+        Await.until("the first list", () -> heard.contains("listed"), heard::toString);
+        // Made while the first watch delivers nothing: only a list can show them.
+        server.client().leases().inNamespace(MockApi.NAMESPACE).resource(lease(b, "pod-b", true, false)).create();
+        server.client().leases().inNamespace(MockApi.NAMESPACE).withName(a).delete();
+        gone.countDown();
+        Await.until("the informer's own list after the 410", () -> heard.contains("deleted " + a), heard::toString);
+
+        assertThat(heard).as("what the sink heard").containsExactly("changed " + a, "listed", "failed",
+            "changed " + b, "deleted " + a);
+      }
+    }
+  }
+
+  /**
    * Finding h-attack15 (1): the runner opens the source and calls {@code relist()} on its loop (ShardViewFeed.open,
    * ShardViewFeed.answered), and a new informer's {@code start()} sends its list from the calling thread; the pace
    * (fresh, or restarted) let it go at once, so the list went to the HTTP client on the loop, holding it (and, for a
