@@ -208,7 +208,6 @@ final class ShardLeaseSource implements ShardViewSource.View {
     return true;
   }
 
-  /** Reports through {@code report} if the informer of generation {@code of} is still the one reported, not closed. */
   /**
    * Reports a change of the informer of generation {@code of}, unless it was replaced or the source closed.
    *

@@ -236,7 +236,8 @@ final class ShardViewFeed {
    * deletions last, some maybe after {@link ShardLeaseSource.Sink#listed}), until the first change reported after
    * that list, a watch event. A view taken meanwhile may show a Lease as it is now beside another as it was before the
    * failure; a leaver names no successor from one (review h-leave, {@code SimulationShardingLeaveNamedFromARelist}).
-   * A relist fabric8 makes on its own after a 410 Gone is not reported to the sink and not seen here.
+   * A list fabric8's informer makes on its own after a 410 Gone counts as such a failure: the source reports one
+   * before its first change ({@link ShardLeaseSource}'s {@code report}).
    */
   boolean ordered() {
     return ordered;

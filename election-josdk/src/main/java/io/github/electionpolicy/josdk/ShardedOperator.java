@@ -172,6 +172,8 @@ public final class ShardedOperator implements ShardService, AutoCloseable {
    * @param resource a resource with a uid
    * @return the gated client of the resource's shard, while the shard is owned here
    * @throws IllegalArgumentException if the resource has no uid
+   * @throws RuntimeException what opening the term's write gate threw ({@link WriteGate#gate(KubernetesClient,
+   *     LeadershipTerm)} builds fabric8 clients), if it was not open yet: the next call tries again
    */
   public Optional<KubernetesClient> clientFor(HasMetadata resource) {
     return ownership.clientFor(resource);

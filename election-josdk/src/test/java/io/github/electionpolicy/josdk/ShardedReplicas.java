@@ -311,6 +311,19 @@ final class ShardedReplicas implements AutoCloseable {
    * watch.
    */
   AutoCloseable recordReleases(Map<Integer, Long> releasedAt) {
+    return recordReleases(releasedAt, new java.util.concurrent.ConcurrentHashMap<>());
+  }
+
+  /**
+   * As {@link #recordReleases(Map)}, and also, in {@code stampedAt}, when the old owner made each release or hand-over:
+   * the {@code renewTime} it wrote (the protocol stamps it as it decides to write, before the request is sent), on
+   * this JVM's {@link System#nanoTime()} (the replicas run in it, on the same wall clock). A measure from it cannot
+   * read short, as one from the fixture's watch event can when that watch lags; it reads long by the write's round trip.
+   */
+  AutoCloseable recordReleases(Map<Integer, Long> releasedAt, Map<Integer, Long> stampedAt) {
+    java.time.Instant wallNow = java.time.Instant.now();
+    long nanoNow = System.nanoTime();
+    long wallToNano = nanoNow - (wallNow.getEpochSecond() * 1_000_000_000L + wallNow.getNano());
     KubernetesClient watching = server.creatingClient();
     java.util.regex.Pattern shardLease = java.util.regex.Pattern.compile(
         java.util.regex.Pattern.quote(OperatorReplicas.LEASE) + "-shard-(\\d+)");
@@ -325,6 +338,11 @@ final class ShardedReplicas implements AutoCloseable {
                 && lease.getMetadata().getAnnotations().containsKey("election-policy.io/hand-over-proof");
             if (action == Action.MODIFIED && matched.matches() && (holder == null || holder.isEmpty() || handedOver)) {
               releasedAt.putIfAbsent(Integer.parseInt(matched.group(1)), now);
+              if (lease.getSpec().getRenewTime() != null) {
+                java.time.Instant stamp = lease.getSpec().getRenewTime().toInstant();
+                stampedAt.putIfAbsent(Integer.parseInt(matched.group(1)),
+                    stamp.getEpochSecond() * 1_000_000_000L + stamp.getNano() + wallToNano);
+              }
             }
           }
 
