@@ -140,10 +140,17 @@ public final class ElectionRunner implements AutoCloseable {
    */
   public Optional<LeadershipTerm> currentTerm() {
     ElectionState state = state();
-    if (state instanceof ElectionState.Leading leading) {
-      return Optional.of(leading.term());
-    }
-    return state instanceof ElectionState.NotContending ? Optional.of(parts.unelectedTerm()) : Optional.empty();
+    return state instanceof ElectionState.Leading leading ? Optional.of(leading.term())
+        : state instanceof ElectionState.NotContending ? Optional.of(parts.unelectedTerm()) : Optional.empty();
+  }
+
+  /**
+   * How long a stop waits for the services' {@code stop()}: also the bound to give a wait for the listeners after it.
+   *
+   * @return {@link LeaseSettings#stopTimeout()}; running unelected without settings, 10 s
+   */
+  public Duration stopTimeout() {
+    return RunnerAssembly.stopTimeout(parts);
   }
 
   /**
@@ -155,8 +162,7 @@ public final class ElectionRunner implements AutoCloseable {
   public ElectionHealth health() {
     RunnerView view = driver.view();
     boolean termValid = view.state() instanceof ElectionState.Leading leading && leading.term().isValid();
-    return HealthRule.evaluate(parts.healthInputs(), view, parts.ticker().read(), termValid,
-        driver.closeRequested());
+    return HealthRule.evaluate(parts.healthInputs(), view, parts.ticker().read(), termValid, driver.closeRequested());
   }
 
   /**
@@ -250,10 +256,7 @@ public final class ElectionRunner implements AutoCloseable {
     return "ElectionRunner{" + parts.identity() + ", " + state() + "}";
   }
 
-  /** Test hook (see the tests' RunnerHooks): the driver that owns this runner's state on the loop. */
-  LifecycleDriver driverForTest() {
-    return driver;
-  }
+  LifecycleDriver driverForTest() { return driver; } // test hook (RunnerHooks): the driver that owns the state
 
   /**
    * Builds and starts an {@link ElectionRunner} (see its example). Setters reject null at once; {@link #start()}

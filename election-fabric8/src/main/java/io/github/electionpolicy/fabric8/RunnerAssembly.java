@@ -207,6 +207,11 @@ final class RunnerAssembly {
     }
   }
 
+  /** The runner's stop timeout: its settings', or 10 s for one running unelected without settings. */
+  static Duration stopTimeout(Parts parts) {
+    return parts.settings() == null ? LeaseSettings.DEFAULT_RENEW_DEADLINE : parts.settings().stopTimeout();
+  }
+
   /**
    * After a failed unelected start: waits, at most the stop timeout and whatever interrupts come, until the runner
    * reported {@code STOPPED} and the callbacks queued before it ran (the listeners heard it), so that what the caller
@@ -214,9 +219,7 @@ final class RunnerAssembly {
    */
   private static void awaitStoppedHeard(Parts parts) {
     LifecycleDriver driver = parts.driver();
-    Duration stopTimeout = parts.settings() == null ? LeaseSettings.DEFAULT_RENEW_DEADLINE
-        : parts.settings().stopTimeout();
-    long deadline = System.nanoTime() + Durations.cappedNanos(stopTimeout);
+    long deadline = System.nanoTime() + Durations.cappedNanos(stopTimeout(parts));
     boolean interrupted = false;
     boolean reported = false;
     while (true) {

@@ -5,6 +5,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.binder.MeterBinder;
+import java.time.Duration;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
@@ -172,7 +173,8 @@ public final class ElectionMetrics implements MeterBinder {
    * (which stopped at once), so that builder refuses a second start: use a new one. If a bound registry refuses
    * one of the meters (Prometheus's, built with {@code throwExceptionOnRegistrationFailure()}, refuses a name another
    * meter registered with other tag keys; a meter filter may throw), this closes the runner it started (its services
-   * stopped, its Lease released) and throws what the registry threw: no meter of it stays in any registry, nor in the
+   * stopped, its Lease released), waits until its listeners heard it stop (at most its {@link
+   * ElectionRunner#stopTimeout()}, as a start whose service failed does) and throws what the registry threw: no meter of it stays in any registry, nor in the
    * children of a composite one, and nothing of it runs, even if a registry also throws when the meters are removed
    * (that is added to the thrown exception as suppressed).
    *
@@ -244,9 +246,12 @@ public final class ElectionMetrics implements MeterBinder {
     }
     if (refused != null) {
       // A registry refused a meter (Prometheus's refuses a name another meter has with other tag keys): the start
-      // fails, and the runner it started is closed first, out of the lock (its listener's last event takes it).
+      // fails, and the runner it started is closed first, out of the lock (its listener's last event takes it),
+      // and its listeners have heard it stop before the caller learns of the failure (a Spring context then
+      // destroys the beans they use), as when a service fails to start.
       try {
         runner.close();
+        awaitListeners(runner);
       } catch (RuntimeException | Error second) {
         refused.addSuppressed(second);
       }
@@ -256,6 +261,26 @@ public final class ElectionMetrics implements MeterBinder {
       throw (RuntimeException) refused;
     }
     return runner;
+  }
+
+  /**
+   * Waits, at most the runner's {@link ElectionRunner#stopTimeout()} whatever interrupts come (the flag is set
+   * again), until the listeners of the closed {@code runner} heard it stop.
+   */
+  private static void awaitListeners(ElectionRunner runner) {
+    long deadline = System.nanoTime() + runner.stopTimeout().toNanos();
+    boolean interrupted = false;
+    while (true) {
+      try {
+        runner.awaitStopped(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+        break;
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   /** On the listener thread of the runner that {@code counts} listens to, once it reported STOPPED. */

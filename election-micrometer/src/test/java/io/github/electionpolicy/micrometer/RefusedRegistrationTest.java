@@ -175,6 +175,74 @@ class RefusedRegistrationTest {
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("other tag keys");
   }
 
+  /**
+   * The caller of a refused start learns of the refusal only once the closed runner's listeners heard it stop: a
+   * Spring context destroys the beans they use as soon as the start throws ({@code RefusedMetricsStartTest} in
+   * election-spring-boot). A listener that takes 300 ms over {@code STOPPED}: before, the start threw while it ran.
+   */
+  @Test
+  void aRefusedStartThrowsOnlyOnceTheListenersHeardTheRunnerStop() {
+    AtomicReference<MeterRegistry> refuser = new AtomicReference<>();
+    SimpleMeterRegistry refusing = new SimpleMeterRegistry();
+    refuseWhile(refusing, refuser, ElectionMetrics.DECISION);
+    refuser.set(refusing);
+    ElectionMetrics metrics = new ElectionMetrics();
+    metrics.bindTo(refusing);
+    java.util.concurrent.atomic.AtomicBoolean heard = new java.util.concurrent.atomic.AtomicBoolean();
+    ElectionRunner.Builder builder = ElectionRunner.builder()
+        .decision(MeteredReplica.KILL_SWITCH_OFF)
+        .service(LeaderService.of(term -> { }, () -> { }))
+        .listener(new io.github.electionpolicy.fabric8.ElectionListener() {
+          @Override
+          public void stateChanged(ElectionState previous, ElectionState current) {
+            if (current.kind() == ElectionState.Kind.STOPPED) {
+              java.util.concurrent.locks.LockSupport.parkNanos(300_000_000L);
+              heard.set(true);
+            }
+          }
+        });
+
+    assertThatThrownBy(() -> metrics.start(builder)).hasMessageContaining("other tag keys");
+    assertThat(heard).as("the listener heard STOPPED when the start threw").isTrue();
+  }
+
+  /** A listener that never returns from {@code STOPPED} holds a refused start for the runner's stop timeout only. */
+  @Test
+  void aListenerThatNeverReturnsHoldsARefusedStartForTheStopTimeoutOnly() throws Exception {
+    AtomicReference<MeterRegistry> refuser = new AtomicReference<>();
+    SimpleMeterRegistry refusing = new SimpleMeterRegistry();
+    refuseWhile(refusing, refuser, ElectionMetrics.DECISION);
+    refuser.set(refusing);
+    ElectionMetrics metrics = new ElectionMetrics();
+    metrics.bindTo(refusing);
+    CountDownLatch release = new CountDownLatch(1);
+    ElectionRunner.Builder builder = ElectionRunner.builder()
+        .decision(MeteredReplica.KILL_SWITCH_OFF)
+        .settings(io.github.electionpolicy.fabric8.LeaseSettings.builder().leaseName("stuck")
+            .stopTimeout(Duration.ofMillis(300)).build())
+        .service(LeaderService.of(term -> { }, () -> { }))
+        .listener(new io.github.electionpolicy.fabric8.ElectionListener() {
+          @Override
+          public void stateChanged(ElectionState previous, ElectionState current) {
+            if (current.kind() == ElectionState.Kind.STOPPED) {
+              try {
+                release.await(60, java.util.concurrent.TimeUnit.SECONDS);
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            }
+          }
+        });
+    try {
+      long begun = System.nanoTime();
+      assertThatThrownBy(() -> metrics.start(builder)).hasMessageContaining("other tag keys");
+      assertThat(Duration.ofNanos(System.nanoTime() - begun)).as("the refused start's wait")
+          .isLessThan(Duration.ofSeconds(10));
+    } finally {
+      release.countDown();
+    }
+  }
+
   private static void refuseOnceTheOtherHasIt(MeterRegistry registry, MeterRegistry other) {
     registry.config().meterFilter(new MeterFilter() {
       @Override

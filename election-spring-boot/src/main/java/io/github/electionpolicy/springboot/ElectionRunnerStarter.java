@@ -23,8 +23,9 @@ import io.github.electionpolicy.fabric8.ElectionRunner;
  *
  * <p>Called on each start of the lifecycle, from the thread that starts the context; it must return the runner
  * that {@code builder} started (whatever it throws fails the start, and with it the context's refresh; one that
- * throws after {@code builder.start()} returned must close that runner first, as {@code ElectionMetrics} does, since
- * the lifecycle never gets it).
+ * throws after {@code builder.start()} returned must close that runner first, and wait for its listeners ({@code
+ * runner.awaitStopped(runner.stopTimeout())}), as {@code ElectionMetrics} does, since the lifecycle never gets it: the
+ * context destroys its beans as soon as the start failed).
  * Implementations need not be thread-safe.
  */
 @FunctionalInterface

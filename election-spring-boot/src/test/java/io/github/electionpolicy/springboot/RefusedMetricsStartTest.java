@@ -12,7 +12,6 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -21,7 +20,9 @@ import org.springframework.boot.autoconfigure.AutoConfigurations;
  * A registry that refuses one of the election's meters fails the start: {@code ElectionMetrics.start} closes the
  * runner it started and throws, and the refresh fails. The listeners must still hear {@code STOPPED} before the context
  * destroys its beans, as when a service fails to start ({@code ListenersBeforeDestroyTest}): the runner's
- * {@code close()} returns once {@code STOPPED} is reported, before the listeners heard it. Adversarial review h-review.
+ * {@code close()} returns once {@code STOPPED} is reported, before the listeners heard it, so {@code
+ * ElectionMetrics.start} waits for them (at most the runner's stop timeout) before it throws. Adversarial review
+ * h-review; red until 2026-12-07.
  */
 class RefusedMetricsStartTest {
 
@@ -36,17 +37,6 @@ class RefusedMetricsStartTest {
   }
 
   @Test
-  @Disabled("Finding (review h-review), not fixed: red. ElectionMetrics.start closes the runner a registry refused with "
-      + "ElectionRunner.close(), which returns once STOPPED is reported, before the listeners heard it, and throws; "
-      + "ElectionLifecycle rethrows and Spring destroys the beans while a listener still hears STOPPED, which "
-      + "Builder.start() avoids for a service that fails to start (it waits for the listeners, at most stopTimeout). "
-      + "The fix needs a bound ElectionMetrics does not have (ElectionRunner exposes no stop timeout; an unbounded "
-      + "awaitStopped() would hang the start on a stuck listener), or the lifecycle to get the runner the starter "
-      + "closed: a design decision. Tried in de704d5 and reverted: ElectionRunner.close() waiting for the listeners "
-      + "(at most stopTimeout) fixed this test, but held a shutdown hook's close for stopTimeout while a loss handler "
-      + "or a listener that heard a loss was in System.exit, and doubled the documented bounds of a stuck appender "
-      + "and of the Spring stop (review h-close: CloseFromAnExitingCallbackTest, StuckAppenderCloseTest, "
-      + "StuckListenerStopBoundTest).")
   void aListenerHearsStoppedBeforeTheContextDestroysItsBeansWhenARegistryRefusesAMeter() throws Exception {
     Resource resource = new Resource();
     CompletableFuture<Boolean> destroyedWhenStoppedHeard = new CompletableFuture<>();
