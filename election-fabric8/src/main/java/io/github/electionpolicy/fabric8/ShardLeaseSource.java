@@ -39,6 +39,15 @@ final class ShardLeaseSource implements ShardViewSource.View {
      */
     default void listed() {}
 
+    /**
+     * As {@link #listed()}, naming the list and watch that listed: the source's {@link ShardViewSource.View#generation}
+     * then. A sink that hands it on to be taken in later ignores it if the source has been listed and watched again
+     * since (a relist or restart replaced it meanwhile): the list that counts is the new one's.
+     */
+    default void listed(int generation) {
+      listed();
+    }
+
     /** The list or the watch failed: it lists and watches again after its back-off, or at a relist. */
     default void failed() {}
   }
@@ -195,7 +204,7 @@ final class ShardLeaseSource implements ShardViewSource.View {
       unreported = null;
       listedOnce = true;
       currentListed = true;
-      sink.listed();
+      sink.listed(generation);
     }
   }
 
@@ -240,6 +249,11 @@ final class ShardLeaseSource implements ShardViewSource.View {
    * user's interceptors (a token refresh, a credential plugin); a relist that replaced an informer opening its watch
    * after a list of its own would hold the loop that long. Returns whether it did; not after {@link #close}.
    */
+  @Override
+  public synchronized int generation() {
+    return generation;
+  }
+
   @Override
   public boolean relist() {
     return replace(false);

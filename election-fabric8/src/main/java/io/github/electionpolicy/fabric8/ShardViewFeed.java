@@ -131,19 +131,32 @@ final class ShardViewFeed {
       }
 
       @Override
-      public void listed() {
+      public void listed(int generation) {
         onLoop.accept(() -> {
-          boolean first = !synced;
-          synced = true;
-          listedSinceDisorder = true;
-          heardNanos = ticker.read();
-          relistDue = false;
-          relisting = false;
-          unlistedRestarts = 0;
-          if (first && !closed) {
-            observe(); // the first whole list: the coordinator's first view
+          // A list of a list and watch that a relist or a restart replaced while this waited for the loop: not the
+          // one the feed waits for, whose first changes may already be taken in (review h-gate's suspicion 6).
+          if (source == null || source.generation() == generation) {
+            listedNow();
           }
         });
+      }
+
+      @Override
+      public void listed() {
+        onLoop.accept(this::listedNow);
+      }
+
+      private void listedNow() {
+        boolean first = !synced;
+        synced = true;
+        listedSinceDisorder = true;
+        heardNanos = ticker.read();
+        relistDue = false;
+        relisting = false;
+        unlistedRestarts = 0;
+        if (first && !closed) {
+          observe(); // the first whole list: the coordinator's first view
+        }
       }
     });
     syncCheck = loop.schedule(leaseDurationNanos, () -> onLoop.accept(() -> {

@@ -37,5 +37,13 @@ interface ShardViewSource {
     default boolean restart() {
       return false;
     }
+
+    /**
+     * Which list and watch this is now: a number that each {@link #relist} or {@link #restart} that did list and
+     * watch again makes larger, as {@link ShardLeaseSource.Sink#listed(int)} names it.
+     */
+    default int generation() {
+      return 0;
+    }
   }
 }
