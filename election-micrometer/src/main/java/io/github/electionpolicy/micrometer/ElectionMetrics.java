@@ -174,7 +174,9 @@ public final class ElectionMetrics implements MeterBinder {
    * one of the meters (Prometheus's, built with {@code throwExceptionOnRegistrationFailure()}, refuses a name another
    * meter registered with other tag keys; a meter filter may throw), this closes the runner it started (its services
    * stopped, its Lease released), waits until its listeners heard it stop (at most its {@link
-   * ElectionRunner#stopTimeout()}, as a start whose service failed does) and throws what the registry threw: no meter of it stays in any registry, nor in the
+   * ElectionRunner#stopTimeout()}, as a start whose service failed does: a listener that waits for this caller, such
+   * as one that closes a Spring context from {@code STOPPED} while the context's refresh called this, holds it that
+   * long) and throws what the registry threw: no meter of it stays in any registry, nor in the
    * children of a composite one, and nothing of it runs, even if a registry also throws when the meters are removed
    * (that is added to the thrown exception as suppressed).
    *
@@ -251,6 +253,10 @@ public final class ElectionMetrics implements MeterBinder {
       // destroys the beans they use), as when a service fails to start.
       try {
         runner.close();
+      } catch (RuntimeException | Error second) {
+        refused.addSuppressed(second);
+      }
+      try {
         awaitListeners(runner);
       } catch (RuntimeException | Error second) {
         refused.addSuppressed(second);
@@ -268,11 +274,14 @@ public final class ElectionMetrics implements MeterBinder {
    * again), until the listeners of the closed {@code runner} heard it stop.
    */
   private static void awaitListeners(ElectionRunner runner) {
-    long deadline = System.nanoTime() + runner.stopTimeout().toNanos();
+    // In Durations, not nanoseconds: any positive stop timeout is valid (ChronoUnit.FOREVER's included, whose
+    // nanoseconds overflow a long), and awaitStopped caps it (review h-metrics).
+    Duration bound = runner.stopTimeout();
+    long begun = System.nanoTime();
     boolean interrupted = false;
     while (true) {
       try {
-        runner.awaitStopped(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+        runner.awaitStopped(bound.minusNanos(System.nanoTime() - begun));
         break;
       } catch (InterruptedException e) {
         interrupted = true;

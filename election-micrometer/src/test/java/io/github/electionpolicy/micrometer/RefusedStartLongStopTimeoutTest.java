@@ -18,12 +18,12 @@ import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 
 /**
- * Review of c1aa468. LeaseSettings accepts any positive stopTimeout, "forever" included (AcceptedSettingsTest: the
+ * Review h-metrics (of c1aa468; fixed since). LeaseSettings accepts any positive stopTimeout, "forever" included (AcceptedSettingsTest: the
  * runner saturates it with Durations.cappedNanos). ElectionMetrics.awaitListeners computes
  * {@code System.nanoTime() + runner.stopTimeout().toNanos()} unsaturated: FOREVER / ofSeconds(Long.MAX_VALUE) throw
  * ArithmeticException from toNanos() (caught, added to the refusal as suppressed, no wait at all): the refused start
  * throws while the listeners still hear STOPPED, the very race the commit fixes, back for the longest stop timeouts,
- * and the refusal carries a bare "long overflow". Fix: saturate as Durations.cappedNanos does.
+ * and the refusal carried a bare "long overflow". Fixed: the wait is computed in Durations, which awaitStopped caps.
  */
 class RefusedStartLongStopTimeoutTest {
 

@@ -14,14 +14,15 @@ import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.config.MeterFilter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.springframework.context.ApplicationContext;
 import org.springframework.context.ApplicationContextAware;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
- * Review of c1aa468: CloseFromAListenerOfAFailedStartTest (disabled, a known stall of the service-failure path),
- * through the refusal path the commit changed. Before c1aa468 a refused ElectionMetrics.start threw at once; now it
+ * Review h-metrics (of c1aa468): CloseFromAListenerOfAFailedStartTest (disabled, a known stall of the service-failure
+ * path), through the refusal path the commit changed. Before c1aa468 a refused ElectionMetrics.start threw at once; now it
  * waits on Spring's refresh thread (holding the startup/shutdown lock) for a listener that waits for that lock, so the
  * failed refresh takes the whole stopTimeout.
  */
@@ -38,6 +39,12 @@ class CloseFromAListenerOfARefusedMetricsStartTest {
   }
 
   @Test
+  @Disabled("Finding (review h-metrics), not fixed: red, no deadlock but a stall, the same as "
+      + "CloseFromAListenerOfAFailedStartTest's. Since ElectionMetrics.start waits, at most the runner's stopTimeout, "
+      + "for the listeners of a runner a registry refused (so that they hear STOPPED before the context destroys the "
+      + "beans they use: RefusedMetricsStartTest), a listener whose context.close() waits for Spring's startup lock, "
+      + "which the refresh thread holds meanwhile, holds the failed start-up for the whole stopTimeout. The trade is "
+      + "the service-failure path's: a fix must decide whether a failed start may stop waiting for such a listener.")
   void aListenerThatClosesTheContextWhenARegistryRefusesAMeterDoesNotHoldTheFailedRefreshForTheStopTimeout()
       throws Exception {
     ContextHolder holder = new ContextHolder();

@@ -17,7 +17,7 @@ import org.springframework.beans.factory.DisposableBean;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 
 /**
- * Review of c1aa468: RefusedMetricsStartTest with a stop timeout past 292 years ("wait for the services however long
+ * Review h-metrics (of c1aa468; fixed since): RefusedMetricsStartTest with a stop timeout past 292 years ("wait for the services however long
  * they take", accepted, as LongStopTimeoutTest shows). ElectionMetrics.awaitListeners converts it with
  * Duration.toNanos(), which overflows (the ArithmeticException is swallowed into the refusal's suppressed), so the
  * refused start throws at once and Spring destroys the beans while a listener still hears STOPPED: the h-attack28
