@@ -11,7 +11,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.condition.DisabledIf;
 import org.springframework.context.ApplicationContext;
 import org.springframework.context.ApplicationContextAware;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -83,18 +82,15 @@ class CloseFromACallbackDuringAStopTest {
   }
 
   /**
-   * The common case: the context's own close is the stop in progress, and the listener closes it again. Spring 7's
-   * close returns at once from a second thread while the context is closing; Spring 6.2's waits for the startup and
-   * shutdown lock, which the closing thread holds while the lifecycle waits for this listener.
+   * The common case: the context's own close is the stop in progress, and the listener closes it again, which
+   * docs/spring-boot.md says a listener must not do from its callback. Spring 7's close returns at once from a second
+   * thread while the context is closing. Spring 6.2's waits for the startup and shutdown lock, which the closing thread
+   * holds while the lifecycle waits, at most {@code stop-timeout}, for this listener (found by adversarial review
+   * h-review; decided: the rule, and a stall bounded by {@code stop-timeout} on Spring 6.2 for a listener that breaks
+   * it).
    */
   @Test
-  @DisabledIf(value = "springSix", disabledReason = "Finding (review h-review), not fixed, red on Spring Framework 6.2 "
-      + "(election-spring-boot-compat3): the close stalls for the whole stop-timeout. Spring 6.2's close() from the "
-      + "listener thread waits for the startup/shutdown lock held by the closing thread, which is TIMED_WAITING in "
-      + "ElectionLifecycle.awaitListeners (a timed wait, so Spring 6.2 does not take it for stuck and interrupt it); "
-      + "the listener only gets the lock once awaitListeners gave up. Spring 7 returns from the second close at once. "
-      + "A fix must choose between an untimed wait that Spring 6.2 takes for stuck and not waiting for such a listener.")
-  void aListenerThatClosesTheContextOnStoppedDuringTheContextsCloseDoesNotStallIt() throws Exception {
+  void aListenerThatClosesTheContextOnStoppedDuringTheContextsCloseStallsItForTheStopTimeoutAtMost() throws Exception {
     ContextHolder holder = new ContextHolder();
     CompletableFuture<Void> closed = new CompletableFuture<>();
     ElectionListener closesTheContext = new ElectionListener() {
@@ -105,8 +101,11 @@ class CloseFromACallbackDuringAStopTest {
         }
       }
     };
+    // Spring 6.2 stalls for the stop timeout: a short one keeps the test short; Spring 7 must not stall at all.
+    boolean stalls = springSix();
     Contexts.election()
-        .withPropertyValues("election.lease-name=a", "election.stop-timeout=20s", Contexts.UNELECTED)
+        .withPropertyValues("election.lease-name=a", "election.stop-timeout=" + (stalls ? "2s" : "20s"),
+            Contexts.UNELECTED)
         .withBean(ContextHolder.class, () -> holder)
         .withBean(LeaderService.class, () -> LeaderService.of(term -> { }, () -> { }))
         .withBean(ElectionListener.class, () -> closesTheContext)
@@ -115,8 +114,8 @@ class CloseFromACallbackDuringAStopTest {
           context.close();
           Duration closing = Duration.ofNanos(System.nanoTime() - begun);
           closed.get(60, TimeUnit.SECONDS);
-          assertThat(closing).as("the close waited for the listener that closed it again").isLessThan(
-              Duration.ofSeconds(5));
+          assertThat(closing).as("the close waited for the listener that closed it again")
+              .isLessThan(Duration.ofSeconds(stalls ? 12 : 5));
         });
   }
 
