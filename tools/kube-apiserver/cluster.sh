@@ -16,6 +16,9 @@
 #   cluster.sh start-apiserver DIR | start-etcd DIR      start it again on the same port and data
 #
 # Everything listens on 127.0.0.1 only. The API level is Kubernetes 1.20 (see docs/testing.md).
+# With AUDIT_LEASE_WRITES=1 in the environment of start (or start-apiserver), the server also writes DIR/audit.log:
+# one JSON line per Lease create, update or patch, with its request body and the server's own microsecond timestamps
+# (when the request came in, when its answer was complete), for measurements that must date a write on the server.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -100,7 +103,22 @@ start_etcd() {
 start_apiserver() {
   local dir=$1; . "$dir/cluster.env"
   local p=$dir/pki
-  "$BIN/kube-apiserver" \
+  local audit=()
+  if [[ "${AUDIT_LEASE_WRITES:-}" == 1 ]]; then
+    cat >"$dir/audit-policy.yaml" <<'POLICY'
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+- level: Request
+  verbs: ["create", "update", "patch"]
+  resources: [{group: "coordination.k8s.io", resources: ["leases"]}]
+- level: None
+POLICY
+    audit=(--audit-policy-file "$dir/audit-policy.yaml" --audit-log-path "$dir/audit.log" --audit-log-mode blocking
+      --audit-log-format json)
+  fi
+  "$BIN/kube-apiserver" "${audit[@]}" \
     --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
     --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$API_PORT" --insecure-port 0 \
     --tls-cert-file "$p/apiserver.crt" --tls-private-key-file "$p/apiserver.key" --client-ca-file "$p/ca.crt" \

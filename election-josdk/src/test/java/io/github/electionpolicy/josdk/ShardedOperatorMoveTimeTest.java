@@ -41,6 +41,11 @@ class ShardedOperatorMoveTimeTest {
   private static final int WARMUPS = Integer.getInteger("election.josdk.measure.warmups", 0);
   /** {@code -Delection.josdk.measure.move=join}: measure the hand-overs of a join instead of a leave's releases. */
   private static final boolean JOIN = "join".equals(System.getProperty("election.josdk.measure.move", "leave"));
+  /**
+   * {@code -Delection.josdk.measure.auditlog=DIR/audit.log} of a server started with {@code AUDIT_LEASE_WRITES=1}: a
+   * leave is also measured from each release as the server dated it.
+   */
+  private static final String AUDIT_LOG = System.getProperty("election.josdk.measure.auditlog", "");
 
   @RegisterExtension
   final LeaseApiExtension api = LeaseApiExtension.create();
@@ -96,13 +101,19 @@ class ShardedOperatorMoveTimeTest {
       Map<Integer, Long> stampedAt = new java.util.concurrent.ConcurrentHashMap<>();
       long release;
       long closed;
+      java.time.Instant releaseWall;
+      long[] gcBefore;
+      long[] gcAfter;
       try (AutoCloseable releases = cluster.recordReleases(releasedAt, stampedAt)) {
+        gcBefore = gcMillis();
+        releaseWall = java.time.Instant.now();
         release = System.nanoTime();
         b.runner().close();
         closed = System.nanoTime();
         Await.until("pod-a reconciled every moved widget", () -> moved.stream()
             .allMatch(n -> cluster.reconciledBy(n, "pod-a")), Duration.ofMinutes(2),
             () -> moved.stream().filter(n -> !cluster.reconciledBy(n, "pod-a")).count() + " left");
+        gcAfter = gcMillis();
         Await.until("every moved shard seen released or handed over", () -> releasedAt.keySet().containsAll(moving),
             Duration.ofSeconds(30), () -> releasedAt.keySet() + " of " + moving);
       }
@@ -148,11 +159,49 @@ class ShardedOperatorMoveTimeTest {
           millis(startToFirst[0]), millis(startToFirst[startToFirst.length / 2]),
           millis(startToFirst[startToFirst.length - 1]), millis(stopToFirst[0]),
           millis(stopToFirst[stopToFirst.length / 2]), millis(stopToFirst[stopToFirst.length - 1]));
-      System.out.printf("MEASURED josdk-warm stamped_release_to_first_reconcile_ms_per_shard_min=%d median=%d max=%d%n",
+      System.out.printf("MEASURED josdk-warm stamped_release_to_first_reconcile_ms_per_shard_min=%d median=%d max=%d "
+              + "gc_collections_during_move=%d gc_ms_during_move=%d%n",
           millis(stampToFirst[0]), millis(stampToFirst[stampToFirst.length / 2]),
-          millis(stampToFirst[stampToFirst.length - 1]));
+          millis(stampToFirst[stampToFirst.length - 1]), gcAfter[0] - gcBefore[0], gcAfter[1] - gcBefore[1]);
+      if (!AUDIT_LOG.isEmpty()) {
+        // From each release as the server dated it: when it received the write (reads long by the server's own
+        // write, never short) and when its answer was complete (the write had taken effect by then).
+        Map<Integer, long[]> audited = cluster.auditedReleases(Path.of(AUDIT_LOG), releaseWall);
+        if (!audited.keySet().containsAll(firstOfShard.keySet())) {
+          throw new IllegalStateException("the audit log has no release of shards " + firstOfShard.keySet()
+              + " after " + releaseWall + ", only of " + audited.keySet());
+        }
+        long[] receivedToFirst = firstOfShard.entrySet().stream()
+            .mapToLong(e -> e.getValue() - audited.get(e.getKey())[0]).sorted().toArray();
+        long[] completeToFirst = firstOfShard.entrySet().stream()
+            .mapToLong(e -> e.getValue() - audited.get(e.getKey())[1]).sorted().toArray();
+        long[] stampToReceived = firstOfShard.keySet().stream()
+            .mapToLong(s -> audited.get(s)[0] - stampedAt.get(s)).sorted().toArray();
+        System.out.printf("MEASURED josdk-warm audited_release_received_to_first_reconcile_ms_per_shard_min=%d "
+                + "median=%d max=%d audited_release_answered_to_first_reconcile_ms_per_shard_min=%d median=%d max=%d "
+                + "stamp_to_release_received_ms_min=%d median=%d max=%d%n",
+            millis(receivedToFirst[0]), millis(receivedToFirst[receivedToFirst.length / 2]),
+            millis(receivedToFirst[receivedToFirst.length - 1]), millis(completeToFirst[0]),
+            millis(completeToFirst[completeToFirst.length / 2]), millis(completeToFirst[completeToFirst.length - 1]),
+            millis(stampToReceived[0]), millis(stampToReceived[stampToReceived.length / 2]),
+            millis(stampToReceived[stampToReceived.length - 1]));
+      }
       assertThat(cluster.violations).isEmpty();
     }
+  }
+
+  /**
+   * The test JVM's collections so far and the time they took (ms), over every collector: with the replicas and their
+   * caches in this one JVM, a collection during a move pauses the old owner, the new one and the fixture's watch alike.
+   */
+  private static long[] gcMillis() {
+    long count = 0;
+    long millis = 0;
+    for (var collector : java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()) {
+      count += Math.max(0, collector.getCollectionCount());
+      millis += Math.max(0, collector.getCollectionTime());
+    }
+    return new long[] {count, millis};
   }
 
   /**

@@ -355,6 +355,44 @@ final class ShardedReplicas implements AutoCloseable {
     };
   }
 
+  /**
+   * The shards' releases and hand-overs as the API server dated them, from its audit log ({@code
+   * AUDIT_LEASE_WRITES=1 tools/kube-apiserver/cluster.sh start DIR} writes {@code DIR/audit.log}): for each shard
+   * Lease of this fixture's namespace, the first successful update at or after {@code after} whose body releases it
+   * (no holder) or hands it over (with its proof), as two instants on this JVM's {@link System#nanoTime()}: when the
+   * server received the request and when its answer was complete. The write took effect between the two; the audit
+   * log's timestamps are the server's (microseconds), on the wall clock this JVM shares.
+   */
+  Map<Integer, long[]> auditedReleases(java.nio.file.Path auditLog, java.time.Instant after) throws Exception {
+    java.time.Instant wallNow = java.time.Instant.now();
+    long wallToNano = System.nanoTime() - (wallNow.getEpochSecond() * 1_000_000_000L + wallNow.getNano());
+    java.util.regex.Pattern shardLease = java.util.regex.Pattern.compile(
+        java.util.regex.Pattern.quote(OperatorReplicas.LEASE) + "-shard-(\\d+)");
+    com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+    Map<Integer, long[]> released = new TreeMap<>();
+    for (String line : java.nio.file.Files.readAllLines(auditLog)) {
+      com.fasterxml.jackson.databind.JsonNode event = json.readTree(line);
+      com.fasterxml.jackson.databind.JsonNode ref = event.path("objectRef");
+      var matched = shardLease.matcher(ref.path("name").asText());
+      if (!"update".equals(event.path("verb").asText()) || !server.namespace().equals(ref.path("namespace").asText())
+          || !matched.matches() || event.path("responseStatus").path("code").asInt() != 200) {
+        continue;
+      }
+      java.time.Instant received = java.time.Instant.parse(event.path("requestReceivedTimestamp").asText());
+      java.time.Instant complete = java.time.Instant.parse(event.path("stageTimestamp").asText());
+      com.fasterxml.jackson.databind.JsonNode body = event.path("requestObject");
+      String holder = body.path("spec").path("holderIdentity").asText("");
+      boolean handedOver = body.path("metadata").path("annotations").has("election-policy.io/hand-over-proof");
+      if (received.isBefore(after) || !(holder.isEmpty() || handedOver)) {
+        continue;
+      }
+      released.putIfAbsent(Integer.parseInt(matched.group(1)), new long[] {
+          received.getEpochSecond() * 1_000_000_000L + received.getNano() + wallToNano,
+          complete.getEpochSecond() * 1_000_000_000L + complete.getNano() + wallToNano});
+    }
+    return released;
+  }
+
   /** The widgets {@code identity} has reconciled since the last reset. */
   boolean reconciledBy(String widget, String identity) {
     Map<String, Long> by = firstReconciled.get(widget);
