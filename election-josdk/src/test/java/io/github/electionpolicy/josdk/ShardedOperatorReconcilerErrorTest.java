@@ -1,0 +1,94 @@
+package io.github.electionpolicy.josdk;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.client.ConfigBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.github.electionpolicy.fabric8.LeadershipTerm;
+import io.github.electionpolicy.fabric8.TestTerms;
+import io.github.electionpolicy.josdk.sample.Gadget;
+import io.github.electionpolicy.testkit.fabric8.LeaseApiExtension;
+import io.javaoperatorsdk.operator.api.config.informer.Informer;
+import io.javaoperatorsdk.operator.api.reconciler.Constants;
+import io.javaoperatorsdk.operator.api.reconciler.Context;
+import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
+import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
+import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The warm mode keeps JOSDK's per-resource state for the whole process. A reconciler that throws an {@link Error}
+ * once (an {@code AssertionError}, a {@code StackOverflowError}, a {@code NoClassDefFoundError}) must not keep its
+ * resource from being reconciled when its shard moves here again: {@code start(shard, term)} promises every resource
+ * of the shard in the cache an event and a reconciliation under the new term.
+ */
+class ShardedOperatorReconcilerErrorTest {
+
+  @RegisterExtension
+  final LeaseApiExtension api = LeaseApiExtension.create();
+
+  /** The terms the reconciler of g-0 ran under, in order. */
+  static final List<LeadershipTerm> RECONCILED_UNDER = new CopyOnWriteArrayList<>();
+  static final AtomicBoolean THROW_ONCE = new AtomicBoolean(true);
+  static final CountDownLatch THREW = new CountDownLatch(1);
+
+  @ControllerConfiguration(informer = @Informer(namespaces = Constants.WATCH_CURRENT_NAMESPACE))
+  static final class ThrowsOnce implements Reconciler<Gadget> {
+    private final ShardedOperator shards;
+
+    ThrowsOnce(ShardedOperator shards) {
+      this.shards = shards;
+    }
+
+    @Override
+    public UpdateControl<Gadget> reconcile(Gadget gadget, Context<Gadget> context) {
+      RECONCILED_UNDER.add(shards.termFor(gadget).orElseThrow());
+      if (THROW_ONCE.compareAndSet(true, false)) {
+        THREW.countDown();
+        throw new AssertionError("a bug in the reconciler, once");
+      }
+      return UpdateControl.noUpdate();
+    }
+  }
+
+  @Test
+  void aResourceWhoseReconcilerThrewAnErrorIsReconciledWhenItsShardMovesHereAgain() throws Exception {
+    api.client().resources(Gadget.class).inNamespace(api.namespace())
+        .resource(Gadget.named(api.namespace(), "g-0")).create();
+    KubernetesClient client = api.replica("pod-a").client();
+    try (KubernetesClient operatorClient = new KubernetesClientBuilder().withConfig(new ConfigBuilder(
+        client.getConfiguration()).withHttp2Disable(true).build()).build()) {
+      ShardedOperator operator = ShardedOperator.builder()
+          .client(operatorClient)
+          .shards(1)
+          .configuration(o -> o.withUseSSAToPatchPrimaryResource(false))
+          .reconcilers((josdk, shards) -> josdk.register(new ThrowsOnce(shards)))
+          .start();
+      try {
+        LeadershipTerm first = TestTerms.valid("pod-a");
+        operator.start(0, first);
+        assertThat(THREW.await(30, TimeUnit.SECONDS)).as("g-0's reconciler threw under the first term").isTrue();
+        operator.stop(0);
+
+        LeadershipTerm second = TestTerms.valid("pod-a");
+        operator.start(0, second);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+        while (!RECONCILED_UNDER.contains(second) && System.nanoTime() < deadline) {
+          Thread.sleep(50); // polling for an outcome; no ordering depends on it
+        }
+        assertThat(RECONCILED_UNDER).as("the terms g-0 was reconciled under, within 15 s of start(0, second)")
+            .contains(second);
+        operator.stop(0);
+      } finally {
+        operator.close();
+      }
+    }
+  }
+}
