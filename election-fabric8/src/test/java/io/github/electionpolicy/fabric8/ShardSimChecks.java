@@ -30,7 +30,7 @@ import java.util.SortedMap;
  *       else the fault bound from the end of the last fault or from the latest first list of a list and watch that
  *       failed ({@link #listedAfterFailure}), or the crash bound from the last crash or start of a process,
  *       whichever is later, if later than the gap's start. Checked at each probe and, exactly, as the
- *       gap ends (the start's wait for its pool thread left out).</li>
+ *       gap ends (the waits of the shard's callbacks for their pool threads left out: {@link #poolWaits}).</li>
  *   <li>{@code late_lists}: a list and watch that failed lists again within the back-off's cap (about a retry
  *       period) and a round trip of the later of its failure and the fault's end, and within a round trip of the
  *       first answer of the server to one of the replica's Lease calls after that failure, when one came after the
@@ -54,6 +54,8 @@ final class ShardSimChecks {
   // By shard, during its gap: whether its Lease was taken since the gap began; takes given up since it began.
   private final boolean[] takenInGap;
   private final List<List<Long>> givenUp = new ArrayList<>();
+  // By shard, during its gap: the waits for a pool thread of its callbacks that ran and started no work ([since, ran]).
+  private final List<List<long[]>> idleWaits = new ArrayList<>();
   private final int[] lastTransitions;
   private final String[] lastHolder;
   // (process key, shard, token) of the work stopped, per replica process.
@@ -119,6 +121,7 @@ final class ShardSimChecks {
       running.add(new ArrayList<>());
       queued.add(new ArrayList<>());
       givenUp.add(new ArrayList<>());
+      idleWaits.add(new ArrayList<>());
     }
   }
 
@@ -135,7 +138,8 @@ final class ShardSimChecks {
    * (two legs of the run's latency bound), plus {@code givenUpNanos} for each take given up since the gap's clock
    * started; see {@link #gapBounds} for each term's reason. A gap is counted up to its start's hand-off to the
    * pool: the time the start then waits for a pool thread (the user-code executor's, up to {@link
-   * ShardSim#MAX_CALLBACK_DELAY_NANOS}) is left out.
+   * ShardSim#MAX_CALLBACK_DELAY_NANOS}) is left out, as is that of a start during the gap that ran and started nothing
+   * ({@link #poolWaits}).
    */
   record GapBounds(long gracefulNanos, long crashNanos, long faultNanos, long givenUpNanos) {
     /** The formulas, as the SHARDING line prints them ({@code g}: takes given up during the gap). */
@@ -187,8 +191,17 @@ final class ShardSimChecks {
    * change the plan of the ones freed before (free shards fill the quotas in ascending order), and a runner whose
    * take is on its way is closed as not planned: its take lands, the closing runner releases it with no work started,
    * and the member the plan now names takes it (the take's answer, the release, its event, the next take: two round
-   * trips). {@link #leaseChanged} counts these takes per gap, and only those since the gap's clock
-   * started count; up to 6 were seen within one gap's bound.
+   * trips). A hand-over the same way: old owners that each fill the same lacking member (none sees the others'
+   * hand-overs yet) hand it more than its share; it takes each in, its plan keeps its share and closes the runners of
+   * the rest, and each such runner, its work not started, hands the shard on by name to the member that lacks it (or
+   * declines it: a release) (the hand-over's answer, the write, its event: two round trips; {@code
+   * SimulationShardingHandOverPassedOn}). {@link #leaseChanged} counts these takes per gap, and only those since the
+   * gap's clock started count; up to 6 were seen within one gap's bound.
+   *
+   * <p>A gap leaves out every wait of a callback of the shard's runners for its pool thread during the gap (the
+   * user-code executor's, not the protocol's): the start's that ends it, and those of starts that ran and started
+   * nothing, whose runner, closed while its start waited, held the Lease until that start had run ({@link
+   * #poolWaits}).
    */
   static GapBounds gapBounds(long leaseNanos, long maxLatencyNanos) {
     long rtt = 2 * maxLatencyNanos;
@@ -242,7 +255,7 @@ final class ShardSimChecks {
     if (now.isEmpty() && disturbances == 0 && !gapReported[shard] && sim.now() > 0) {
       // The gap as its bound counts it (from its clock's start), at its end: what the bounds leave to spare.
       GapKind kind = gapKind(shard);
-      long gap = sim.now() - gapFrom(shard, kind) - poolWait(shard);
+      long gap = sim.now() - gapFrom(shard, kind) - poolWaits(shard, gapFrom(shard, kind));
       long bound = gapBounds().of(kind, givenUpSince(shard, gapFrom(shard, kind)));
       if (gap > bound) {
         gapViolation(shard, kind, gap, bound);
@@ -289,15 +302,39 @@ final class ShardSimChecks {
 
   void callbackRan(Queued q) {
     runningCallback = null;
+    if (running.get(q.shard).isEmpty() && sim.now() > q.since) {
+      // It ran and no work of the shard runs: a start that started nothing (its runner closed meanwhile), whose
+      // runner held the Lease while it waited (see poolWaits).
+      idleWaits.get(q.shard).add(new long[] {q.since, sim.now()});
+    }
   }
 
   /**
-   * How long the start that ends a gap of {@code shard} now waited for its pool thread: the user-code executor's
-   * delay, not the protocol's, which the gap bounds leave out (they count the gap up to the start's hand-off).
+   * How long, since {@code from}, the callbacks of {@code shard}'s runners waited for their pool threads during its
+   * gap (overlapping waits counted once): the user-code executor's delay, not the protocol's, which the gap bounds
+   * leave out (they count the gap up to the start's hand-off). The start that ends the gap now, and every callback
+   * that ran during it and started no work: the start of a member that was handed the shard and took it in, whose plan
+   * then found it surplus (old owners each fill the same lacking member: {@link ShardHandOvers#follow}) and closed its
+   * runner while that start waited for its thread; the runner hands the shard on (or releases it) only once that
+   * start ran, and held its Lease meanwhile (seed 43472570: a 44 ms wait, {@code SimulationShardingHandOverPassedOn}).
    */
-  private long poolWait(int shard) {
+  private long poolWaits(int shard, long from) {
+    List<long[]> waits = new ArrayList<>(idleWaits.get(shard));
     Queued q = runningCallback;
-    return q != null && q.shard == shard ? sim.now() - q.since : 0;
+    if (q != null && q.shard == shard) {
+      waits.add(new long[] {q.since, sim.now()});
+    }
+    waits.sort(java.util.Comparator.comparingLong(w -> w[0]));
+    long total = 0;
+    long covered = from;
+    for (long[] w : waits) {
+      long start = Math.max(w[0], covered);
+      if (w[1] > start) {
+        total += w[1] - start;
+        covered = w[1];
+      }
+    }
+    return total;
   }
 
   /**
@@ -306,7 +343,7 @@ final class ShardSimChecks {
    */
   private boolean startQueuedWithin(int shard, long from, long bound) {
     for (Queued q : queued.get(shard)) {
-      if (q.replica.alive && q.replica.process == q.process && q.since - from <= bound) {
+      if (q.replica.alive && q.replica.process == q.process && q.since - from - poolWaits(shard, from) <= bound) {
         return true;
       }
     }
@@ -327,6 +364,8 @@ final class ShardSimChecks {
           gapStart[shard] = sim.now();
           gapGraceful[shard] = true;
           givenUp.get(shard).clear();
+          idleWaits.get(shard).clear();
+          takenInGap[shard] = false;
         }
         return;
       }
@@ -357,6 +396,8 @@ final class ShardSimChecks {
         gapStart[shard] = sim.now();
         gapGraceful[shard] = false;
         givenUp.get(shard).clear();
+        idleWaits.get(shard).clear();
+        takenInGap[shard] = false;
       }
     }
   }
@@ -436,9 +477,10 @@ final class ShardSimChecks {
   }
 
   /**
-   * The server stored {@code stored}. A shard Lease taken while no work of the shard runs, then released before any
-   * started (its new runner was closed first: a plan that moved the free shard while the take was on its way), is a
-   * take given up: each costs the gap of that shard a few more round trips ({@link #gapBounds}).
+   * The server stored {@code stored}. A shard Lease taken (or handed over) while no work of the shard runs, then
+   * released or handed on by name before any started (its new runner was closed first: a plan that moved the free
+   * shard while the take was on its way, or found a hand-over beyond its share), is a take given up: each costs the gap
+   * of that shard a few more round trips ({@link #gapBounds}).
    */
   void leaseChanged(ShardSimServer.Stored stored) {
     if (!(shardLeases.parse(stored.name()) instanceof ShardLeases.Kind.Shard s) || s.shard() >= shards) {
@@ -457,6 +499,14 @@ final class ShardSimChecks {
     if (!running.get(shard).isEmpty()) {
       takenInGap[shard] = false;
     } else if (record.holder() != null && record.transitions() != lastTransitions[shard]) {
+      if (takenInGap[shard] && record.handOverProof() != null && before != null && before.holder() != null) {
+        // A term taken or handed over during the gap, handed on by name with no work started (a member handed more
+        // than its share passes the surplus on): a take given up, as a decline's release is. (A take after the
+        // expiry of a term no one took in is not: the crash and fault bounds count that wait.)
+        givenUp.get(shard).add(sim.now());
+        takesGivenUp++;
+        sim.trace(() -> "shard " + shard + ": a hand-over passed on before its work started");
+      }
       takenInGap[shard] = true;
     } else if (record.holder() == null && takenInGap[shard]) {
       takenInGap[shard] = false;
@@ -636,8 +686,9 @@ final class ShardSimChecks {
         GapKind kind = gapKind(shard);
         long from = gapFrom(shard, kind);
         long bound = gapBounds().of(kind, givenUpSince(shard, from));
-        if (now - from > bound && !startQueuedWithin(shard, from, bound)) {
-          gapViolation(shard, kind, now - from, bound);
+        long gap = now - from - poolWaits(shard, from);
+        if (gap > bound && !startQueuedWithin(shard, from, bound)) {
+          gapViolation(shard, kind, gap, bound);
         }
       }
     }
