@@ -29,29 +29,73 @@ import java.util.Objects;
  *       being processed, and no later event would reconcile it);
  *   <li>{@code reconciliationFinished} exits the shard.
  * </ul>
+ * An {@link Error} the reconciler throws (but a {@link VirtualMachineError}) reaches JOSDK as an {@link
+ * IllegalStateException} that carries it: a failed reconciliation, retried as JOSDK retries any, instead of one JOSDK
+ * never ends (it catches exceptions only), which would keep the resource from being reconciled again.
  * The entry is kept on the reconciliation's thread between the calls, where {@link ShardFence} reads it to check the
- * writes the reconciliation sends. Thread-safe: JOSDK calls it from its
+ * writes the reconciliation sends. A reconciliation may begin inside another on the same thread, while the outer one's
+ * reconciler runs (a pool with a {@code CallerRunsPolicy} runs the task an event submits on the submitting thread):
+ * the entries are kept innermost last, and each reconciliation exits only its own, so the outer one still counts
+ * as running, and its writes are still checked, once the inner one finished (review r2, findings 1 and 2). Thread-safe: JOSDK calls it from its
  * reconciliation threads; the user's metrics are called as JOSDK would call them.
  */
 final class ShardGate implements Metrics {
 
   private final Metrics user;
   private final ShardOwnership ownership;
-  private final ThreadLocal<ShardOwnership.Entry> entered = new ThreadLocal<>();
+  // The reconciliations this thread is in, innermost last: JOSDK may run one inside another on the same thread (a
+  // pool with a CallerRunsPolicy runs a task on the thread that submits it, which may be a reconciliation's own, or a
+  // managed dependent's task, see runAs), and each must find its own entry again once the inner one is done.
+  // Null on a thread in none: a thread that only reads current() (a write checked by ShardFence) keeps nothing.
+  private final ThreadLocal<java.util.ArrayDeque<Frame>> frames = new ThreadLocal<>();
+
+  /**
+   * A reconciliation this thread is in: {@code entered} when its {@code reconciliationStarted} ran here (its {@code
+   * reconciliationFinished} exits it), not when {@link #runAs} carries another thread's; {@code running} while its
+   * reconciler (or a task of it) runs here, when a reconciliation may begin inside it.
+   */
+  private static final class Frame {
+    final ShardOwnership.Entry entry;
+    final boolean entered;
+    boolean running;
+
+    Frame(ShardOwnership.Entry entry, boolean entered, boolean running) {
+      this.entry = entry;
+      this.entered = entered;
+      this.running = running;
+    }
+  }
 
   ShardGate(Metrics user, ShardOwnership ownership) {
     this.user = Objects.requireNonNull(user, "user");
     this.ownership = Objects.requireNonNull(ownership, "ownership");
   }
 
+  /** This thread's frames, made at its first reconciliation. */
+  private java.util.ArrayDeque<Frame> stack() {
+    java.util.ArrayDeque<Frame> stack = frames.get();
+    if (stack == null) {
+      stack = new java.util.ArrayDeque<>();
+      frames.set(stack);
+    }
+    return stack;
+  }
+
+  /** The innermost reconciliation this thread is in, or null. */
+  private Frame innermost() {
+    java.util.ArrayDeque<Frame> stack = frames.get();
+    return stack == null ? null : stack.peekLast();
+  }
+
   @Override
   public void reconciliationStarted(HasMetadata resource, Map<String, Object> metadata) {
-    ShardOwnership.Entry previous = entered.get();
-    if (previous != null) {
-      // Never seen: JOSDK pairs the calls; exit what an unpaired start entered rather than keep its shard busy.
-      ownership.exit(previous);
+    java.util.ArrayDeque<Frame> stack = stack();
+    // A reconciliation begins inside another only while that one's reconciler runs here. One that is not running was
+    // never finished (never seen: JOSDK pairs the calls): exit it rather than keep its shard busy.
+    while (!stack.isEmpty() && !stack.peekLast().running && stack.peekLast().entered) {
+      ownership.exit(stack.removeLast().entry);
     }
-    entered.set(ownership.enter(resource));
+    stack.addLast(new Frame(ownership.enter(resource), true, false));
     user.reconciliationStarted(resource, metadata);
   }
 
@@ -60,10 +104,13 @@ final class ShardGate implements Metrics {
     try {
       user.reconciliationFinished(resource, retryInfo, metadata);
     } finally {
-      ShardOwnership.Entry entry = entered.get();
-      entered.remove();
-      if (entry != null) {
-        ownership.exit(entry);
+      java.util.ArrayDeque<Frame> stack = stack();
+      // Its own frame only: never the reconciliation it ran inside, nor one runAs carries.
+      if (!stack.isEmpty() && stack.peekLast().entered && !stack.peekLast().running) {
+        ownership.exit(stack.removeLast().entry);
+      }
+      if (stack.isEmpty()) {
+        frames.remove();
       }
     }
   }
@@ -71,11 +118,26 @@ final class ShardGate implements Metrics {
   @Override
   @SuppressWarnings("unchecked")
   public <T> T timeControllerExecution(ControllerExecution<T> execution) throws Exception {
-    ShardOwnership.Entry entry = entered.get();
+    Frame frame = innermost();
+    ShardOwnership.Entry entry = frame == null ? null : frame.entry;
     // Still held: a stop of the shard that began after the reconciliation entered takes the shard away, and the
     // reconciler must then not run (the stop waits for this reconciliation, not for a reconciler begun after it).
     if (entry != null && entry.owned() && entry.term().isValid() && ownership.holds(entry)) {
-      return user.timeControllerExecution(execution);
+      boolean was = frame.running;
+      frame.running = true;
+      try {
+        return user.timeControllerExecution(execution);
+      } catch (VirtualMachineError fatal) {
+        throw fatal; // out of memory, a stack overflow: the process is not expected to go on (see OperatorService)
+      } catch (Error error) {
+        // JOSDK 5.3 catches exceptions only: an Error would skip its end of the reconciliation and leave the resource
+        // marked as being processed for as long as the operator runs, which a warm operator does for the whole
+        // process, so no later event, nor a move of its shard back here, would reconcile it again (review r2,
+        // finding 3). As an exception, it is a failed reconciliation that JOSDK's retry handles.
+        throw new IllegalStateException("the reconciler of " + execution.resourceID() + " threw " + error, error);
+      } finally {
+        frame.running = was;
+      }
     }
     // Not this replica's (or its term ended, or its shard was stopped, meanwhile): what a reconciler with nothing to
     // do answers.
@@ -91,36 +153,42 @@ final class ShardGate implements Metrics {
     }
   }
 
-  /** The reconciliation that runs on this thread: what it entered; null outside any reconciliation. */
+  /** The reconciliation that runs on this thread (the innermost): what it entered; null outside any reconciliation. */
   ShardOwnership.Entry current() {
-    return entered.get();
+    Frame frame = innermost();
+    return frame == null ? null : frame.entry;
   }
 
   /**
    * Runs {@code task} as part of {@code reconciliation} (a managed dependent's task on a workflow thread, submitted
-   * by the reconciliation's thread), and then puts back what this thread had.
+   * by the reconciliation's thread, or run on it), and then puts back what this thread had; a reconciliation the
+   * task begins here runs inside it. A reconciliation the task began and never finished is exited then.
    */
   void runAs(ShardOwnership.Entry reconciliation, Runnable task) {
-    ShardOwnership.Entry own = entered.get();
-    if (reconciliation == null) {
-      entered.remove();
-    } else {
-      entered.set(reconciliation);
-    }
+    java.util.ArrayDeque<Frame> stack = stack();
+    Frame carried = new Frame(reconciliation, false, true);
+    stack.addLast(carried);
     try {
       task.run();
     } finally {
-      if (own == null) {
-        entered.remove();
-      } else {
-        entered.set(own);
+      while (!stack.isEmpty()) {
+        Frame top = stack.removeLast();
+        if (top == carried) {
+          break;
+        }
+        if (top.entered) {
+          ownership.exit(top.entry);
+        }
+      }
+      if (stack.isEmpty()) {
+        frames.remove();
       }
     }
   }
 
   /** Whether the reconciliation on this thread runs under an owned shard's valid term (for tests). */
   boolean owned() {
-    ShardOwnership.Entry entry = entered.get();
+    ShardOwnership.Entry entry = current();
     return entry != null && entry.owned() && entry.term().isValid();
   }
 
