@@ -40,8 +40,9 @@ import org.slf4j.LoggerFactory;
  * shut down by someone else) is dropped and logged, as JOSDK would have lost it; one it rejects while it runs, when
  * handed over from a pool thread whose task just ended (a pool that queues nothing has all its threads busy then, that
  * one included), runs on that thread instead; one it rejects while it runs, handed over from another thread (a freed
- * thread may not be back in the pool yet), waits again first in its lane if another task is in flight, and else runs on
- * that thread (and termination waits for it as for the pool's). A task the pool runs inside its {@code execute} on the
+ * thread may not be back in the pool yet), waits again first in its lane, fed again when a task in flight ends and a
+ * millisecond later in any case, never run on that thread: JOSDK submits from inside its event processor's monitor,
+ * which a managed dependent of the task may need (review r2, finding 5). A task the pool runs inside its {@code execute} on the
  * thread that handed it over (a {@code CallerRunsPolicy}) runs there once, what it throws logged, and each next task is
  * handed over only once it returned (not from inside it, a level deeper on the stack each). A task that runs on a pool
  * thread after another one there begins without the interrupt that one left, as a pool's next task does (its run inside
@@ -56,6 +57,8 @@ final class LaneExecutor extends AbstractExecutorService {
   private final ExecutorService delegate;
   private final int threads;
   private final Object lock = new Object();
+  // The delay of the next feedSoon: 1 ms again after each hand-over the pool took.
+  private volatile long refeedMillis = 1;
   // The lane of the move this thread is firing, if any.
   private final ThreadLocal<Lane> move = new ThreadLocal<>();
   // The task this thread hands to the pool, while inside the pool's execute: a pool that runs a task it cannot take on
@@ -190,13 +193,23 @@ final class LaneExecutor extends AbstractExecutorService {
   }
 
   /**
+   * Feeds the pool again soon, on a thread of the JDK's, none of JOSDK's monitors held: a millisecond after the first
+   * refusal, twice as long after each next one in a row (at most 64 ms), so that a pool that stays full is not polled
+   * a thousand times a second.
+   */
+  private void feedSoon() {
+    long delay = refeedMillis; // a race of two refusals only makes one of them wait as long as the other
+    refeedMillis = Math.min(64, delay * 2);
+    java.util.concurrent.CompletableFuture.delayedExecutor(delay, TimeUnit.MILLISECONDS).execute(() -> runHere(feed(false)));
+  }
+
+  /**
    * Hands waiting tasks to the pool while it has a free thread, then shuts it down if it is due and none waits. On a
    * pool thread whose task just ended ({@code onPoolThread}), a task the pool rejects while it is not shut down is
    * returned, to run on this thread: that thread is the one the task's slot counted, still busy until it returns, and
    * a pool that queues nothing rejects a task while all its threads are busy. On another thread, such a task goes back
-   * to the front of its lane if another task is in flight (its end feeds it), and is else returned to run on this
-   * thread, counted as running here: the freed threads are then all on their way back to the pool, and nothing else
-   * would feed it.
+   * to the front of its lane, fed again when a task in flight ends and a millisecond later ({@link #feedSoon}); it is
+   * never returned to run on a thread that is not the pool's.
    *
    * @return the task to run on this thread now, or null
    */
@@ -226,24 +239,25 @@ final class LaneExecutor extends AbstractExecutorService {
       handingHere.set(next);
       try {
         delegate.execute(next);
+        if (refeedMillis != 1) {
+          refeedMillis = 1;
+        }
       } catch (RuntimeException | Error rejected) {
         if (!delegate.isShutdown()) {
           if (onPoolThread) {
             return next; // its slot is this thread's: it runs here (handing ends in the finally)
           }
-          // Another thread: a pool thread whose task ended may not be back in the pool yet. A task still in flight
-          // feeds it when it ends; with none, nothing would: it runs here.
+          // Another thread: a pool thread whose task ended may not be back in the pool yet. The task waits again first
+          // in its lane: a task still in flight feeds it when it ends, and, in case none is, it is handed over again
+          // a millisecond from now. Never run here: JOSDK submits from inside its event processor's monitor, which
+          // a managed dependent of the reconciliation may need, and the start of a shard would wait for ever (review
+          // r2, finding 5).
           synchronized (lock) {
-            if (inFlight > 1) {
-              ended();
-              next.lane.pushFront(next.task, ready);
-              return null;
-            }
-            // Counted before this hand's end, in the same hold of the lock: else a shutdown in between would shut the
-            // pool down and see it terminated (no hand under way, none running here) before the task runs.
-            next.here = beginHere();
+            ended();
+            next.lane.pushFront(next.task, ready);
           }
-          return next;
+          feedSoon();
+          return null;
         }
         boolean quiet;
         synchronized (lock) {

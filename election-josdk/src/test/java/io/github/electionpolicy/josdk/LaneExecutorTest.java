@@ -456,8 +456,8 @@ class LaneExecutorTest {
    * Review h-attack18: on a pool that queues nothing, a task submitted from another thread (an informer's) while the
    * only thread's task has ended but the thread is not yet back in the pool (here held in {@code afterExecute}) is
    * rejected by the pool although the executor counts no task in flight; it was dropped, so JOSDK, which marks its
-   * resource as under processing before it submits, would never reconcile it again. It now runs: on the submitting
-   * thread, since no task in flight is left to feed it.
+   * resource as under processing before it submits, would never reconcile it again. It now runs: fed again a
+   * millisecond later (no task in flight is left to feed it), once the thread is back.
    */
   @Test
   void onAHandOffPoolATaskSubmittedWhileTheFreedThreadIsNotYetBackStillRuns() throws InterruptedException {
@@ -491,12 +491,15 @@ class LaneExecutorTest {
   }
 
   /**
-   * Review h-attack18: a task that runs on its submitting thread (the hand-off pool had no thread back yet) is a
-   * reconciliation as any other: termination waits for it, as {@code OperatorTerm.stop()} (and so {@code
-   * ShardedOperator.close()}) relies on to return only once no reconciliation runs.
+   * Review h-attack18, and review r2's finding 5: a task submitted while the hand-off pool has no thread back yet was
+   * run on its submitting thread, which may hold JOSDK's event processor's monitor (a managed dependent that sends an
+   * event then deadlocked the start of a shard: ShardedOperatorStartInlineDeadlockTest). It now waits in its lane and
+   * runs on the pool's thread once that is back; termination waits for it there, as {@code OperatorTerm.stop()} (and so
+   * {@code ShardedOperator.close()}) relies on to return only once no reconciliation runs.
    */
   @Test
-  void terminationWaitsForATaskRunningOnItsSubmittingThread() throws InterruptedException {
+  void aTaskSubmittedWhileTheFreedThreadIsNotYetBackRunsOnThePoolAndTerminationWaitsForIt()
+      throws InterruptedException {
     CountDownLatch afterFirst = new CountDownLatch(1);
     CountDownLatch release = new CountDownLatch(1);
     ThreadPoolExecutor handOff = new ThreadPoolExecutor(1, 1, 1, TimeUnit.MINUTES, new SynchronousQueue<>()) {
@@ -513,7 +516,9 @@ class LaneExecutorTest {
     LaneExecutor lanes = new LaneExecutor(handOff, 50);
     CountDownLatch secondStarted = new CountDownLatch(1);
     CountDownLatch secondMayEnd = new CountDownLatch(1);
+    Thread[] ranOn = new Thread[1];
     Thread informer = new Thread(() -> lanes.execute(() -> {
+      ranOn[0] = Thread.currentThread();
       secondStarted.countDown();
       try {
         secondMayEnd.await();
@@ -525,14 +530,15 @@ class LaneExecutorTest {
       lanes.execute(() -> { });
       afterFirst.await();
       informer.start();
-      secondStarted.await(); // running on the informer's thread
+      informer.join(); // the submit returned: the task did not run on the informer's thread
+      assertThat(secondStarted.getCount()).as("started while the pool's thread was not back").isOne();
       release.countDown();
+      assertThat(secondStarted.await(30, TimeUnit.SECONDS)).as("started once the thread was back").isTrue();
+      assertThat(ranOn[0]).as("the thread it ran on").isNotSameAs(informer);
       lanes.shutdown();
-      assertThat(handOff.awaitTermination(30, TimeUnit.SECONDS)).as("the pool itself terminated").isTrue();
       assertThat(lanes.isTerminated()).as("terminated while a task runs").isFalse();
       assertThat(lanes.awaitTermination(1, TimeUnit.MILLISECONDS)).as("awaited while a task runs").isFalse();
       secondMayEnd.countDown();
-      informer.join();
       assertThat(lanes.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
       assertThat(lanes.isTerminated()).isTrue();
     } finally {
@@ -543,14 +549,13 @@ class LaneExecutorTest {
   }
 
   /**
-   * Review h-attack19: {@code shutdownNow()} interrupts the tasks that run, as the pool does its threads, also one that
-   * runs on its submitting thread (the hand-off pool had no thread back yet): JOSDK's stop interrupts the
-   * reconciliations still running after its termination timeout, and the operator's stop then waits for them to end;
-   * one that waits for that interrupt was never interrupted, and the stop waited for ever. The submitting thread is
-   * not left interrupted once its task ended.
+   * Review h-attack19: {@code shutdownNow()} interrupts the tasks that run, as the pool does its threads, also one
+   * submitted while the hand-off pool had no thread back yet: JOSDK's stop interrupts the reconciliations still
+   * running after its termination timeout, and the operator's stop then waits for them to end. The submitting thread
+   * is not left interrupted.
    */
   @Test
-  void shutdownNowInterruptsATaskRunningOnItsSubmittingThreadAndOnlyWhileItRuns() throws InterruptedException {
+  void shutdownNowInterruptsATaskSubmittedWhileTheFreedThreadWasNotYetBack() throws InterruptedException {
     CountDownLatch afterFirst = new CountDownLatch(1);
     CountDownLatch release = new CountDownLatch(1);
     ThreadPoolExecutor handOff = new ThreadPoolExecutor(1, 1, 1, TimeUnit.MINUTES, new SynchronousQueue<>()) {
@@ -585,12 +590,12 @@ class LaneExecutorTest {
       lanes.execute(() -> { });
       afterFirst.await();
       informer.start();
-      started.await(); // running on the informer's thread
-      release.countDown();
-      lanes.shutdownNow();
-      assertThat(interrupted.await(30, TimeUnit.SECONDS)).as("the task running on the informer interrupted").isTrue();
-      assertThat(lanes.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
       informer.join();
+      release.countDown();
+      assertThat(started.await(30, TimeUnit.SECONDS)).as("started once the thread was back").isTrue();
+      lanes.shutdownNow();
+      assertThat(interrupted.await(30, TimeUnit.SECONDS)).as("the task running on the pool interrupted").isTrue();
+      assertThat(lanes.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
       assertThat(informerLeftInterrupted[0]).as("the informer's thread left interrupted").isFalse();
     } finally {
       release.countDown();
