@@ -79,7 +79,7 @@ final class ShardAssembly {
     if (!decision.contends()) {
       // The listeners hear of every shard once all started, of none once all stopped, then of the stop, as a
       // contending replica's do: ShardListener promises its calls whatever the decision.
-      UnelectedListeners heard = new UnelectedListeners(new ShardListeners(listeners, userCode, "unelected",
+      UnelectedListeners heard = new UnelectedListeners(new ShardListeners(listeners, userCode, loop, "unelected",
           this));
       ElectionRunner.Builder unelected = ElectionRunner.builder().decision(decision)
           .service(new AllShards(shards.count(), service, heard::owned)).listener(heard).readiness(readiness)
@@ -117,7 +117,7 @@ final class ShardAssembly {
     ShardDriver driver = new ShardDriver(new ShardDriver.Parts(identity, leases, shards.count(), service, loop, ticker,
         leaseRunners, view, settings.leaseDuration().toNanos(), 2 * retry, Math.max(1, retry / 2),
         Math.max(3 * retry, settings.leaseDuration().toNanos() / 2), flaw, driverFlaw));
-    driver.listeners(new ShardListeners(listeners, userCode, identity, driver));
+    driver.listeners(new ShardListeners(listeners, userCode, loop, identity, driver));
     started = true;
     DecisionLog.log(decision);
     LOG.info("Contending for {} shards of {}/{} as {} ({}; lease {}, renew deadline {}, retry {}, on loss {})",

@@ -12,20 +12,28 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Tells a sharded runner's {@link ShardListener}s what it owns, off the loop: {@link #published} runs on the loop
- * after each batch and hands a call to one {@link CallbackLane} only when the owned set changed. Loop-confined but
- * for the lane's own thread.
+ * after each batch and hands a call to one {@link CallbackLane} only when the owned set changed; a lane the pool
+ * refused a thread is handed over again on the loop's timer until one takes it. Loop-confined but for the lane's own
+ * thread and that retry.
  */
 final class ShardListeners {
 
   private static final Logger LOG = LoggerFactory.getLogger(ShardedRunner.class);
 
+  private static final long RETRY_FIRST_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(10);
+  private static final long RETRY_MAX_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(1);
+
   private final List<ShardListener> listeners;
   private final CallbackLane lane;
+  private final RunnerLoop loop;
+  // Whether a retry of a refused hand-over is scheduled (guarded by this: the loop schedules, its timer runs it).
+  private boolean retrying;
   private SortedMap<Integer, LeadershipTerm> told = java.util.Collections.emptySortedMap();
   private boolean stoppedTold;
 
-  ShardListeners(List<ShardListener> listeners, Executor userCode, String identity, Object owner) {
+  ShardListeners(List<ShardListener> listeners, Executor userCode, RunnerLoop loop, String identity, Object owner) {
     this.listeners = List.copyOf(listeners);
+    this.loop = Objects.requireNonNull(loop, "loop");
     this.lane = new CallbackLane(userCode, "election-listeners[shards:" + identity + "]", owner);
   }
 
@@ -60,13 +68,38 @@ final class ShardListeners {
   }
 
   private void dispatch(Consumer<ShardListener> call) {
-    lane.submit(() -> {
+    boolean handed = lane.submit(() -> {
       for (ShardListener listener : listeners) {
         try {
           call.accept(Objects.requireNonNull(listener));
         } catch (Throwable e) {
           RunnerLog.errorSafely(LOG, "A shard listener threw; the others are still called", e);
         }
+      }
+    });
+    if (!handed) {
+      retry(RETRY_FIRST_NANOS);
+    }
+  }
+
+  /**
+   * The pool refused the lane a thread (none could be started): its calls wait in it, and it is handed over again
+   * later, sooner first, until a thread takes it, as the runner's own lanes are (RunnerCallbacks), so that no call is
+   * lost, the stop's included (review r1, finding 1).
+   */
+  private void retry(long delayNanos) {
+    synchronized (this) {
+      if (retrying) {
+        return; // one is scheduled already
+      }
+      retrying = true;
+    }
+    loop.schedule(delayNanos, () -> {
+      synchronized (this) {
+        retrying = false;
+      }
+      if (!lane.retry()) {
+        retry(Math.min(2 * delayNanos, RETRY_MAX_NANOS));
       }
     });
   }
