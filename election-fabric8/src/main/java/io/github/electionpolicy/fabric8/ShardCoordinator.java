@@ -27,7 +27,8 @@ import java.util.TreeSet;
  *       membership Lease; it counts itself live then, whatever its view shows of its own Lease, and not live
  *       otherwise. It takes free shards at once.</li>
  *   <li>It hands over a surplus shard (one the plan says to hand over) only once the live set has been unchanged for
- *       {@code settleNanos}, so a rolling update does not reshuffle shards on every pod.</li>
+ *       {@code settleNanos}, so a rolling update does not reshuffle shards on every pod, with no member in it the view
+ *       never saw renew (a Lease first listed may be a member's long gone): it keeps what it is handed meanwhile.</li>
  *   <li>A runner that contends for a shard the plan no longer gives it (the view shows another live member holding
  *       it: the race was lost; or the plan moved the free shard to another member) is closed at once. A runner that
  *       owns its shard is never closed because of a view that shows someone else: the Lease decides, and its own
@@ -86,7 +87,6 @@ final class ShardCoordinator {
   private final long lingerNanos;
   private final ShardPlanner planner;
   private final Flaw flaw;
-
   private ShardCoordinatorPhase phase = new Created();
   private final TreeMap<Integer, RunnerState> runners = new TreeMap<>();
   private final TreeMap<Integer, Long> tokens = new TreeMap<>();
@@ -388,8 +388,8 @@ final class ShardCoordinator {
    * Who gets each of {@code shards} once this replica lets them go, by the plan every other member of {@code live}
    * makes from the view with those shards free (this replica's share counted as {@code live} has it: kept while it
    * stays a member, none once it leaves): the member whose plan takes it, with its membership Lease's resourceVersion
-   * as the view saw it. A shard no member's plan takes, or whose taker's version the view lacks, is missing: it is
-   * released. The Leases still decide: a successor that cannot take the hand-over in waits it out, as for a crash.
+   * as the view saw it. A shard no member's plan takes, or whose taker the view lacks a version of or never saw renew,
+   * is released. The Leases still decide: a successor that cannot take the hand-over in waits it out, as for a crash.
    */
   private Map<Integer, Successor> successors(List<Integer> shards, Set<String> live) {
     if (view == null || shards.isEmpty() || view.memberVersions().isEmpty()) {
@@ -400,7 +400,7 @@ final class ShardCoordinator {
     Map<Integer, Successor> successors = new TreeMap<>();
     for (String member : live) {
       String version = view.memberVersions().get(member);
-      if (member.equals(identity) || version == null) {
+      if (member.equals(identity) || version == null || view.unconfirmedMembers().contains(member)) {
         continue;
       }
       for (int shard : planner.plan(shardCount, live, member, owners).take()) {
@@ -436,11 +436,13 @@ final class ShardCoordinator {
       return;
     }
     ShardPlanner.Plan plan = planner.plan(shardCount, lastLive, identity, view.holders());
-    boolean settled = now - liveChangedAt >= settleNanos || flaw == Flaw.HANDS_OVER_BEFORE_SETTLE;
+    boolean unconfirmed = view.unconfirmedAmong(lastLive, identity); // one never seen renewing may be long gone
+    boolean settled = now - liveChangedAt >= settleNanos && !unconfirmed || flaw == Flaw.HANDS_OVER_BEFORE_SETTLE;
     List<Integer> wanted = new ArrayList<>(plan.take());
     // A shard the view shows it holding, with no runner (its runner ended on its own, or this process restarted
-    // under the same identity before its Leases expired): its runner starts again.
+    // under the same identity before its Leases expired): its runner starts again; one handed to it, while unconfirmed.
     wanted.addAll(plan.keep());
+    plan.handOver().stream().filter(shard -> unconfirmed && view.handOvers().contains(shard)).forEach(wanted::add);
     for (int shard : wanted) {
       RunnerState state = runners.get(shard);
       if (state == null || state == RunnerState.CLOSING && flaw == Flaw.CONTENDS_BEFORE_STOPPED) {

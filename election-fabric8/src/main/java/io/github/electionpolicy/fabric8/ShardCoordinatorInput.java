@@ -25,23 +25,39 @@ sealed interface ShardCoordinatorInput {
    * resourceVersion of each live member's membership Lease as seen, what a hand-over to that member names as its proof
    * ({@link LeaseRecord#handOverProof}); a member without one is handed nothing over by name; {@code handOvers}: the
    * held shards whose Lease holds a hand-over (a term written for its holder by the previous one) not renewed since;
-   * {@code leavingMembers}: the identities whose membership Lease is held, not expired, and marked as leaving.
+   * {@code leavingMembers}: the identities whose membership Lease is held, not expired, and marked as leaving;
+   * {@code unconfirmedMembers}: the live members whose membership Lease the caller has not seen change since it first
+   * saw it (a first list shows the Lease of a member that ended long before as live for a lease duration: nothing
+   * shows it lives).
    */
   record ViewObserved(Set<String> liveMembers, Map<Integer, String> holders, Map<String, String> memberVersions,
-      Set<Integer> handOvers, Set<String> leavingMembers, long now) implements ShardCoordinatorInput {
+      Set<Integer> handOvers, Set<String> leavingMembers, Set<String> unconfirmedMembers, long now)
+      implements ShardCoordinatorInput {
     public ViewObserved {
       liveMembers = Set.copyOf(new TreeSet<>(liveMembers));
       holders = Map.copyOf(new TreeMap<>(holders));
       memberVersions = Map.copyOf(new TreeMap<>(memberVersions));
       handOvers = Set.copyOf(new TreeSet<>(handOvers));
       leavingMembers = Set.copyOf(new TreeSet<>(leavingMembers));
+      unconfirmedMembers = Set.copyOf(new TreeSet<>(unconfirmedMembers));
+    }
+
+    /** A view in which every live member was seen renewing its membership Lease. */
+    public ViewObserved(Set<String> liveMembers, Map<Integer, String> holders, Map<String, String> memberVersions,
+        Set<Integer> handOvers, Set<String> leavingMembers, long now) {
+      this(liveMembers, holders, memberVersions, handOvers, leavingMembers, Set.of(), now);
     }
 
     /** This view without {@code identity}'s leaving mark: one taken while a list after a failure is reported. */
     public ViewObserved withoutMarkOf(String identity) {
       Set<String> leaving = new TreeSet<>(leavingMembers);
       leaving.remove(identity);
-      return new ViewObserved(liveMembers, holders, memberVersions, handOvers, leaving, now);
+      return new ViewObserved(liveMembers, holders, memberVersions, handOvers, leaving, unconfirmedMembers, now);
+    }
+
+    /** Whether a member of {@code live} but {@code self} is unconfirmed. */
+    public boolean unconfirmedAmong(Set<String> live, String self) {
+      return unconfirmedMembers.stream().anyMatch(member -> !member.equals(self) && live.contains(member));
     }
 
     /** A view in which no member is marked as leaving. */

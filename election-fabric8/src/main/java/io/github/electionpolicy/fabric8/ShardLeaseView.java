@@ -15,7 +15,9 @@ import java.util.TreeSet;
  * renewTime, so a live holder's Lease keeps changing); the clocks of other replicas and the renewTime they wrote
  * are never compared with this one's. {@link #view} gives {@link ShardCoordinator} what it takes in: the live
  * members (by the identity holding each membership Lease, not by the Lease's name), without those marked as
- * leaving, and each held shard's holder; {@link #nextExpiry} says when that may change with no event.
+ * leaving, those of them whose Lease it has not seen change since it first saw it (unconfirmed: a first list shows
+ * the Lease of a member that may have ended long before as live for a lease duration), and each held shard's holder;
+ * {@link #nextExpiry} says when that may change with no event.
  *
  * <p>A shard's Lease deleted while held (by hand: the runners never delete a shard's Lease) still counts as held
  * until its holder's lease duration has passed, as a follower judges a deleted Lease's last holder; any other deleted
@@ -44,10 +46,11 @@ final class ShardLeaseView {
   }
 
   // deleted: the Lease was deleted while held (by hand: the runners never delete a held Lease), kept until its holder's
-  // lease duration has passed since its content was first seen so.
-  private record Seen(Listed listed, long changedNanos, boolean deleted) {
-    Seen(Listed listed, long changedNanos) {
-      this(listed, changedNanos, false);
+  // lease duration has passed since its content was first seen so; renewed: its content was seen to change since this
+  // view first saw the Lease (a write after the first sighting: its writer lived then).
+  private record Seen(Listed listed, long changedNanos, boolean deleted, boolean renewed) {
+    Seen(Listed listed, long changedNanos, boolean renewed) {
+      this(listed, changedNanos, false, renewed);
     }
   }
 
@@ -89,11 +92,11 @@ final class ShardLeaseView {
         && before.listed().record().sameContent(listed.record());
     if (!same) {
       long changedAt = before == null || now - before.changedNanos() > 0 ? now : before.changedNanos();
-      seen.put(listed.name(), new Seen(listed, changedAt));
+      seen.put(listed.name(), new Seen(listed, changedAt, before != null));
     } else {
       // The same content, since when it was first seen so; the Lease as it is now (its resourceVersion and metadata:
       // what a take without a read writes over).
-      seen.put(listed.name(), new Seen(listed, before.changedNanos()));
+      seen.put(listed.name(), new Seen(listed, before.changedNanos(), before.renewed()));
     }
   }
 
@@ -157,7 +160,7 @@ final class ShardLeaseView {
       // Released, or not a shard's: a member's Lease decides no work (its closed owner deletes it once released).
       seen.remove(name);
     } else {
-      seen.put(name, new Seen(s.listed(), s.changedNanos(), true));
+      seen.put(name, new Seen(s.listed(), s.changedNanos(), true, s.renewed()));
     }
   }
 
@@ -169,6 +172,7 @@ final class ShardLeaseView {
     Map<String, String> versions = new TreeMap<>();
     Set<Integer> handOvers = new TreeSet<>();
     Set<String> leaving = new TreeSet<>();
+    Set<String> unconfirmed = new TreeSet<>();
     for (Seen s : seen.values()) {
       LeaseRecord record = s.listed().record();
       if (record.holder() == null || now - expiry(s) >= 0) {
@@ -184,12 +188,15 @@ final class ShardLeaseView {
         leaving.add(record.holder());
       } else if (kind instanceof ShardLeases.Kind.Member) {
         members.add(record.holder());
+        if (!s.renewed()) {
+          unconfirmed.add(record.holder());
+        }
         if (record.resourceVersion() != null && s.listed().name().equals(leases.memberLease(record.holder()))) {
           versions.put(record.holder(), record.resourceVersion());
         }
       }
     }
-    return new ShardCoordinatorInput.ViewObserved(members, holders, versions, handOvers, leaving, now);
+    return new ShardCoordinatorInput.ViewObserved(members, holders, versions, handOvers, leaving, unconfirmed, now);
   }
 
   /** When the next held Lease of the view expires with no event, if one is held after {@code now}. */

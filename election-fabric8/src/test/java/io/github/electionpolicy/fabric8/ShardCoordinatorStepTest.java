@@ -121,6 +121,33 @@ class ShardCoordinatorStepTest {
         .startsWith("hand over 2 surplus; hand over 3 surplus =>");
     // A view that changes the live set starts the settle time again.
     assertThat(ShardCoordinatorTable.outcome("member alone, owning all", "view ab aaaa")).startsWith("- =>");
+    // Nor while the view never saw a live member's Lease change (SimulationShardingStaleMember); once it did, at once.
+    assertThat(ShardCoordinatorTable.outcome("member, surplus, b unconfirmed", "tick, settled")).startsWith("- =>");
+    assertThat(ShardCoordinatorTable.outcome("member, surplus, b unconfirmed", "view ab aaaa"))
+        .startsWith("hand over 2 surplus; hand over 3 surplus =>");
+  }
+
+  /**
+   * A shard handed over to this replica past its share is declined, but taken in while a live member of the view is
+   * unconfirmed (its quota may be a member's long gone: SimulationShardingStaleMember), and kept until it is; a leaver
+   * names no unconfirmed member.
+   */
+  @Test
+  void whileAMemberIsUnconfirmedAShardHandedOverIsTakenInAndNoneNamesIt() {
+    Map<Boolean, String> outcomes = new LinkedHashMap<>();
+    for (boolean unconfirmed : new boolean[] {false, true}) {
+      ShardCoordinator a = ShardCoordinatorTable.reach("member, fair");
+      outcomes.put(unconfirmed, a.step(new ShardCoordinatorInput.ViewObserved(Set.of("a", "b"),
+          Map.of(0, "a", 1, "b", 2, "a", 3, "a"), Map.of("a", "v-a", "b", "v-b"), Set.of(3), Set.of(),
+          unconfirmed ? Set.of("b") : Set.of(), ShardCoordinatorTable.SETTLED)).stream()
+          .map(ShardCoordinatorTable::render).collect(Collectors.joining("; ")));
+    }
+    // b handed shard 3 over to a, fair with 0 and 2 (a's weights: 0 > 1 > 2 > 3).
+    assertThat(outcomes).containsExactly(Map.entry(false, "decline 3"), Map.entry(true, "contend 3"));
+    ShardCoordinator leaver = ShardCoordinatorTable.reach("leaving");
+    assertThat(leaver.step(new ShardCoordinatorInput.ViewObserved(Set.of("b"), Map.of(), Map.of("b", "v-b"), Set.of(),
+        Set.of("a"), Set.of("b"), ShardCoordinatorTable.NOW))).extracting(ShardCoordinatorTable::render)
+        .containsExactly("mark seen");
   }
 
   @Test

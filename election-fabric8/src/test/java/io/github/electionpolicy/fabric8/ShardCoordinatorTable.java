@@ -39,6 +39,8 @@ final class ShardCoordinatorTable {
     INPUTS.put("view a ----", now -> view("a", "----", now));
     INPUTS.put("view a aaaa", now -> view("a", "aaaa", now));
     INPUTS.put("view abc ----", now -> view("abc", "----", now));
+    // b's membership Lease not seen to change since it was first seen (it may be a member's long gone).
+    INPUTS.put("view ab aaaa, b unconfirmed", now -> unconfirmed("ab", "aaaa", java.util.Set.of(), now));
     // Views that show leaving marks (the members after "marked"), and a version of each live member's Lease.
     INPUTS.put("view b ---- a marked", now -> marked("b", "----", "a", now));
     INPUTS.put("view c -b-- ab marked", now -> marked("c", "-b--", "ab", now));
@@ -59,6 +61,15 @@ final class ShardCoordinatorTable {
   static ShardCoordinatorInput.ViewObserved view(String live, String owners, long now) {
     ShardView view = ShardView.of(live, owners);
     return new ShardCoordinatorInput.ViewObserved(new java.util.TreeSet<>(view.live()), view.owners(), now);
+  }
+
+  static ShardCoordinatorInput.ViewObserved unconfirmed(String live, String owners, java.util.Set<Integer> handOvers,
+      long now) {
+    ShardView view = ShardView.of(live, owners);
+    java.util.Map<String, String> versions = new java.util.TreeMap<>();
+    view.live().forEach(member -> versions.put(member, "v-" + member));
+    return new ShardCoordinatorInput.ViewObserved(new java.util.TreeSet<>(view.live()), view.owners(), versions,
+        handOvers, java.util.Set.of(), java.util.Set.of("b"), now);
   }
 
   static ShardCoordinatorInput.ViewObserved marked(String live, String owners, String leaving, long now) {
@@ -93,6 +104,9 @@ final class ShardCoordinatorTable {
     // b joins at 250: a's surplus waits until 350 (the table's inputs come at 300).
     setup("member, surplus unsettled", "start@0", "view a ----@0", "held@0", "owned 0@1", "owned 1@1", "owned 2@1",
         "owned 3@1", "view a aaaa@1", "view ab aaaa@250");
+    // b's Lease was first seen at 5 and never seen to change since: though the live set is settled, a keeps its surplus.
+    setup("member, surplus, b unconfirmed", "start@0", "view a ----@0", "held@0", "owned 0@1", "owned 1@1", "owned 2@1",
+        "owned 3@1", "view a aaaa@1", "view ab aaaa, b unconfirmed@5");
     setup("member, handing over", "start@0", "view a ----@0", "held@0", "owned 0@1", "owned 1@1", "owned 2@1",
         "owned 3@1", "view a aaaa@1", "view ab aaaa@5", "tick@200");
     setup("lapsed", "start@0", "view ab ----@0", "held@0", "owned 0@1", "lost@2");

@@ -25,8 +25,33 @@ class ShardLeaseViewTest {
 
     // A member's resourceVersion only from its own membership Lease: "pod-a" is not the Lease of the identity "Pod_A"
     // (whose name is cut and hashed), so no hand-over names Pod_A with a version of a Lease it may not have written.
+    // Both members only listed, neither seen renewing: unconfirmed.
     assertThat(view.view(5 * S)).isEqualTo(new ShardCoordinatorInput.ViewObserved(Set.of("Pod_A", "pod-b"),
-        Map.of(0, "Pod_A", 3, "pod-b"), Map.of("pod-b", "1"), 5 * S));
+        Map.of(0, "Pod_A", 3, "pod-b"), Map.of("pod-b", "1"), Set.of(), Set.of(), Set.of("Pod_A", "pod-b"), 5 * S));
+  }
+
+  /**
+   * A member is unconfirmed until its membership Lease is seen to change after this view first saw it (a list, then
+   * a renewal): a list shows a crashed member's Lease as live for a lease duration, and only a change shows a writer
+   * alive since (SimulationShardingStaleMember). A Lease first seen by a watch event is no different; the same content
+   * again (a re-list) confirms nothing.
+   */
+  @Test
+  void aMemberIsUnconfirmedUntilItsLeaseIsSeenToChange() {
+    view.listed(List.of(member("pod-a", "pod-a", 10, 1), member("pod-b", "pod-b", 10, 1)), 0);
+    view.changed(member("pod-c", "pod-c", 10, 1), S); // joins while watched
+    assertThat(view.view(S).unconfirmedMembers()).containsExactlyInAnyOrder("pod-a", "pod-b", "pod-c");
+
+    view.changed(member("pod-a", "pod-a", 10, 2), 2 * S); // pod-a renews
+    view.listed(List.of(member("pod-a", "pod-a", 10, 2), member("pod-b", "pod-b", 10, 1),
+        member("pod-c", "pod-c", 10, 1)), 3 * S); // a re-list: the same content
+    assertThat(view.view(3 * S).liveMembers()).containsExactlyInAnyOrder("pod-a", "pod-b", "pod-c");
+    assertThat(view.view(3 * S).unconfirmedMembers()).containsExactlyInAnyOrder("pod-b", "pod-c");
+
+    view.changed(member("pod-c", "pod-c", 10, 2), 4 * S);
+    assertThat(view.view(4 * S).unconfirmedMembers()).containsExactly("pod-b");
+    assertThat(view.view(10 * S).liveMembers()).as("pod-b expired as first seen").containsExactlyInAnyOrder("pod-a", "pod-c");
+    assertThat(view.view(10 * S).unconfirmedMembers()).isEmpty();
   }
 
   @Test
