@@ -30,6 +30,16 @@ final class CallbackLane {
   private boolean running;
   private boolean refused;
   private Throwable lastRefusal;
+  // Whether a hand-over again is scheduled on a RetryTimer (see submitRetrying).
+  private boolean retrying;
+
+  /** Runs a task on the runner's loop after a delay: how a lane the executor refused is handed over again. */
+  interface RetryTimer {
+    void after(long delayNanos, Runnable task);
+  }
+
+  static final long RETRY_FIRST_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+  static final long RETRY_MAX_NANOS = TimeUnit.SECONDS.toNanos(1);
 
   /**
    * @param owner what the lane's callbacks belong to (the runner), for {@link #currentOwner()}
@@ -65,6 +75,36 @@ final class CallbackLane {
       running = true;
     }
     return startDrain();
+  }
+
+  /**
+   * Queues {@code task} as {@link #submit} does and, if the executor refuses the lane, hands it over again on {@code
+   * timer}, 10 ms later first, then twice as late each time up to every second, until a thread takes it: nothing
+   * queued is lost, a refused stop included (until then it counts as a stop that has not returned). One such retry is
+   * scheduled at a time, whoever submits. Returns false when this call began the retries (the caller's cue to say so,
+   * once), true otherwise.
+   */
+  boolean submitRetrying(Runnable task, RetryTimer timer) {
+    return submit(task) || !scheduleRetry(timer, RETRY_FIRST_NANOS);
+  }
+
+  // True when it scheduled a retry; false when one was scheduled already.
+  private boolean scheduleRetry(RetryTimer timer, long delayNanos) {
+    synchronized (this) {
+      if (retrying) {
+        return false;
+      }
+      retrying = true;
+    }
+    timer.after(delayNanos, () -> {
+      synchronized (this) {
+        retrying = false;
+      }
+      if (!retry()) {
+        scheduleRetry(timer, Math.min(2 * delayNanos, RETRY_MAX_NANOS));
+      }
+    });
+    return true;
   }
 
   /** Hands the queued tasks to the executor again after a refusal; true once they run (or none waited). */

@@ -26,14 +26,6 @@ final class RunnerCallbacks {
    */
   static final long EXIT_LOG_WAIT_NANOS = TimeUnit.SECONDS.toNanos(2);
 
-  private static final long HAND_OVER_RETRY_FIRST_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
-  private static final long HAND_OVER_RETRY_MAX_NANOS = TimeUnit.SECONDS.toNanos(1);
-
-  /** Runs a task on the runner's loop after a delay (the driver's guarded timer). */
-  interface LoopTimer {
-    void after(long delayNanos, Runnable task);
-  }
-
   private final List<ElectionListener> listeners;
   // The listeners that override renewed(Duration): the only ones a renewal is handed over for. Found at the first
   // renewal (on the loop), so the reflection that tells them is off the first election's path.
@@ -48,12 +40,9 @@ final class RunnerCallbacks {
   private final RunnerLog.Lane logLane;
   private final RunnerLog log;
   private final RunnerFlaw flaw;
-  private final LoopTimer loopTimer;
+  private final CallbackLane.RetryTimer loopTimer;
   // Set once the exiter returned: awaitStopped() then also waits for its lane to be done.
   private volatile boolean exiterReturned;
-  // Lanes whose hand-over the pool refused and the loop retries (see handOver); on the loop only.
-  private final java.util.Set<CallbackLane> handOversRetrying =
-      java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
 
   /**
    * @param owner the runner the lanes' callbacks belong to, for {@link CallbackLane#currentOwner()}
@@ -62,7 +51,7 @@ final class RunnerCallbacks {
    */
   RunnerCallbacks(Object owner, Executor userCode, String threadTag, List<ElectionListener> listeners,
       ServiceSequence sequence, RunnerLog.Lane logLane, Duration stopTimeout, String lease,
-      Consumer<RunnerLifecycleInput> report, RunnerFlaw flaw, LoopTimer loopTimer) {
+      Consumer<RunnerLifecycleInput> report, RunnerFlaw flaw, CallbackLane.RetryTimer loopTimer) {
     this.flaw = flaw;
     this.loopTimer = loopTimer;
     this.listeners = List.copyOf(listeners);
@@ -189,25 +178,10 @@ final class RunnerCallbacks {
    * until then the stop counts as one that has not returned (its deadline applies, the Lease is not released).
    */
   private void handOver(CallbackLane lane, Runnable task) {
-    if (!lane.submit(task)) {
-      retryHandOver(lane, HAND_OVER_RETRY_FIRST_NANOS);
-    }
-  }
-
-  private void retryHandOver(CallbackLane lane, long delayNanos) {
-    if (!handOversRetrying.add(lane)) {
-      return; // a retry is scheduled already
-    }
-    if (delayNanos == HAND_OVER_RETRY_FIRST_NANOS) {
+    if (!lane.submitRetrying(task, loopTimer)) {
       log.warn("Could not hand the callbacks of {} to a thread ({}); retrying until one can be had", lease,
           String.valueOf(lane.lastRefusal()));
     }
-    loopTimer.after(delayNanos, () -> {
-      handOversRetrying.remove(lane);
-      if (!lane.retry()) {
-        retryHandOver(lane, Math.min(2 * delayNanos, HAND_OVER_RETRY_MAX_NANOS));
-      }
-    });
   }
 
   /**

@@ -20,14 +20,9 @@ final class ShardListeners {
 
   private static final Logger LOG = LoggerFactory.getLogger(ShardedRunner.class);
 
-  private static final long RETRY_FIRST_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(10);
-  private static final long RETRY_MAX_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(1);
-
   private final List<ShardListener> listeners;
   private final CallbackLane lane;
   private final RunnerLoop loop;
-  // Whether a retry of a refused hand-over is scheduled (guarded by this: the loop schedules, its timer runs it).
-  private boolean retrying;
   private SortedMap<Integer, LeadershipTerm> told = java.util.Collections.emptySortedMap();
   private boolean stoppedTold;
 
@@ -68,7 +63,7 @@ final class ShardListeners {
   }
 
   private void dispatch(Consumer<ShardListener> call) {
-    boolean handed = lane.submit(() -> {
+    lane.submitRetrying(() -> {
       for (ShardListener listener : listeners) {
         try {
           call.accept(Objects.requireNonNull(listener));
@@ -76,31 +71,6 @@ final class ShardListeners {
           RunnerLog.errorSafely(LOG, "A shard listener threw; the others are still called", e);
         }
       }
-    });
-    if (!handed) {
-      retry(RETRY_FIRST_NANOS);
-    }
-  }
-
-  /**
-   * The pool refused the lane a thread (none could be started): its calls wait in it, and it is handed over again
-   * later, sooner first, until a thread takes it, as the runner's own lanes are (RunnerCallbacks), so that no call is
-   * lost, the stop's included (review r1, finding 1).
-   */
-  private void retry(long delayNanos) {
-    synchronized (this) {
-      if (retrying) {
-        return; // one is scheduled already
-      }
-      retrying = true;
-    }
-    loop.schedule(delayNanos, () -> {
-      synchronized (this) {
-        retrying = false;
-      }
-      if (!lane.retry()) {
-        retry(Math.min(2 * delayNanos, RETRY_MAX_NANOS));
-      }
-    });
+    }, loop::schedule);
   }
 }

@@ -93,4 +93,45 @@ class CallbackLaneTest {
     assertThat(lane.busy()).isFalse();
     assertThat(lane.awaitIdle(0)).isTrue();
   }
+
+  /** A timer that only records what it is given; the test fires each in turn, as the loop would. */
+  private final List<Long> delaysMillis = new ArrayList<>();
+  private final java.util.ArrayDeque<Runnable> timed = new java.util.ArrayDeque<>();
+  private final CallbackLane.RetryTimer timer = (delayNanos, task) -> {
+    delaysMillis.add(java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(delayNanos));
+    timed.add(task);
+  };
+
+  @Test
+  void aRefusedLaneIsHandedOverAgainOnTheTimerSoonerFirstThenUpToEverySecondUntilAThreadTakesIt() {
+    refusals = 9;
+
+    assertThat(lane.submitRetrying(() -> ran.add("stop"), timer)).as("this call began the retries").isFalse();
+    assertThat(lane.submitRetrying(() -> ran.add("after the stop"), timer))
+        .as("queued behind the refused one; the retry already scheduled covers it").isTrue();
+    assertThat(timed).as("one retry at a time").hasSize(1);
+
+    while (!timed.isEmpty()) {
+      assertThat(ran).isEmpty();
+      timed.poll().run();
+    }
+
+    assertThat(delaysMillis).containsExactly(10L, 20L, 40L, 80L, 160L, 320L, 640L, 1000L, 1000L);
+    assertThat(ran).containsExactly("stop", "after the stop");
+    assertThat(lane.busy()).isFalse();
+
+    refusals = 1;
+    assertThat(lane.submitRetrying(() -> ran.add("later"), timer)).as("a new refusal begins new retries").isFalse();
+    assertThat(delaysMillis).endsWith(10L);
+    timed.poll().run();
+    assertThat(ran).endsWith("later");
+    assertThat(timed).isEmpty();
+  }
+
+  @Test
+  void aLaneThePoolTakesSchedulesNoRetry() {
+    assertThat(lane.submitRetrying(() -> ran.add("a"), timer)).isTrue();
+    assertThat(ran).containsExactly("a");
+    assertThat(timed).isEmpty();
+  }
 }
