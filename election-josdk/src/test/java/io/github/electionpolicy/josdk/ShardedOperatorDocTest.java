@@ -6,6 +6,7 @@ import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.github.electionpolicy.ElectionDecision;
 import io.github.electionpolicy.ElectionPolicy;
 import io.github.electionpolicy.Environment;
+import io.github.electionpolicy.fabric8.LossPolicy;
 import io.github.electionpolicy.testkit.fabric8.LeaseApiExtension;
 import io.github.electionpolicy.testsupport.Await;
 import io.github.electionpolicy.testsupport.MarkdownBlocks;
@@ -49,8 +50,9 @@ class ShardedOperatorDocTest {
     List<AutoCloseable> replicas = new ArrayList<>();
     try {
       for (String identity : List.of("pod-a", "pod-b")) {
+        // RECONTEND, not the default EXIT: a shard lost on a loaded machine must not end the test's JVM.
         replicas.add(ShardedWidgetsExample.start(api.replica(identity).client(), contend,
-            OperatorReplicas.settings(identity).namespace(api.namespace()).build()));
+            OperatorReplicas.settings(identity).namespace(api.namespace()).lossPolicy(LossPolicy.recontend()).build()));
       }
       Await.until("every widget's ConfigMap written", () -> uids.keySet().stream().allMatch(name ->
           api.client().configMaps().inNamespace(api.namespace()).withName("widget-" + name).get() != null),

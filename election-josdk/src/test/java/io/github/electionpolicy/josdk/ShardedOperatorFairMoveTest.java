@@ -9,6 +9,7 @@ import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.github.electionpolicy.ElectionPolicy;
 import io.github.electionpolicy.Environment;
 import io.github.electionpolicy.fabric8.LeadershipTerm;
+import io.github.electionpolicy.fabric8.LossPolicy;
 import io.github.electionpolicy.fabric8.ShardService;
 import io.github.electionpolicy.fabric8.ShardedRunner;
 import io.github.electionpolicy.fabric8.Shards;
@@ -84,7 +85,9 @@ class ShardedOperatorFairMoveTest {
           runner = ShardedRunner.builder()
               .client(leases)
               .decide(ElectionPolicy.defaults(), Environment.of(Map.of()), OperatorReplicas.SUBSTRATE)
-              .settings(OperatorReplicas.settings("pod-a").namespace(api.namespace()).build())
+              // RECONTEND, not the default EXIT: a shard lost on a loaded machine must not end the test's JVM.
+              .settings(OperatorReplicas.settings("pod-a").namespace(api.namespace())
+                  .lossPolicy(LossPolicy.recontend()).build())
               .shards(SHARDS)
               .service(new ShardService() {
                 @Override

@@ -10,6 +10,7 @@ import io.github.electionpolicy.Environment;
 import io.github.electionpolicy.Substrate;
 import io.github.electionpolicy.fabric8.ElectionRunner;
 import io.github.electionpolicy.fabric8.LeaseSettings;
+import io.github.electionpolicy.fabric8.LossPolicy;
 import io.github.electionpolicy.josdk.sample.Widget;
 import io.github.electionpolicy.josdk.sample.WidgetReconciler;
 import io.github.electionpolicy.testkit.fabric8.LeaseApiExtension;
@@ -43,6 +44,7 @@ class WidgetOperatorTestkitTest {
             .leaseDuration(Duration.ofSeconds(3))
             .renewDeadline(Duration.ofSeconds(2))
             .retryPeriod(Duration.ofMillis(250))
+            .lossPolicy(LossPolicy.recontend()) // not the default EXIT: a loss under load must not end the test's JVM
             .build())
         .service(widgets)
         .start();
