@@ -24,9 +24,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * leave also from the release as its writer stamped it (its {@code renewTime}, which a lagging watch cannot make late:
  * that measure reads long by the release's write, never short). Prints {@code MEASURED} lines. The widget count is {@code
  * -Delection.josdk.measure.widgets=N}: 300 by default, so that the module's suite stays short (creating widgets
- * through the mock server is slow); docs/sharding.md gives the numbers of runs with 2,000 and 10,000. With {@code
- * -Delection.josdk.measure.kubeconfig=PATH} the replicas run on that real kube-apiserver instead (in a namespace of
- * their own, with the Widget CRD created first), e.g. one of {@code tools/kube-apiserver/cluster.sh start DIR}. With
+ * through the mock server is slow); docs/performance.md ("A warm JOSDK operator's moves") gives the numbers of runs
+ * with 2,000 and 10,000. With {@code -Delection.josdk.measure.kubeconfig=PATH} the replicas run on that real
+ * kube-apiserver instead (in a namespace of their own, with the Widget CRD created first), e.g. one of {@code
+ * tools/kube-apiserver/cluster.sh start DIR}. With
  * {@code -Delection.josdk.measure.threads=N} each replica reconciles on N threads instead of JOSDK's default 50. With
  * {@code -Delection.josdk.measure.warmups=N} the other replica leaves and a new one joins N times before the measured
  * move (each move waited out, every widget reconciled, then a quiet second), so that the move measured is one of a
