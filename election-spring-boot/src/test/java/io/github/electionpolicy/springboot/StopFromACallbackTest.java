@@ -12,6 +12,7 @@ import io.github.electionpolicy.fabric8.ElectionRunner;
 import io.github.electionpolicy.fabric8.ElectionState;
 import io.github.electionpolicy.fabric8.LeaderService;
 import io.github.electionpolicy.fabric8.LeaseSettings;
+import io.github.electionpolicy.fabric8.LossPolicy;
 import io.github.electionpolicy.fabric8.Readiness;
 import io.github.electionpolicy.testkit.fabric8.LeaseApiExtension;
 import io.github.electionpolicy.testkit.fabric8.ReplicaLink;
@@ -66,6 +67,7 @@ class StopFromACallbackTest {
         .renewDeadline(Duration.ofMillis(1500))
         .retryPeriod(Duration.ofMillis(200))
         .stopTimeout(Duration.ofSeconds(2))
+        .lossPolicy(LossPolicy.recontend()) // not the default EXIT: a loss under load must not end the test's JVM
         .build();
     lifecycle.set(new ElectionLifecycle(contend, settings, Readiness.CONNECTED, false, ElectionLifecycle.DEFAULT_PHASE,
         new ElectionLifecycle.Inputs() {

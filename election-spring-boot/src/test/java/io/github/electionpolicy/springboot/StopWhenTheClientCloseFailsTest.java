@@ -13,6 +13,7 @@ import io.github.electionpolicy.fabric8.ElectionRunner;
 import io.github.electionpolicy.fabric8.ElectionState;
 import io.github.electionpolicy.fabric8.LeaderService;
 import io.github.electionpolicy.fabric8.LeaseSettings;
+import io.github.electionpolicy.fabric8.LossPolicy;
 import io.github.electionpolicy.fabric8.Readiness;
 import io.github.electionpolicy.testkit.fabric8.LeaseApiExtension;
 import io.github.electionpolicy.testkit.fabric8.ReplicaLink;
@@ -53,6 +54,7 @@ class StopWhenTheClientCloseFailsTest {
         .renewDeadline(Duration.ofMillis(1500))
         .retryPeriod(Duration.ofMillis(200))
         .stopTimeout(Duration.ofSeconds(2))
+        .lossPolicy(LossPolicy.recontend()) // not the default EXIT: a loss under load must not end the test's JVM
         .build();
     ElectionLifecycle lifecycle = new ElectionLifecycle(contend, settings, Readiness.CONNECTED, false,
         ElectionLifecycle.DEFAULT_PHASE, new ElectionLifecycle.Inputs() {
