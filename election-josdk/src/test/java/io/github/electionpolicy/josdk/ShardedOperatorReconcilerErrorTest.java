@@ -9,12 +9,14 @@ import io.github.electionpolicy.fabric8.LeadershipTerm;
 import io.github.electionpolicy.fabric8.TestTerms;
 import io.github.electionpolicy.josdk.sample.Gadget;
 import io.github.electionpolicy.testkit.fabric8.LeaseApiExtension;
+import io.github.electionpolicy.testsupport.Await;
 import io.javaoperatorsdk.operator.api.config.informer.Informer;
 import io.javaoperatorsdk.operator.api.reconciler.Constants;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -79,12 +81,8 @@ class ShardedOperatorReconcilerErrorTest {
 
         LeadershipTerm second = TestTerms.valid("pod-a");
         operator.start(0, second);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
-        while (!RECONCILED_UNDER.contains(second) && System.nanoTime() < deadline) {
-          Thread.sleep(50); // polling for an outcome; no ordering depends on it
-        }
-        assertThat(RECONCILED_UNDER).as("the terms g-0 was reconciled under, within 15 s of start(0, second)")
-            .contains(second);
+        Await.until("g-0 reconciled under the second term", () -> RECONCILED_UNDER.contains(second),
+            Duration.ofSeconds(15), () -> "reconciled under " + RECONCILED_UNDER);
         operator.stop(0);
       } finally {
         operator.close();
