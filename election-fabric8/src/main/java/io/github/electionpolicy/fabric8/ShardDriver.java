@@ -92,21 +92,7 @@ final class ShardDriver {
     this.log = new RunnerLog(ShardedRunner.class, logLane);
     this.mark = new LeavingMark(loop, this::closeShard);
     this.feed = new ShardViewFeed(view, parts.leases(), parts.leaseDurationNanos(), parts.silenceNanos(), loop, ticker,
-        this::onLoop, parts.driverFlaw(),
-        new ShardViewFeed.Listener() {
-          @Override
-          public void observed(ShardCoordinatorInput.ViewObserved observed) {
-            if (!done) {
-              handOvers.follow(observed, coordinator.phase() instanceof ShardCoordinatorPhase.Member);
-              inputs.add(feed.ordered() ? observed : observed.withoutMarkOf(parts.identity()));
-            }
-          }
-
-          @Override
-          public void arrived(ShardLeaseView.Listed listed, long arrivedNanos) {
-            sighted(listed, arrivedNanos);
-          }
-        }, log);
+        this::onLoop, parts.driverFlaw(), new ViewListener(), log);
     this.handOvers = new ShardHandOvers(parts.identity(), parts.shardCount(),
         shard -> Optional.ofNullable(shards.get(shard)).flatMap(run -> run.runner().driver().protocol()),
         () -> membership == null ? Optional.empty() : membership.driver().protocol());
@@ -244,10 +230,7 @@ final class ShardDriver {
   }
 
   private void closeShard(int shard) {
-    ShardRun run = shards.get(shard);
-    if (run != null) {
-      run.runner().driver().requestClose();
-    }
+    Optional.ofNullable(shards.get(shard)).ifPresent(run -> run.runner().driver().requestClose());
   }
 
   private void join() {
@@ -349,13 +332,8 @@ final class ShardDriver {
         inputs.add(new MembershipLost(now));
       } else {
         // Denied, or its election logic failed: joining again would fail the same way. The replica leaves.
-        if (failure == null) {
-          failure = stoppedState.failure().orElseGet(() -> new IllegalStateException(
-              "the membership Lease's runner stopped: " + stoppedState.cause()));
-        }
-        if (closeRequested.compareAndSet(false, true)) {
-          inputs.add(new CloseRequested(now));
-        }
+        leaveOnItsOwn(stoppedState.failure().orElseGet(() -> new IllegalStateException(
+            "the membership Lease's runner stopped: " + stoppedState.cause())), now);
         inputs.add(new MembershipLost(now));
       }
     }
@@ -374,22 +352,44 @@ final class ShardDriver {
     } else if (state instanceof ElectionState.Following) {
       terms.remove(shard);
       inputs.add(new ShardContending(shard, now));
-    } else if (state instanceof ElectionState.Stopped) {
+    } else if (state instanceof ElectionState.Stopped stopped) {
       terms.remove(shard);
       handOvers.stopped(shard); // before its removal: what its protocol led is read from it
       shards.remove(shard);
       runnerStopped(run.runner().driver());
+      if (stopped.cause() == ElectionState.StopCause.LOST) { // the policy said STOP (or EXIT, and the exiter returned)
+        leaveOnItsOwn(stopped.failure().orElseGet(() -> new IllegalStateException("shard " + shard + "'s term was "
+            + "lost and its loss policy said not to contend again (a handler's STOP, or EXIT): this replica gave up "
+            + "every shard and left; restart the process, or have the handler answer RECONTEND")), now);
+      }
       boolean released = !run.work().mayRun() || parts.driverFlaw() == ShardDriverFlaw.STOPPED_COUNTS_AS_RELEASED;
       inputs.add(new ShardStopped(shard, released, now));
     }
   }
 
-  /** A shard's runner hears what the list and watch saw of its Lease, as its watch's change (LifecycleDriver.sighted). */
-  private void sighted(ShardLeaseView.Listed listed, long arrivedNanos) {
-    if (parts.leases().parse(listed.name()) instanceof ShardLeases.Kind.Shard shard) {
-      ShardRun run = shards.get(shard.shard());
-      if (run != null) {
-        run.runner().driver().sighted(listed.record(), arrivedNanos, listed.bare());
+  /** The replica stops on its own because of {@code why}: it leaves, as if closed, and reports {@code why}. */
+  private void leaveOnItsOwn(Throwable why, long now) {
+    failure = failure != null ? failure : why; // the first reason
+    if (closeRequested.compareAndSet(false, true)) {
+      inputs.add(new CloseRequested(now));
+    }
+  }
+
+  /** What the list and watch saw, on the loop: the coordinator's input, and each shard runner's (as its watch's). */
+  private final class ViewListener implements ShardViewFeed.Listener {
+    @Override
+    public void observed(ShardCoordinatorInput.ViewObserved observed) {
+      if (!done) {
+        handOvers.follow(observed, coordinator.phase() instanceof ShardCoordinatorPhase.Member);
+        inputs.add(feed.ordered() ? observed : observed.withoutMarkOf(parts.identity()));
+      }
+    }
+
+    @Override
+    public void arrived(ShardLeaseView.Listed listed, long arrivedNanos) {
+      if (parts.leases().parse(listed.name()) instanceof ShardLeases.Kind.Shard shard) {
+        Optional.ofNullable(shards.get(shard.shard()))
+            .ifPresent(run -> run.runner().driver().sighted(listed.record(), arrivedNanos, listed.bare()));
       }
     }
   }

@@ -211,7 +211,9 @@ public final class ShardedRunner implements AutoCloseable {
   /**
    * Why this replica stopped on its own, if it did: the failure of its membership Lease's runner (e.g. the {@link
    * LeaseAccessDeniedException} of the RBAC preflight), a shard whose {@code stop()} threw or outlived the stop
-   * timeout (an {@link IllegalStateException} that says so), or the failure of its own logic.
+   * timeout, a shard's term lost under a loss policy that does not contend again (a {@link LossHandler} that answered
+   * {@link LossHandler.AfterLoss#STOP}; each an {@link IllegalStateException} that says so), or the failure of its own
+   * logic.
    *
    * @return what made it stop, if anything did but a close
    */

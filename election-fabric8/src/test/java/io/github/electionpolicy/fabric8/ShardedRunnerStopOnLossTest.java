@@ -1,0 +1,68 @@
+package io.github.electionpolicy.fabric8;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.electionpolicy.testsupport.Await;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * A custom loss handler that answers {@link LossHandler.AfterLoss#STOP} for a shard's lost term stops the replica, as
+ * it stops an {@link ElectionRunner}: it contends for nothing more (that shard's included), gives up its other shards
+ * and leaves, with a failure that says why; it is not ready, and not live once its health budget passed. The term is
+ * lost as most are, by its renewals failing until the renew deadline. Before, the shard's runner stopped but the
+ * replica contended for the shard again at once: STOP had no effect on a sharded runner (review r1).
+ */
+class ShardedRunnerStopOnLossTest {
+
+  private final ShardedRunnerFaultsTest.Faults faults = new ShardedRunnerFaultsTest.Faults();
+
+  @RegisterExtension
+  final MockApi api = new MockApi(faults::around);
+
+  private ShardedRunner a;
+
+  @AfterEach
+  void close() {
+    faults.clear();
+    if (a != null) {
+      a.close();
+    }
+  }
+
+  @Test
+  void aShardLostUnderAHandlerThatSaysStopStopsTheReplica() throws InterruptedException {
+    List<String> calls = new CopyOnWriteArrayList<>();
+    List<LeadershipTerm> lost = new CopyOnWriteArrayList<>();
+    a = ShardedRunner.builder()
+        .client(api.client())
+        .decision(MockApi.CONTEND)
+        .settings(MockApi.fastSettings("pod-a").lossPolicy(LossPolicy.custom(term -> {
+          lost.add(term);
+          return LossHandler.AfterLoss.STOP;
+        })).build())
+        .shards(2)
+        .service(ShardService.of((shard, term) -> calls.add("start " + shard), shard -> calls.add("stop " + shard)))
+        .start();
+    Await.until("pod-a owns both shards", () -> a.ownedShards().size() == 2, Duration.ofSeconds(15), a::toString);
+
+    faults.add(request -> "PUT".equals(request.getMethod())
+        && ShardedRunnerFaultsTest.path(request).endsWith(ShardedRunnerFaultsTest.shardLease(0))
+        ? ShardedRunnerFaultsTest.status(500, "InternalError") : null);
+
+    assertThat(a.awaitStopped(Duration.ofSeconds(15))).as("pod-a stopped: " + a + ", calls " + calls).isTrue();
+    assertThat(lost).as("the handler heard the loss of shard 0's term").hasSize(1);
+    assertThat(a.failure()).as("why it stopped").hasValueSatisfying(failure ->
+        assertThat(failure).hasMessageContaining("loss policy").hasMessageContaining("STOP"));
+    assertThat(a.health().ready()).isFalse();
+    assertThat(a.ownedShards()).isEmpty();
+    // As an ElectionRunner that stopped: live until the health budget passed without a Lease request, then not.
+    Await.until("pod-a not live", () -> !a.health().live(), Duration.ofSeconds(15), () -> a.health().toString());
+    assertThat(calls).as("each shard started once and stopped once, never started again")
+        .containsExactlyInAnyOrder("start 0", "start 1", "stop 0", "stop 1");
+  }
+}
