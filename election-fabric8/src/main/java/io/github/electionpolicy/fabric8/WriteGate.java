@@ -46,7 +46,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * the fabric8 call itself ({@code create()}, {@code update()}, ...), on the calling thread. Reads ({@code get},
  * {@code list}, {@code watch}, informers, logs) pass whatever the term. {@link #gate(KubernetesClient, Check)} opens
  * the same gate with a check of your own in place of the one term's, for work whose term depends on what sends the
- * write (election-josdk's sharded operator checks each write against the shard of the reconciliation that sends it).
+ * write (election-josdk's sharded operator checks each write against the shard of the reconciliation that sends it);
+ * such a check may also change the body a write is sent with ({@link Check#bodyToSend}), to make it conditional.
  *
  * <p><b>No automatic retries.</b> The gated client sends each request once, whatever your client's
  * {@code requestRetryBackoffLimit}: a failed request (a 5xx, a timeout) reaches your code at once, which retries
@@ -172,5 +173,27 @@ public final class WriteGate {
      *     TermEndedException} when it is refused because a term ended
      */
     void beforeWrite(String method, String path);
+
+    /**
+     * The body to send with a write that {@link #beforeWrite} let through: by default {@code body} itself, so the
+     * request goes as the caller made it. A check may return another body of the same content type instead, to make
+     * the write conditional; election-josdk's sharded operator adds the uid of the resource being reconciled to each
+     * write of that resource (a JSON Patch {@code test} of {@code /metadata/uid}, {@code metadata.uid} in a merge
+     * patch, an apply or a {@code PUT}, a {@code DeleteOptions} precondition), so that the API server refuses the write
+     * if the name now belongs to another object. Called on the same thread as {@link #beforeWrite}, right after it.
+     *
+     * @param method the HTTP method, upper case, e.g. {@code PATCH}
+     * @param path the request path, without the query, e.g. {@code /api/v1/namespaces/shop/configmaps/orders}
+     * @param contentType the body's content type as fabric8 sends it, e.g. {@code application/json-patch+json}; null
+     *     when the request has none
+     * @param body the body fabric8 would send, as text; null when the request has none or fabric8 holds it as bytes
+     *     or a stream
+     * @return the body to send: {@code body} to send the request unchanged, or another body, which is sent with the
+     *     same method and content type ({@code application/json} when the request had none)
+     * @throws io.fabric8.kubernetes.client.KubernetesClientException to refuse the write: the request is then not sent
+     */
+    default String bodyToSend(String method, String path, String contentType, String body) {
+      return body;
+    }
   }
 }

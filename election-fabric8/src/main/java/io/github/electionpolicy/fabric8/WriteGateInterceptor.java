@@ -1,20 +1,25 @@
 package io.github.electionpolicy.fabric8;
 
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.http.BasicBuilder;
 import io.fabric8.kubernetes.client.http.HttpRequest;
 import io.fabric8.kubernetes.client.http.Interceptor;
+import io.fabric8.kubernetes.client.http.StandardHttpRequest;
 import java.util.Locale;
+import java.util.Objects;
 import java.util.Set;
 
 /**
  * The check of a {@link WriteGate}: refuses a request that could change the cluster once the term is no longer
- * valid, or when the gate's {@link WriteGate.Check} refuses it. fabric8 calls {@link #before} for each attempt just before handing it to the HTTP client; what it
- * throws there reaches the caller (see {@link WriteGate}).
+ * valid, or when the gate's {@link WriteGate.Check} refuses it, and sends a write with the body the check's {@link
+ * WriteGate.Check#bodyToSend} returns. fabric8 calls {@link #before} for each attempt just before handing it to the
+ * HTTP client; what it throws there reaches the caller (see {@link WriteGate}).
  */
 final class WriteGateInterceptor implements Interceptor {
 
   // Fail closed: any method that is not a read (RFC 9110's safe methods) counts as a write.
   private static final Set<String> READS = Set.of("GET", "HEAD", "OPTIONS");
+  private static final String JSON = "application/json";
 
   private final WriteGate.Check check;
 
@@ -40,8 +45,31 @@ final class WriteGateInterceptor implements Interceptor {
   @Override
   public void before(BasicBuilder builder, HttpRequest request, RequestTags tags) {
     String method = request.method() == null ? "GET" : request.method().toUpperCase(Locale.ROOT);
-    if (!READS.contains(method)) {
-      check.beforeWrite(method, request.uri().getRawPath());
+    if (READS.contains(method)) {
+      return;
     }
+    String path = request.uri().getRawPath();
+    check.beforeWrite(method, path);
+    String contentType = contentType(request);
+    String body = request.bodyString();
+    String toSend = check.bodyToSend(method, path, contentType, body);
+    if (Objects.equals(toSend, body)) {
+      return;
+    }
+    // fabric8 7.4 to 8.0 hand each interceptor the StandardHttpRequest.Builder the attempt is built from, whose
+    // method(method, contentType, body) replaces the body: the request is sent with the one the check returned.
+    if (!(builder instanceof HttpRequest.Builder requestBuilder) || toSend == null) {
+      throw new KubernetesClientException("refused " + method + " " + path + ": the write gate's check changes its "
+          + "body, which this request (" + builder.getClass().getName() + ") cannot carry; the request was not sent");
+    }
+    requestBuilder.method(request.method(), contentType == null ? JSON : contentType, toSend);
+  }
+
+  /** The request's content type: fabric8 keeps it beside the headers, and sets the header only when it sends. */
+  private static String contentType(HttpRequest request) {
+    if (request instanceof StandardHttpRequest standard && standard.getContentType() != null) {
+      return standard.getContentType();
+    }
+    return request.header("Content-Type");
   }
 }

@@ -34,8 +34,12 @@ final class ShardOwnership {
     int running;
   }
 
-  /** A reconciliation that entered a shard: its shard and term, or none when the shard is not owned here. */
-  record Entry(int shard, LeadershipTerm term) {
+  /**
+   * A reconciliation that entered a shard: its shard and term, or none when the shard is not owned here; and the
+   * resource it is of, whose uid {@link ShardFence} makes that resource's writes conditional on (null: none, the
+   * resource has no uid).
+   */
+  record Entry(int shard, LeadershipTerm term, UidPrecondition primary) {
     boolean owned() {
       return term != null;
     }
@@ -130,15 +134,16 @@ final class ShardOwnership {
     try {
       shard = shards.shardOf(resource);
     } catch (IllegalArgumentException noUid) {
-      return new Entry(-1, null);
+      return new Entry(-1, null, null);
     }
+    UidPrecondition primary = UidPrecondition.of(resource);
     Slot slot = slots[shard];
     synchronized (slot) {
       if (slot.term == null || !slot.term.isValid()) {
-        return new Entry(shard, null);
+        return new Entry(shard, null, primary);
       }
       slot.running++;
-      return new Entry(shard, slot.term);
+      return new Entry(shard, slot.term, primary);
     }
   }
 

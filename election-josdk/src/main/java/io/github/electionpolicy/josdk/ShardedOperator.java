@@ -74,7 +74,11 @@ import org.slf4j.LoggerFactory;
  * reconciliation fails as for any failed call (JOSDK retries it, and a retry of a shard that moved away is skipped). A
  * replica that does not own the shard sends nothing: the finalizer JOSDK adds before it calls any reconciler, on every
  * replica whose cache has the resource, is refused (with a {@code KubernetesClientException} that says the shard is
- * not owned here) everywhere but on the owner. Reads pass, and so do writes made outside any reconciliation. Like
+ * not owned here) everywhere but on the owner. A write of the resource being reconciled itself (its path, its status
+ * or scale) is sent on the condition that the object under its name still has the uid the reconciliation began with,
+ * which the API server checks: shards go by uid and JOSDK writes by name, so a write that outlives the object must
+ * not land on another one made under its name (docs/sharding.md says how each kind of write carries the uid, and the
+ * case kube-apiserver does not check). Reads pass, and so do writes made outside any reconciliation. Like
  * every write gate, the view makes no automatic retries, for reads either (informers' lists and watches included): a
  * failed request fails at once, and JOSDK's retry or fabric8's informer takes it from there. {@link
  * #clientFor(HasMetadata)} is the resource's shard's own {@link WriteGate}, for writes outside JOSDK's reconciliation

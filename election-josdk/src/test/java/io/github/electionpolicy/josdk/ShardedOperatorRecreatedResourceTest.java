@@ -1,8 +1,12 @@
 package io.github.electionpolicy.josdk;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
+import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinitionBuilder;
 import io.fabric8.kubernetes.client.ConfigBuilder;
+import io.fabric8.kubernetes.client.dsl.NonDeletingOperation;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.utils.Utils;
@@ -32,8 +36,9 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import org.junit.jupiter.api.Disabled;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
@@ -48,13 +53,24 @@ class ShardedOperatorRecreatedResourceTest {
   final LeaseApiExtension api = LeaseApiExtension.create();
 
   static final Shards SHARDS = Shards.of(2);
+  // Static, as the reconciler reads them; each test begins with fresh ones.
   static final AtomicBoolean HOLD_A = new AtomicBoolean(true);
-  static final CountDownLatch A_HELD = new CountDownLatch(1);
-  static final CountDownLatch A_RELEASE = new CountDownLatch(1);
-  static final CountDownLatch A_DONE = new CountDownLatch(1);
+  static volatile CountDownLatch A_HELD;
+  static volatile CountDownLatch A_RELEASE;
+  static volatile CountDownLatch A_DONE;
   /** gadget name -> the replica reconciling it now; and every overlap seen. */
   static final Map<String, String> IN_PROGRESS = new ConcurrentHashMap<>();
   static final List<String> OVERLAPS = new CopyOnWriteArrayList<>();
+
+  @BeforeEach
+  void freshLatches() {
+    HOLD_A.set(true);
+    A_HELD = new CountDownLatch(1);
+    A_RELEASE = new CountDownLatch(1);
+    A_DONE = new CountDownLatch(1);
+    IN_PROGRESS.clear();
+    OVERLAPS.clear();
+  }
 
   @ControllerConfiguration(informer = @Informer(namespaces = Constants.WATCH_CURRENT_NAMESPACE))
   static final class Stamping implements Reconciler<Gadget> {
@@ -98,8 +114,22 @@ class ShardedOperatorRecreatedResourceTest {
     }
   }
 
-  /** Creates g-0 with a uid of {@code shard} (the embedded server numbers uids with fabric8's counter). */
+  /**
+   * Creates g-0 with a uid of {@code shard}: the embedded server numbers uids with fabric8's counter, set here; a real
+   * one's are random, so g-0 is made again until its uid falls in the shard.
+   */
   private Gadget createInShard(int shard) {
+    if (!api.isEmbedded()) {
+      while (true) {
+        Gadget created = api.client().resources(Gadget.class).inNamespace(api.namespace())
+            .resource(Gadget.named(api.namespace(), "g-0")).create();
+        if (SHARDS.shardOf(created) == shard) {
+          return created;
+        }
+        api.client().resource(created).delete();
+        awaitGone();
+      }
+    }
     Random random = new Random();
     long next;
     do {
@@ -112,7 +142,30 @@ class ShardedOperatorRecreatedResourceTest {
     return created;
   }
 
-  private ShardedOperator operator(String identity, List<KubernetesClient> clients) {
+  private void awaitGone() {
+    Await.until("g-0 is gone", () -> api.client().resources(Gadget.class).inNamespace(api.namespace())
+        .withName("g-0").get() == null, Duration.ofSeconds(30));
+  }
+
+  /** On a real server ({@code -Delection.it.kubeconfig}): the Gadget CRD, with its status subresource. */
+  private void gadgetDefinition() {
+    CustomResourceDefinition crd = new CustomResourceDefinitionBuilder()
+        .withNewMetadata().withName("gadgets.example.electionpolicy.io").endMetadata()
+        .withNewSpec().withGroup("example.electionpolicy.io").withScope("Namespaced")
+        .withNewNames().withKind("Gadget").withPlural("gadgets").withSingular("gadget").endNames()
+        .addNewVersion().withName("v1").withServed(true).withStorage(true)
+        .withNewSubresources().withNewStatus().endStatus().endSubresources()
+        .withNewSchema().withNewOpenAPIV3Schema().withType("object").withXKubernetesPreserveUnknownFields(true)
+        .endOpenAPIV3Schema().endSchema().endVersion()
+        .endSpec().build();
+    api.client().apiextensions().v1().customResourceDefinitions().resource(crd)
+        .createOr(NonDeletingOperation::update);
+    api.client().apiextensions().v1().customResourceDefinitions().withName(crd.getMetadata().getName())
+        .waitUntilCondition(c -> c != null && c.getStatus() != null && c.getStatus().getConditions().stream()
+            .anyMatch(k -> "Established".equals(k.getType()) && "True".equals(k.getStatus())), 1, TimeUnit.MINUTES);
+  }
+
+  private ShardedOperator operator(String identity, boolean ssa, List<KubernetesClient> clients) {
     KubernetesClient client = api.replica(identity).client();
     KubernetesClient operatorClient = new KubernetesClientBuilder().withConfig(new ConfigBuilder(
         client.getConfiguration()).withHttp2Disable(true).build()).build();
@@ -120,7 +173,7 @@ class ShardedOperatorRecreatedResourceTest {
     return ShardedOperator.builder()
         .client(operatorClient)
         .shards(2)
-        .configuration(o -> o.withUseSSAToPatchPrimaryResource(false).withMetrics(new Metrics() {
+        .configuration(o -> o.withUseSSAToPatchPrimaryResource(ssa).withMetrics(new Metrics() {
           @Override
           public void reconciliationFinished(HasMetadata resource, RetryInfo retryInfo, Map<String, Object> metadata) {
             if (identity.equals("pod-a") && A_RELEASE.getCount() == 0) {
@@ -132,17 +185,23 @@ class ShardedOperatorRecreatedResourceTest {
         .start();
   }
 
-  @Test
-  @Disabled("Finding (review r2, 4), not fixed: red. The fence checks a write against the shard of the reconciliation "
-      + "that sends it, not of the object it lands on; JOSDK writes by name, and its status patch carries no "
-      + "resourceVersion, so the last write of a reconciliation of a deleted object lands on the object created again "
-      + "under its name, whose uid may be in a shard another replica owns. A fix needs a uid precondition on such "
-      + "writes (the fence would have to add the reconciled object's uid to each body); docs/sharding.md states the "
-      + "limit meanwhile.")
-  void aReconciliationOfAnObjectGoneDoesNotWriteTheObjectMadeUnderItsNameInAShardOwnedElsewhere() throws Exception {
+  /**
+   * JOSDK's status patch: with {@code useSSAToPatchPrimaryResource(false)} a JSON Patch of the status without a
+   * resourceVersion, which the fence begins with a {@code test} of the uid; with JOSDK's default ({@code true}) a
+   * server-side apply of the status with the resource the reconciler returned, whose uid the fence sets.
+   */
+  @ParameterizedTest(name = "useSSAToPatchPrimaryResource={0}")
+  @ValueSource(booleans = {false, true})
+  void aReconciliationOfAnObjectGoneDoesNotWriteTheObjectMadeUnderItsNameInAShardOwnedElsewhere(boolean ssa)
+      throws Exception {
+    assumeTrue(!ssa || !api.isEmbedded(), "the embedded server answers a server-side apply with 415 Unsupported "
+        + "Media Type: run with -Delection.it.kubeconfig=PATH for a real one");
+    if (!api.isEmbedded()) {
+      gadgetDefinition();
+    }
     List<KubernetesClient> clients = new CopyOnWriteArrayList<>();
-    ShardedOperator a = operator("pod-a", clients);
-    ShardedOperator b = operator("pod-b", clients);
+    ShardedOperator a = operator("pod-a", ssa, clients);
+    ShardedOperator b = operator("pod-b", ssa, clients);
     try {
       a.start(0, TestTerms.valid("pod-a"));
       b.start(1, TestTerms.valid("pod-b"));
@@ -150,8 +209,7 @@ class ShardedOperatorRecreatedResourceTest {
       assertThat(A_HELD.await(30, TimeUnit.SECONDS)).as("pod-a reconciles the first g-0").isTrue();
 
       api.client().resource(first).delete();
-      Await.until("the first g-0 is gone", () -> api.client().resources(Gadget.class).inNamespace(api.namespace())
-          .withName("g-0").get() == null, Duration.ofSeconds(30));
+      awaitGone();
       Gadget second = createInShard(1);
       Await.until("pod-b wrote the second g-0's status", () -> {
         Gadget read = api.client().resources(Gadget.class).inNamespace(api.namespace()).withName("g-0").get();

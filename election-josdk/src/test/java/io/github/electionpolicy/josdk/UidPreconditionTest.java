@@ -1,0 +1,135 @@
+package io.github.electionpolicy.josdk;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.api.model.Namespace;
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import io.github.electionpolicy.josdk.sample.Gadget;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What the fence makes of a write of the reconciled resource: which paths are the resource's, and the body sent for
+ * each content type fabric8 and JOSDK send (read back as JSON, as the API server reads it).
+ */
+class UidPreconditionTest {
+
+  private static final String UID = "6f1c8a52-0000-4000-8000-000000000001";
+  private static final String GADGET = "/apis/example.electionpolicy.io/v1/namespaces/shop/gadgets/g-0";
+  private static final KubernetesSerialization JSON = new KubernetesSerialization();
+
+  private static UidPrecondition gadget() {
+    Gadget gadget = Gadget.named("shop", "g-0");
+    gadget.getMetadata().setUid(UID);
+    return UidPrecondition.of(gadget);
+  }
+
+  @Test
+  void theResourceIsItsGroupPluralNamespaceNameAndUid() {
+    assertThat(gadget()).isEqualTo(new UidPrecondition("example.electionpolicy.io", "gadgets", "shop", "g-0", UID));
+    ConfigMap configMap = new ConfigMapBuilder().withNewMetadata().withNamespace("shop").withName("orders")
+        .withUid(UID).endMetadata().build();
+    assertThat(UidPrecondition.of(configMap)).isEqualTo(new UidPrecondition("", "configmaps", "shop", "orders", UID));
+    assertThat(UidPrecondition.of(Gadget.named("shop", "no-uid-yet"))).as("a resource without a uid").isNull();
+  }
+
+  @Test
+  void itsPathsAreItsOwnStatusAndScaleInAnyVersionOfItsGroup() {
+    UidPrecondition gadget = gadget();
+    assertThat(gadget.isPathOf(GADGET)).isTrue();
+    assertThat(gadget.isPathOf(GADGET + "/status")).isTrue();
+    assertThat(gadget.isPathOf(GADGET + "/scale")).isTrue();
+    assertThat(gadget.isPathOf("/apis/example.electionpolicy.io/v2/namespaces/shop/gadgets/g-0")).isTrue();
+
+    assertThat(gadget.isPathOf(GADGET + "-other")).as("another name").isFalse();
+    assertThat(gadget.isPathOf("/apis/example.electionpolicy.io/v1/namespaces/shop/gadgets")).as("the list")
+        .isFalse();
+    assertThat(gadget.isPathOf("/apis/example.electionpolicy.io/v1/namespaces/other/gadgets/g-0")).isFalse();
+    assertThat(gadget.isPathOf("/apis/other.example/v1/namespaces/shop/gadgets/g-0")).as("another group").isFalse();
+    assertThat(gadget.isPathOf("/apis/example.electionpolicy.io/v1/namespaces/shop/widgets/g-0")).isFalse();
+    assertThat(gadget.isPathOf("/api/v1/namespaces/shop/gadgets/g-0")).as("the core group").isFalse();
+    assertThat(gadget.isPathOf(GADGET + "/eviction")).as("another subresource").isFalse();
+    assertThat(gadget.isPathOf(GADGET + "/status/more")).isFalse();
+    assertThat(gadget.isPathOf(null)).isFalse();
+
+    UidPrecondition configMap = new UidPrecondition("", "configmaps", "shop", "orders", UID);
+    assertThat(configMap.isPathOf("/api/v1/namespaces/shop/configmaps/orders")).isTrue();
+    assertThat(configMap.isPathOf("/apis/apps/v1/namespaces/shop/configmaps/orders")).isFalse();
+
+    Namespace ns = new NamespaceBuilder().withNewMetadata().withName("shop").withUid(UID).endMetadata().build();
+    UidPrecondition namespace = UidPrecondition.of(ns);
+    assertThat(namespace.isPathOf("/api/v1/namespaces/shop")).as("a cluster-scoped resource").isTrue();
+    assertThat(namespace.isPathOf("/api/v1/namespaces/shop/status")).isTrue();
+    assertThat(namespace.isPathOf("/api/v1/namespaces/shop/configmaps/orders")).isFalse();
+  }
+
+  @Test
+  void aJsonPatchBeginsWithATestOfTheUid() {
+    String sent = gadget().withUid("PATCH", GADGET + "/status", "application/json-patch+json",
+        "[{\"op\":\"add\",\"path\":\"/status\",\"value\":{\"reconciledBy\":\"pod-a\"}}]");
+
+    assertThat(JSON.unmarshal(sent, List.class)).containsExactly(
+        Map.of("op", "test", "path", "/metadata/uid", "value", UID),
+        Map.of("op", "add", "path", "/status", "value", Map.of("reconciledBy", "pod-a")));
+  }
+
+  @Test
+  void aMergePatchAStrategicMergePatchAndAnApplySetTheUid() {
+    for (String type : List.of("application/merge-patch+json", "application/strategic-merge-patch+json",
+        "application/apply-patch+yaml", "application/merge-patch+json; charset=utf-8")) {
+      String sent = gadget().withUid("PATCH", GADGET, type,
+          "{\"apiVersion\":\"example.electionpolicy.io/v1\",\"kind\":\"Gadget\",\"metadata\":{\"name\":\"g-0\","
+              + "\"uid\":\"another\",\"resourceVersion\":\"7\"},\"status\":{\"reconciledBy\":\"pod-a\"}}");
+
+      assertThat(JSON.unmarshal(sent, Map.class)).as(type).isEqualTo(Map.of(
+          "apiVersion", "example.electionpolicy.io/v1", "kind", "Gadget",
+          "metadata", Map.of("name", "g-0", "uid", UID, "resourceVersion", "7"),
+          "status", Map.of("reconciledBy", "pod-a")));
+    }
+    assertThat(JSON.unmarshal(gadget().withUid("PATCH", GADGET, "application/merge-patch+json",
+        "{\"spec\":{\"color\":\"red\"}}"), Map.class)).as("a patch without metadata")
+        .isEqualTo(Map.of("spec", Map.of("color", "red"), "metadata", Map.of("uid", UID)));
+  }
+
+  @Test
+  void aPutSetsTheUid() {
+    String sent = gadget().withUid("PUT", GADGET + "/status", "application/json",
+        "{\"kind\":\"Gadget\",\"metadata\":{\"name\":\"g-0\",\"resourceVersion\":\"7\"},\"status\":{}}");
+
+    assertThat(JSON.unmarshal(sent, Map.class)).isEqualTo(Map.of("kind", "Gadget",
+        "metadata", Map.of("name", "g-0", "resourceVersion", "7", "uid", UID), "status", Map.of()));
+  }
+
+  @Test
+  void aDeleteCarriesAUidPrecondition() {
+    assertThat(JSON.unmarshal(gadget().withUid("DELETE", GADGET, "application/json",
+        "{\"apiVersion\":\"v1\",\"kind\":\"DeleteOptions\",\"propagationPolicy\":\"Background\"}"), Map.class))
+        .isEqualTo(Map.of("apiVersion", "v1", "kind", "DeleteOptions", "propagationPolicy", "Background",
+            "preconditions", Map.of("uid", UID)));
+    assertThat(JSON.unmarshal(gadget().withUid("DELETE", GADGET, null, null), Map.class)).as("no body")
+        .isEqualTo(Map.of("apiVersion", "v1", "kind", "DeleteOptions", "preconditions", Map.of("uid", UID)));
+  }
+
+  @Test
+  void aBodyOrPatchTypeItCannotMakeConditionalIsRefusedNotSentWithoutTheCondition() {
+    assertThatThrownBy(() -> gadget().withUid("PATCH", GADGET, "application/x-unknown-patch", "{}"))
+        .isInstanceOf(KubernetesClientException.class)
+        .hasMessageContaining("refused PATCH " + GADGET).hasMessageContaining("uid " + UID)
+        .hasMessageContaining("the request was not sent");
+    assertThatThrownBy(() -> gadget().withUid("PATCH", GADGET, "application/json-patch+json", "{\"op\":\"add\"}"))
+        .isInstanceOf(KubernetesClientException.class).hasMessageContaining("its body could not be read");
+    assertThatThrownBy(() -> gadget().withUid("PUT", GADGET, "application/json", null))
+        .isInstanceOf(KubernetesClientException.class).hasMessageContaining("not a JSON object");
+  }
+
+  @Test
+  void anotherMethodIsSentAsItIs() {
+    assertThat(gadget().withUid("POST", GADGET, "application/json", "{\"a\":1}")).isEqualTo("{\"a\":1}");
+  }
+}
