@@ -794,4 +794,89 @@ class LaneExecutorTest {
     assertThat(lanes.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
     assertThat(real.isTerminated()).isTrue();
   }
+  /**
+   * A task handed over while {@code shutdownNow()} runs, which the pool refuses (its freed thread not back yet) just
+   * before that call shuts the pool down, is one {@code execute} accepted: {@code shutdownNow()} must return it, or it
+   * must run (interrupted, as the pool's own would be). It may not wait in its lane after termination, where nothing
+   * feeds it any more and nothing returns it.
+   */
+  @Test
+  void aTaskThePoolRefusesWhileShutdownNowRunsIsReturnedOrRun() throws InterruptedException {
+    CountDownLatch handing = new CountDownLatch(1);
+    CountDownLatch stopping = new CountDownLatch(1);
+    CountDownLatch looked = new CountDownLatch(1);
+    Thread[] informer = new Thread[1];
+    ExecutorService notBackYet = new AbstractExecutorService() {
+      private volatile boolean shut;
+
+      @Override
+      public void execute(Runnable task) {
+        if (shut) {
+          throw new RejectedExecutionException("shut down");
+        }
+        handing.countDown();
+        awaitUninterruptibly(stopping); // shutdownNow() began: its flags are set, its lanes drained
+        throw new RejectedExecutionException("no thread back in the pool yet");
+      }
+
+      @Override
+      public boolean isShutdown() {
+        boolean seen = shut;
+        if (Thread.currentThread() == informer[0] && stopping.getCount() == 0) {
+          looked.countDown(); // the refused hand looked: the pool was not shut down yet
+        }
+        return seen;
+      }
+
+      @Override
+      public List<Runnable> shutdownNow() {
+        stopping.countDown();
+        awaitUninterruptibly(looked);
+        shut = true;
+        return List.of();
+      }
+
+      @Override
+      public void shutdown() {
+        shut = true;
+      }
+
+      @Override
+      public boolean isTerminated() {
+        return shut;
+      }
+
+      @Override
+      public boolean awaitTermination(long timeout, TimeUnit unit) {
+        return shut;
+      }
+    };
+    LaneExecutor lanes = new LaneExecutor(notBackYet, 1);
+    Runnable reconciliation = task("o1");
+    informer[0] = new Thread(() -> lanes.execute(reconciliation));
+    informer[0].start();
+    assertThat(handing.await(30, TimeUnit.SECONDS)).as("o1 handed to the pool").isTrue();
+    List<Runnable> returned = lanes.shutdownNow();
+    informer[0].join();
+    assertThat(lanes.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
+    assertThat(returned.contains(reconciliation) || ran.contains("o1"))
+        .as("o1 returned by shutdownNow() %s or run %s; waiting in its lane after termination: %s", returned, ran,
+            lanes.waiting())
+        .isTrue();
+  }
+
+  private static void awaitUninterruptibly(CountDownLatch latch) {
+    boolean interrupted = false;
+    while (true) {
+      try {
+        latch.await();
+        break;
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+  }
 }
