@@ -17,6 +17,7 @@ import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import io.github.electionpolicy.testsupport.Await;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -863,6 +864,81 @@ class LaneExecutorTest {
         .as("o1 returned by shutdownNow() %s or run %s; waiting in its lane after termination: %s", returned, ran,
             lanes.waiting())
         .isTrue();
+  }
+
+  /**
+   * While the pool refuses every hand-over for a while (its threads taken by other work: a pool shared with it, or one
+   * that cannot start a thread), the tasks submitted meanwhile wait in their lanes and are handed over again, sooner
+   * first, then every 64 ms: one retry at a time, as a sharded runner's own lanes are retried (ShardListeners,
+   * RunnerCallbacks), not one more chain of retries for each task submitted, each polling the pool 15 times a second
+   * for as long as it refuses. Once the pool takes them, every task runs once and the retries end.
+   */
+  @Test
+  void whileThePoolRefusesTheWaitingTasksAreHandedOverAgainByOneRetryNotOnePerSubmit() throws InterruptedException {
+    ExecutorService threads = Executors.newFixedThreadPool(4);
+    AtomicInteger retried = new AtomicInteger();
+    Thread submitter = Thread.currentThread();
+    boolean[] full = {true};
+    ExecutorService shared = new AbstractExecutorService() {
+      @Override
+      public void execute(Runnable task) {
+        synchronized (full) {
+          if (full[0]) {
+            if (Thread.currentThread() != submitter) {
+              retried.incrementAndGet();
+            }
+            throw new RejectedExecutionException("every thread taken by other work");
+          }
+        }
+        threads.execute(task);
+      }
+
+      @Override
+      public void shutdown() {
+        threads.shutdown();
+      }
+
+      @Override
+      public List<Runnable> shutdownNow() {
+        return threads.shutdownNow();
+      }
+
+      @Override
+      public boolean isShutdown() {
+        return threads.isShutdown();
+      }
+
+      @Override
+      public boolean isTerminated() {
+        return threads.isTerminated();
+      }
+
+      @Override
+      public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
+        return threads.awaitTermination(timeout, unit);
+      }
+    };
+    LaneExecutor lanes = new LaneExecutor(shared, 4);
+    AtomicInteger ranOnce = new AtomicInteger();
+    try {
+      for (int i = 0; i < 100; i++) {
+        lanes.execute(ranOnce::incrementAndGet); // an informer's event each, while the pool refuses
+      }
+      assertThat(Await.holds(() -> retried.get() >= 300, java.time.Duration.ofSeconds(2)))
+          .as("300 hand-overs retried within 2 s while the pool refuses (one retry every 64 ms makes about 30)")
+          .isFalse();
+      synchronized (full) {
+        full[0] = false;
+      }
+      Await.until("the 100 tasks ran once the pool took them", () -> ranOnce.get() == 100);
+      assertThat(lanes.waiting()).isZero();
+    } finally {
+      synchronized (full) {
+        full[0] = false;
+      }
+      lanes.shutdownNow();
+      threads.shutdownNow();
+    }
   }
 
   private static void awaitUninterruptibly(CountDownLatch latch) {
