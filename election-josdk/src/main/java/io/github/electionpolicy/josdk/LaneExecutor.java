@@ -59,6 +59,10 @@ final class LaneExecutor extends AbstractExecutorService {
   private final Object lock = new Object();
   // The delay of the next feedSoon: 1 ms again after each hand-over the pool took.
   private volatile long refeedMillis = 1;
+  // Whether a feedSoon is scheduled and has not begun: one at a time, however many hand-overs the pool refuses
+  // meanwhile (each refused task waits in its lane, where that one feeds it), not one more for each.
+  private final java.util.concurrent.atomic.AtomicBoolean refeedScheduled =
+      new java.util.concurrent.atomic.AtomicBoolean();
   // The lane of the move this thread is firing, if any.
   private final ThreadLocal<Lane> move = new ThreadLocal<>();
   // The task this thread hands to the pool, while inside the pool's execute: a pool that runs a task it cannot take on
@@ -195,12 +199,18 @@ final class LaneExecutor extends AbstractExecutorService {
   /**
    * Feeds the pool again soon, on a thread of the JDK's, none of JOSDK's monitors held: a millisecond after the first
    * refusal, twice as long after each next one in a row (at most 64 ms), so that a pool that stays full is not polled
-   * a thousand times a second.
+   * a thousand times a second; one at a time, whatever number of refusals it feeds again.
    */
   private void feedSoon() {
+    if (!refeedScheduled.compareAndSet(false, true)) {
+      return; // the one scheduled feeds this refusal's task too: it was put back before this look
+    }
     long delay = refeedMillis; // a race of two refusals only makes one of them wait as long as the other
     refeedMillis = Math.min(64, delay * 2);
-    java.util.concurrent.CompletableFuture.delayedExecutor(delay, TimeUnit.MILLISECONDS).execute(() -> runHere(feed(false)));
+    java.util.concurrent.CompletableFuture.delayedExecutor(delay, TimeUnit.MILLISECONDS).execute(() -> {
+      refeedScheduled.set(false); // before the feed: a refusal from now on schedules the next one
+      runHere(feed(false));
+    });
   }
 
   /**
