@@ -207,10 +207,15 @@ final class LaneExecutor extends AbstractExecutorService {
     }
     long delay = refeedMillis; // a race of two refusals only makes one of them wait as long as the other
     refeedMillis = Math.min(64, delay * 2);
-    java.util.concurrent.CompletableFuture.delayedExecutor(delay, TimeUnit.MILLISECONDS).execute(() -> {
-      refeedScheduled.set(false); // before the feed: a refusal from now on schedules the next one
-      runHere(feed(false));
-    });
+    try {
+      java.util.concurrent.CompletableFuture.delayedExecutor(delay, TimeUnit.MILLISECONDS).execute(() -> {
+        refeedScheduled.set(false); // before the feed: a refusal from now on schedules the next one
+        runHere(feed(false));
+      });
+    } catch (RuntimeException | Error notScheduled) { // no thread for the timer: the next refusal tries again
+      refeedScheduled.set(false);
+      throw notScheduled;
+    }
   }
 
   /**
