@@ -79,6 +79,8 @@ final class LaneExecutor extends AbstractExecutorService {
   // shutdownNow interrupts them, as the pool does its own); hands to the pool under way; the lifecycle.
   private int inFlight;
   private int handing;
+  // Guarded by lock: of those hands, the ones running their task inside the pool's execute (runOnCaller).
+  private int handsRunningTask;
   private final List<RunHere> runningHere = new ArrayList<>();
   private boolean shutdown;
   private boolean delegateShutdown;
@@ -278,6 +280,11 @@ final class LaneExecutor extends AbstractExecutorService {
         synchronized (lock) {
           ended();
           quiet = delegateShutdown;
+          if (stoppedNow) {
+            // Refused by a pool that shutdownNow() shut down: never run, returned by it (it waits for this hand).
+            next.lane.pushFront(next.task, ready);
+            quiet = true;
+          }
         }
         if (!quiet) {
           LOG.error("The reconciliation executor rejected a reconciliation, which is dropped: JOSDK counts its resource "
@@ -291,6 +298,7 @@ final class LaneExecutor extends AbstractExecutorService {
         }
         synchronized (lock) {
           handing--;
+          lock.notifyAll(); // shutdownNow may wait for it
         }
       }
     }
@@ -334,6 +342,25 @@ final class LaneExecutor extends AbstractExecutorService {
       } else {
         waiting.add(queued);
       }
+    }
+    // A hand under way (not one running its task inside the pool's execute, which may take long) that the pool
+    // refuses puts its task back in its lane: it never runs, and is returned here, once the hand ended.
+    boolean interrupted = false;
+    synchronized (lock) {
+      while (handing > handsRunningTask) {
+        try {
+          lock.wait();
+        } catch (InterruptedException e) {
+          interrupted = true;
+        }
+      }
+      for (Lane lane : ready) {
+        lane.drainTo(waiting);
+      }
+      ready.clear();
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
     }
     return waiting;
   }
@@ -534,6 +561,7 @@ final class LaneExecutor extends AbstractExecutorService {
       boolean before = Thread.currentThread().isInterrupted();
       synchronized (lock) {
         here = beginHere();
+        handsRunningTask++;
       }
       try {
         task.run();
@@ -548,6 +576,7 @@ final class LaneExecutor extends AbstractExecutorService {
         boolean poolStopping = left && delegate.isShutdown();
         synchronized (lock) {
           ended();
+          handsRunningTask--;
           endHere(here);
           if (left && (poolStopping || stoppedNow)) {
             Thread.currentThread().interrupt();

@@ -3,6 +3,7 @@ package io.github.electionpolicy.josdk;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.github.electionpolicy.testsupport.Await;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -17,8 +18,6 @@ import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import io.github.electionpolicy.testsupport.Await;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -803,12 +802,6 @@ class LaneExecutorTest {
    * feeds it any more and nothing returns it.
    */
   @Test
-  @Disabled("Finding: red because a hand-over the pool refuses after shutdownNow() drained the lanes, and before it shut "
-      + "the pool down, is put back first in its lane (6560d24: no longer run on the handing thread), where nothing "
-      + "feeds it (delegateShutdown) and nothing returns it: neither run nor returned, waiting() stays 1 after "
-      + "termination. (A refusal seen after the pool's shutdownNow is dropped quietly, as lost.) Fix: shutdownNow waits, "
-      + "under the lock, for the hands under way that run no task on the caller, then drains the lanes again; a refused "
-      + "hand seeing stoppedNow puts its task back all the same")
   void aTaskThePoolRefusesWhileShutdownNowRunsIsReturnedOrRun() throws InterruptedException {
     CountDownLatch handing = new CountDownLatch(1);
     CountDownLatch stopping = new CountDownLatch(1);
