@@ -34,9 +34,10 @@ import java.util.Objects;
  * never ends (it catches exceptions only), which would keep the resource from being reconciled again.
  * The entry is kept on the reconciliation's thread between the calls, where {@link ShardFence} reads it to check the
  * writes the reconciliation sends. A reconciliation may begin inside another on the same thread, while the outer one's
- * reconciler runs (a pool with a {@code CallerRunsPolicy} runs the task an event submits on the submitting thread):
- * the entries are kept innermost last, and each reconciliation exits only its own, so the outer one still counts
- * as running, and its writes are still checked, once the inner one finished (review r2, findings 1 and 2). Thread-safe: JOSDK calls it from its
+ * reconciler runs, its {@code updateErrorStatus} included (a pool with a {@code CallerRunsPolicy} runs the task an
+ * event submits on the submitting thread): the entries are kept innermost last, and each reconciliation exits only
+ * its own (its resource's, as its {@code reconciliationFinished} names it), so the outer one still counts as running,
+ * and its writes are still checked, once the inner one finished (review r2, findings 1 and 2; review h-attack). Thread-safe: JOSDK calls it from its
  * reconciliation threads; the user's metrics are called as JOSDK would call them.
  */
 final class ShardGate implements Metrics {
