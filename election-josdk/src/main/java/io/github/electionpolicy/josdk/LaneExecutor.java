@@ -344,12 +344,18 @@ final class LaneExecutor extends AbstractExecutorService {
       }
     }
     // A hand under way (not one running its task inside the pool's execute, which may take long) that the pool
-    // refuses puts its task back in its lane: it never runs, and is returned here, once the hand ended.
+    // refuses puts its task back in its lane: it never runs, and is returned here, once the hand ended. Waited for a
+    // second at most: a pool whose rejection policy blocks the caller may never let it end.
     boolean interrupted = false;
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
     synchronized (lock) {
       while (handing > handsRunningTask) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          break;
+        }
         try {
-          lock.wait();
+          TimeUnit.NANOSECONDS.timedWait(lock, left);
         } catch (InterruptedException e) {
           interrupted = true;
         }
