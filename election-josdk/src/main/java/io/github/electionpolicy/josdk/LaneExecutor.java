@@ -59,6 +59,10 @@ final class LaneExecutor extends AbstractExecutorService {
   private final Object lock = new Object();
   // The delay of the next feedSoon: 1 ms again after each hand-over the pool took.
   private volatile long refeedMillis = 1;
+  // Whether a feedSoon is scheduled and has not begun: one at a time, however many hand-overs the pool refuses
+  // meanwhile (each refused task waits in its lane, where that one feeds it), not one more for each.
+  private final java.util.concurrent.atomic.AtomicBoolean refeedScheduled =
+      new java.util.concurrent.atomic.AtomicBoolean();
   // The lane of the move this thread is firing, if any.
   private final ThreadLocal<Lane> move = new ThreadLocal<>();
   // The task this thread hands to the pool, while inside the pool's execute: a pool that runs a task it cannot take on
@@ -75,6 +79,8 @@ final class LaneExecutor extends AbstractExecutorService {
   // shutdownNow interrupts them, as the pool does its own); hands to the pool under way; the lifecycle.
   private int inFlight;
   private int handing;
+  // Guarded by lock: of those hands, the ones running their task inside the pool's execute (runOnCaller).
+  private int handsRunningTask;
   private final List<RunHere> runningHere = new ArrayList<>();
   private boolean shutdown;
   private boolean delegateShutdown;
@@ -195,12 +201,23 @@ final class LaneExecutor extends AbstractExecutorService {
   /**
    * Feeds the pool again soon, on a thread of the JDK's, none of JOSDK's monitors held: a millisecond after the first
    * refusal, twice as long after each next one in a row (at most 64 ms), so that a pool that stays full is not polled
-   * a thousand times a second.
+   * a thousand times a second; one at a time, whatever number of refusals it feeds again.
    */
   private void feedSoon() {
+    if (!refeedScheduled.compareAndSet(false, true)) {
+      return; // the one scheduled feeds this refusal's task too: it was put back before this look
+    }
     long delay = refeedMillis; // a race of two refusals only makes one of them wait as long as the other
     refeedMillis = Math.min(64, delay * 2);
-    java.util.concurrent.CompletableFuture.delayedExecutor(delay, TimeUnit.MILLISECONDS).execute(() -> runHere(feed(false)));
+    try {
+      java.util.concurrent.CompletableFuture.delayedExecutor(delay, TimeUnit.MILLISECONDS).execute(() -> {
+        refeedScheduled.set(false); // before the feed: a refusal from now on schedules the next one
+        runHere(feed(false));
+      });
+    } catch (RuntimeException | Error notScheduled) { // no thread for the timer: the next refusal tries again
+      refeedScheduled.set(false);
+      throw notScheduled;
+    }
   }
 
   /**
@@ -263,6 +280,11 @@ final class LaneExecutor extends AbstractExecutorService {
         synchronized (lock) {
           ended();
           quiet = delegateShutdown;
+          if (stoppedNow) {
+            // Refused by a pool that shutdownNow() shut down: never run, returned by it (it waits for this hand).
+            next.lane.pushFront(next.task, ready);
+            quiet = true;
+          }
         }
         if (!quiet) {
           LOG.error("The reconciliation executor rejected a reconciliation, which is dropped: JOSDK counts its resource "
@@ -276,6 +298,7 @@ final class LaneExecutor extends AbstractExecutorService {
         }
         synchronized (lock) {
           handing--;
+          lock.notifyAll(); // shutdownNow may wait for it
         }
       }
     }
@@ -319,6 +342,31 @@ final class LaneExecutor extends AbstractExecutorService {
       } else {
         waiting.add(queued);
       }
+    }
+    // A hand under way (not one running its task inside the pool's execute, which may take long) that the pool
+    // refuses puts its task back in its lane: it never runs, and is returned here, once the hand ended. Waited for a
+    // second at most: a pool whose rejection policy blocks the caller may never let it end.
+    boolean interrupted = false;
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
+    synchronized (lock) {
+      while (handing > handsRunningTask) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          break;
+        }
+        try {
+          TimeUnit.NANOSECONDS.timedWait(lock, left);
+        } catch (InterruptedException e) {
+          interrupted = true;
+        }
+      }
+      for (Lane lane : ready) {
+        lane.drainTo(waiting);
+      }
+      ready.clear();
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
     }
     return waiting;
   }
@@ -519,6 +567,7 @@ final class LaneExecutor extends AbstractExecutorService {
       boolean before = Thread.currentThread().isInterrupted();
       synchronized (lock) {
         here = beginHere();
+        handsRunningTask++;
       }
       try {
         task.run();
@@ -533,6 +582,7 @@ final class LaneExecutor extends AbstractExecutorService {
         boolean poolStopping = left && delegate.isShutdown();
         synchronized (lock) {
           ended();
+          handsRunningTask--;
           endHere(here);
           if (left && (poolStopping || stoppedNow)) {
             Thread.currentThread().interrupt();

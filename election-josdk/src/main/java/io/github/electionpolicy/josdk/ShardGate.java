@@ -34,9 +34,10 @@ import java.util.Objects;
  * never ends (it catches exceptions only), which would keep the resource from being reconciled again.
  * The entry is kept on the reconciliation's thread between the calls, where {@link ShardFence} reads it to check the
  * writes the reconciliation sends. A reconciliation may begin inside another on the same thread, while the outer one's
- * reconciler runs (a pool with a {@code CallerRunsPolicy} runs the task an event submits on the submitting thread):
- * the entries are kept innermost last, and each reconciliation exits only its own, so the outer one still counts
- * as running, and its writes are still checked, once the inner one finished (review r2, findings 1 and 2). Thread-safe: JOSDK calls it from its
+ * reconciler runs, its {@code updateErrorStatus} included (a pool with a {@code CallerRunsPolicy} runs the task an
+ * event submits on the submitting thread): the entries are kept innermost last, and each reconciliation exits only
+ * its own (its resource's, as its {@code reconciliationFinished} names it), so the outer one still counts as running,
+ * and its writes are still checked, once the inner one finished (review r2, findings 1 and 2; review h-attack). Thread-safe: JOSDK calls it from its
  * reconciliation threads; the user's metrics are called as JOSDK would call them.
  */
 final class ShardGate implements Metrics {
@@ -57,13 +58,38 @@ final class ShardGate implements Metrics {
   private static final class Frame {
     final ShardOwnership.Entry entry;
     final boolean entered;
+    // The namespace/name of the resource its reconciliationStarted named (what its reconciliationFinished names
+    // again); null for a frame runAs carries.
+    final String resource;
     boolean running;
 
     Frame(ShardOwnership.Entry entry, boolean entered, boolean running) {
+      this(entry, entered, running, null);
+    }
+
+    Frame(ShardOwnership.Entry entry, boolean entered, boolean running, String resource) {
       this.entry = entry;
       this.entered = entered;
       this.running = running;
+      this.resource = resource;
     }
+
+    /** Whether this is the frame reconciliationStarted entered for {@code resource}. */
+    boolean enteredFor(String resource) {
+      return entered && resource != null && resource.equals(this.resource);
+    }
+  }
+
+  /**
+   * The namespace/name of {@code resource}: what identifies a reconciliation's frame, JOSDK reconciling a resource at
+   * most once at a time; null for none (JOSDK's reconciliationFinished after a run it skipped before its start: the
+   * resource gone from the cache).
+   */
+  private static String keyOf(HasMetadata resource) {
+    if (resource == null || resource.getMetadata() == null || resource.getMetadata().getName() == null) {
+      return null;
+    }
+    return resource.getMetadata().getNamespace() + "/" + resource.getMetadata().getName();
   }
 
   ShardGate(Metrics user, ShardOwnership ownership) {
@@ -90,12 +116,15 @@ final class ShardGate implements Metrics {
   @Override
   public void reconciliationStarted(HasMetadata resource, Map<String, Object> metadata) {
     java.util.ArrayDeque<Frame> stack = stack();
-    // A reconciliation begins inside another only while that one's reconciler runs here. One that is not running was
-    // never finished (never seen: JOSDK pairs the calls): exit it rather than keep its shard busy.
-    while (!stack.isEmpty() && !stack.peekLast().running && stack.peekLast().entered) {
+    String key = keyOf(resource);
+    // A reconciliation begins inside another while that one's reconciler runs here, or its updateErrorStatus (which
+    // JOSDK calls after timeControllerExecution returned), or JOSDK's own work after it: the outer one is still
+    // running, whatever its frame's running says. Only a frame of the same resource was never finished (never seen:
+    // JOSDK pairs the calls, and reconciles a resource once at a time): exit it rather than keep its shard busy.
+    while (!stack.isEmpty() && !stack.peekLast().running && stack.peekLast().enteredFor(key)) {
       ownership.exit(stack.removeLast().entry);
     }
-    stack.addLast(new Frame(ownership.enter(resource), true, false));
+    stack.addLast(new Frame(ownership.enter(resource), true, false, key));
     user.reconciliationStarted(resource, metadata);
   }
 
@@ -105,8 +134,10 @@ final class ShardGate implements Metrics {
       user.reconciliationFinished(resource, retryInfo, metadata);
     } finally {
       java.util.ArrayDeque<Frame> stack = stack();
-      // Its own frame only: never the reconciliation it ran inside, nor one runAs carries.
-      if (!stack.isEmpty() && stack.peekLast().entered && !stack.peekLast().running) {
+      // Its own frame only: never the reconciliation it ran inside (JOSDK calls reconciliationFinished also for a run
+      // it skipped before reconciliationStarted, the resource gone from the cache, naming no resource), nor one runAs
+      // carries.
+      if (!stack.isEmpty() && !stack.peekLast().running && stack.peekLast().enteredFor(keyOf(resource))) {
         ownership.exit(stack.removeLast().entry);
       }
       if (stack.isEmpty()) {

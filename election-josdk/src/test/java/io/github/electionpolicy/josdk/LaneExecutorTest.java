@@ -3,6 +3,7 @@ package io.github.electionpolicy.josdk;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.github.electionpolicy.testsupport.Await;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -793,5 +794,165 @@ class LaneExecutorTest {
     lanes.shutdown();
     assertThat(lanes.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
     assertThat(real.isTerminated()).isTrue();
+  }
+  /**
+   * A task handed over while {@code shutdownNow()} runs, which the pool refuses (its freed thread not back yet) just
+   * before that call shuts the pool down, is one {@code execute} accepted: {@code shutdownNow()} must return it, or it
+   * must run (interrupted, as the pool's own would be). It may not wait in its lane after termination, where nothing
+   * feeds it any more and nothing returns it.
+   */
+  @Test
+  void aTaskThePoolRefusesWhileShutdownNowRunsIsReturnedOrRun() throws InterruptedException {
+    CountDownLatch handing = new CountDownLatch(1);
+    CountDownLatch stopping = new CountDownLatch(1);
+    CountDownLatch looked = new CountDownLatch(1);
+    Thread[] informer = new Thread[1];
+    ExecutorService notBackYet = new AbstractExecutorService() {
+      private volatile boolean shut;
+
+      @Override
+      public void execute(Runnable task) {
+        if (shut) {
+          throw new RejectedExecutionException("shut down");
+        }
+        handing.countDown();
+        awaitUninterruptibly(stopping); // shutdownNow() began: its flags are set, its lanes drained
+        throw new RejectedExecutionException("no thread back in the pool yet");
+      }
+
+      @Override
+      public boolean isShutdown() {
+        boolean seen = shut;
+        if (Thread.currentThread() == informer[0] && stopping.getCount() == 0) {
+          looked.countDown(); // the refused hand looked: the pool was not shut down yet
+        }
+        return seen;
+      }
+
+      @Override
+      public List<Runnable> shutdownNow() {
+        stopping.countDown();
+        awaitUninterruptibly(looked);
+        shut = true;
+        return List.of();
+      }
+
+      @Override
+      public void shutdown() {
+        shut = true;
+      }
+
+      @Override
+      public boolean isTerminated() {
+        return shut;
+      }
+
+      @Override
+      public boolean awaitTermination(long timeout, TimeUnit unit) {
+        return shut;
+      }
+    };
+    LaneExecutor lanes = new LaneExecutor(notBackYet, 1);
+    Runnable reconciliation = task("o1");
+    informer[0] = new Thread(() -> lanes.execute(reconciliation));
+    informer[0].start();
+    assertThat(handing.await(30, TimeUnit.SECONDS)).as("o1 handed to the pool").isTrue();
+    List<Runnable> returned = lanes.shutdownNow();
+    informer[0].join();
+    assertThat(lanes.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
+    assertThat(returned.contains(reconciliation) || ran.contains("o1"))
+        .as("o1 returned by shutdownNow() %s or run %s; waiting in its lane after termination: %s", returned, ran,
+            lanes.waiting())
+        .isTrue();
+  }
+
+  /**
+   * While the pool refuses every hand-over for a while (its threads taken by other work: a pool shared with it, or one
+   * that cannot start a thread), the tasks submitted meanwhile wait in their lanes and are handed over again, sooner
+   * first, then every 64 ms: one retry at a time, as a sharded runner's own lanes are retried (ShardListeners,
+   * RunnerCallbacks), not one more chain of retries for each task submitted, each polling the pool 15 times a second
+   * for as long as it refuses. Once the pool takes them, every task runs once and the retries end.
+   */
+  @Test
+  void whileThePoolRefusesTheWaitingTasksAreHandedOverAgainByOneRetryNotOnePerSubmit() throws InterruptedException {
+    ExecutorService threads = Executors.newFixedThreadPool(4);
+    AtomicInteger retried = new AtomicInteger();
+    Thread submitter = Thread.currentThread();
+    boolean[] full = {true};
+    ExecutorService shared = new AbstractExecutorService() {
+      @Override
+      public void execute(Runnable task) {
+        synchronized (full) {
+          if (full[0]) {
+            if (Thread.currentThread() != submitter) {
+              retried.incrementAndGet();
+            }
+            throw new RejectedExecutionException("every thread taken by other work");
+          }
+        }
+        threads.execute(task);
+      }
+
+      @Override
+      public void shutdown() {
+        threads.shutdown();
+      }
+
+      @Override
+      public List<Runnable> shutdownNow() {
+        return threads.shutdownNow();
+      }
+
+      @Override
+      public boolean isShutdown() {
+        return threads.isShutdown();
+      }
+
+      @Override
+      public boolean isTerminated() {
+        return threads.isTerminated();
+      }
+
+      @Override
+      public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
+        return threads.awaitTermination(timeout, unit);
+      }
+    };
+    LaneExecutor lanes = new LaneExecutor(shared, 4);
+    AtomicInteger ranOnce = new AtomicInteger();
+    try {
+      for (int i = 0; i < 100; i++) {
+        lanes.execute(ranOnce::incrementAndGet); // an informer's event each, while the pool refuses
+      }
+      assertThat(Await.holds(() -> retried.get() >= 300, java.time.Duration.ofSeconds(2)))
+          .as("300 hand-overs retried within 2 s while the pool refuses (one retry every 64 ms makes about 30)")
+          .isFalse();
+      synchronized (full) {
+        full[0] = false;
+      }
+      Await.until("the 100 tasks ran once the pool took them", () -> ranOnce.get() == 100);
+      assertThat(lanes.waiting()).isZero();
+    } finally {
+      synchronized (full) {
+        full[0] = false;
+      }
+      lanes.shutdownNow();
+      threads.shutdownNow();
+    }
+  }
+
+  private static void awaitUninterruptibly(CountDownLatch latch) {
+    boolean interrupted = false;
+    while (true) {
+      try {
+        latch.await();
+        break;
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
   }
 }
