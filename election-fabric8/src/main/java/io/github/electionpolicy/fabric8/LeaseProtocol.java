@@ -415,7 +415,7 @@ final class LeaseProtocol {
     }
     s.role = Role.FOLLOWING;
     s.mine = null;
-    s.writeKnown();
+    s.contendingAfterLoss();
     s.lossLeftOwnWrite = false;
     s.lossAtRenewDeadline = false;
     s.observedAny = false;

@@ -123,12 +123,15 @@ final class LeaseProtocolAcquiring {
   /**
    * Whether a record naming this identity is this process's own last term, left by it: exactly what its last
    * confirmed write stored (same term and resourceVersion, so a restored copy of an older record does not
-   * count), or the term of a take whose answer never came (the server may have applied it).
+   * count), the term of a take whose answer never came (the server may have applied it), or exactly what a renewal
+   * of its lost term whose answer never came would have stored ({@link LeaseProtocolState#lostTermDoubts}: a renewal
+   * that landed after the renew deadline).
    */
   private static boolean isOwnLastTerm(LeaseProtocolState s, LeaseRecord record) {
     boolean lastWrite = record.sameTerm(s.lastWritten) && s.lastWritten.resourceVersion() != null
         && s.lastWritten.resourceVersion().equals(record.resourceVersion());
-    return lastWrite || record.sameTerm(s.lastAttempted);
+    return lastWrite || record.sameTerm(s.lastAttempted)
+        || record.heldBy(s.identity) && s.lostTermDoubts.stream().anyMatch(record::sameContent);
   }
 
   /**

@@ -114,6 +114,9 @@ final class LeaseProtocolState {
   // conditional on the same resourceVersion (mine's), so at most one did.
   LeaseRecord renewalInFlight;
   final List<LeaseRecord> renewalsInDoubt = new ArrayList<>();
+  // The renewals of a lost term still in doubt when this process contends again: the Lease showing one of them is this
+  // process's own last term, to take back at once (LeaseProtocolAcquiring#isOwnLastTerm), not another's to wait out.
+  final List<LeaseRecord> lostTermDoubts = new ArrayList<>();
 
   boolean closing;
   // Runs only to release a hand-over naming this process, never to take or lead (LeaseProtocol.declineHandOvers).
@@ -229,6 +232,19 @@ final class LeaseProtocolState {
   void writeKnown() {
     renewalInFlight = null;
     renewalsInDoubt.clear();
+    lostTermDoubts.clear();
+  }
+
+  /**
+   * A lost term is over and this process contends again: no renewal is in flight; those in doubt (and the one in flight,
+   * whose answer will not be heard) are kept as {@link #lostTermDoubts}, unless the term was left to expire because a
+   * service may still run (no last write then: it is waited out like any other holder's).
+   */
+  void contendingAfterLoss() {
+    renewalInDoubt();
+    List<LeaseRecord> doubts = lastWritten == null ? List.of() : List.copyOf(renewalsInDoubt);
+    writeKnown();
+    lostTermDoubts.addAll(doubts);
   }
 
   /**

@@ -182,4 +182,52 @@ class LeaseProtocolRecoveryTest {
 
     assertThat(step.action()).isInstanceOf(LeaseStep.Update.class);
   }
+
+  // ---- A RENEWAL THAT LANDED AFTER THE RENEW DEADLINE ----------------------------------------------------
+
+  /**
+   * Finding (seed 161464862175 of {@code SimulationSharding}, {@code SimulationShardingLateRenewal}): the last
+   * renewal before the renew deadline is sent with what is left of it (2 ms) as its timeout; the server applies it,
+   * its answer comes too late, and the term is lost at the deadline. Contending again, the process read the Lease,
+   * found its own identity under a record it had no confirmed write of, and waited it out as another process's
+   * (SAME_IDENTITY_WAITING): a whole lease duration more, during which every other replica, which saw the renewal,
+   * counted it live. A sharded member's membership Lease: its share stayed unowned that long.
+   *
+   * <p>Fixed: the renewals still in doubt when a lost term ends ({@link LeaseProtocolState#lostTermDoubts}) count
+   * as this process's own last term, exactly as stored (content and term), as a take whose answer never came
+   * does: it takes it back at once, a new term conditional on the version read. A restored copy of an older record
+   * still does not count (finding 5).
+   */
+  @Test
+  void aRenewalThatLandedAfterTheRenewDeadlineIsTakenBackAtOnce() {
+    LeaseProtocol protocol = new LeaseProtocol("me", LEASE, DEADLINE, RETRY, TIMEOUT, 42);
+    protocol.start(at(0));
+    LeaseStep take = protocol.answer(at(0), new Answer.Found(new LeaseRecord(null, 1, WALL, WALL, 6, "10")));
+    protocol.answer(at(0), written(take, "11"));
+    // Every renewal from then on times out; the server applies the last one (version 12) after its timeout.
+    long now = 0;
+    LeaseStep step = protocol.wake(at(RETRY / MS));
+    now = RETRY / MS;
+    LeaseRecord lastRenewal = null;
+    for (int i = 0; i < 100 && !(step.action() instanceof LeaseStep.HandleLoss); i++) {
+      if (step.action() instanceof LeaseStep.Update update) {
+        lastRenewal = update.record();
+        now = Math.max(now, update.answerByNanos() / MS);
+        step = protocol.answer(at(now), failed(FailureKind.OTHER));
+      } else {
+        now = Math.max(now, ((LeaseStep.Await) step.action()).untilNanos() / MS);
+        step = protocol.wake(at(now));
+      }
+    }
+    assertThat(step.action()).isInstanceOf(LeaseStep.HandleLoss.class);
+    assertThat(lastRenewal).isNotNull();
+
+    LeaseStep read = protocol.afterLoss(at(now), true);
+    assertThat(read.action()).isInstanceOf(LeaseStep.Read.class);
+    LeaseStep retake = protocol.answer(at(now + 5), new Answer.Found(lastRenewal.withResourceVersion("12")));
+
+    assertThat(retake.signals()).doesNotContain(new LeaseStep.Fact(FactKind.SAME_IDENTITY_WAITING, "me"));
+    assertThat(retake.action()).isInstanceOf(LeaseStep.Update.class);
+    assertThat(writtenRecord(retake).transitions()).as("a new term").isEqualTo(8);
+  }
 }

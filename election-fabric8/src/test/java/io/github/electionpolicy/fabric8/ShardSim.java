@@ -270,7 +270,8 @@ final class ShardSim {
     at(0, this::probe);
     while (!queue.isEmpty()) {
       Event event = queue.poll();
-      if (event.time() > config.endNanos()) {
+      // A run lasts until its fair share was checked for 3 s (the check is due later after a late hung callback).
+      if (event.time() > Math.max(config.endNanos(), checks.fairnessDueNanos() + 3_000_000_000L)) {
         break;
       }
       now = event.time();

@@ -62,6 +62,8 @@ final class ShardSimChecks {
   private final Set<String> stoppedTerms = new HashSet<>();
   private int disturbances;
   private long lastDisturbanceEnd;
+  // When the last callback the fault phase hung ran (ShardSim#hungDelay: up to the stop timeout and 3 leases after it).
+  private long lastHungEnd;
   private long lastDeath = Long.MIN_VALUE / 4;
   private long lastStart = Long.MIN_VALUE / 4;
   // When a list and watch that failed last listed again (a fault's or a start's during one): see gapFrom.
@@ -125,9 +127,27 @@ final class ShardSimChecks {
     }
   }
 
-  /** Fair share within: lease (the crashed member's Leases expire) twice, settle (2 retry) and 6 retry periods. */
+  /**
+   * Fair share within this of the quiet phase's start ({@link #fairnessDueNanos}): three lease durations (the Leases
+   * of members that crashed or lapsed in the faults expire, a view that listed again after them judges a silent
+   * membership Lease live for one more from that list, and a shard Lease that a stop which outlived the stop timeout
+   * left behind expires), settle (2 retry periods) and 6 retry periods.
+   */
   static long fairnessBoundNanos(long leaseNanos, long retryNanos) {
     return 3 * leaseNanos + 8 * retryNanos;
+  }
+
+  /**
+   * From when the fair share is checked: {@link #fairnessBoundNanos} after the faults' end, or after the last callback
+   * the fault phase hung ran, if later. A hung callback is a fault of the pool's (a start waiting that long for its
+   * thread, or a stop outliving the stop timeout), and its tail outlasts the fault phase by up to the stop timeout
+   * and three lease durations: a shard whose start still waits for its thread is owned by no one, and a stop queued
+   * behind it outlives the stop timeout, so its Lease is left to expire and its replica gives up its shards, as
+   * docs/sharding.md states (SimulationShardingHungStartFairness).
+   */
+  long fairnessDueNanos() {
+    ShardSim.Config c = sim.config();
+    return Math.max(c.faultEndNanos(), lastHungEnd) + fairnessBoundNanos(c.leaseNanos(), c.retryNanos());
   }
 
   /** Which bound a gap is held to: see {@link GapBounds}. */
@@ -428,8 +448,10 @@ final class ShardSimChecks {
 
   /** The next callback of {@code shard}'s runner in {@code replica} hangs: its work, if it runs, is excused. */
   void hung(ShardSimReplica replica, int shard, long until) {
-    // A fault of its own: gaps are measured from its end (a hung start delays the new owner's work).
+    // A fault of its own: gaps are measured from its end (a hung start delays the new owner's work), and so is the
+    // fair share (fairnessDueNanos).
     lastDisturbanceEnd = Math.max(lastDisturbanceEnd, until);
+    lastHungEnd = Math.max(lastHungEnd, until);
     for (Instance i : running.get(shard)) {
       if (i.replica() == replica && i.process() == replica.process) {
         excusedKeys.add(key(i));
@@ -692,9 +714,7 @@ final class ShardSimChecks {
         }
       }
     }
-    ShardSim.Config c = sim.config();
-    if (now >= c.faultEndNanos() + fairnessBoundNanos(c.leaseNanos(), c.retryNanos()) && fairnessViolations == 0
-        && live > 0) {
+    if (now >= fairnessDueNanos() && fairnessViolations == 0 && live > 0) {
       boolean fair = owned == shards && !doubly;
       for (ShardSimReplica r : members) {
         int n = r.runner.ownedShards().size();
