@@ -22,6 +22,9 @@ final class WriteGateInterceptor implements Interceptor {
   private static final String JSON = "application/json";
 
   private final WriteGate.Check check;
+  // Whether the check may change a write's body: a check of the user's own (WriteGate.gate(client, check)); a term's
+  // never does, so its writes go without reading their body.
+  private final boolean mayChangeBodies;
 
   WriteGateInterceptor(LeadershipTerm term) {
     this(term, RunnerFlaw.NONE);
@@ -35,11 +38,13 @@ final class WriteGateInterceptor implements Interceptor {
         throw new TermEndedException(method, path, term);
       }
     };
+    this.mayChangeBodies = false;
   }
 
   /** A gate whose writes {@code check} decides on. */
   WriteGateInterceptor(WriteGate.Check check) {
     this.check = check;
+    this.mayChangeBodies = true;
   }
 
   @Override
@@ -50,6 +55,9 @@ final class WriteGateInterceptor implements Interceptor {
     }
     String path = request.uri().getRawPath();
     check.beforeWrite(method, path);
+    if (!mayChangeBodies) {
+      return;
+    }
     String contentType = contentType(request);
     String body = request.bodyString();
     String toSend = check.bodyToSend(method, path, contentType, body);
