@@ -129,7 +129,8 @@ final class ShardFenceReplicas implements AutoCloseable {
         .settings(OperatorReplicas.settings(identity).namespace(api.namespace())
             // Roomier than OperatorReplicas' on a loaded machine: 3 s per request, and a stop timeout of 2 s.
             .leaseDuration(Duration.ofSeconds(8)).renewDeadline(Duration.ofSeconds(6)).retryPeriod(Duration.ofMillis(500))
-            .lossPolicy(LossPolicy.exit(status -> { })).build())
+            // RECONTEND: under EXIT a shard lost on a loaded machine stops the replica (its exiter returns here).
+            .lossPolicy(LossPolicy.recontend()).build())
         .shards(SHARDS)
         .service(operator)
         .start();

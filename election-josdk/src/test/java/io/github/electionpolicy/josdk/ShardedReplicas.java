@@ -67,8 +67,6 @@ final class ShardedReplicas implements AutoCloseable {
   /** "shard@replica" for each shard whose stop began in that replica since the replica last started it. */
   final java.util.Set<String> stopBegun = ConcurrentHashMap.newKeySet();
   private final List<KubernetesClient> clients = new CopyOnWriteArrayList<>();
-  /** The exit statuses a lost shard asked for (the loss policy EXIT, recorded instead of ending the test's JVM). */
-  final List<Integer> exits = new CopyOnWriteArrayList<>();
   /** Called in each reconciliation, after the ledger recorded it; a test may hold a reconciliation here. */
   volatile Hook hook = (identity, widget) -> { };
 
@@ -281,7 +279,8 @@ final class ShardedReplicas implements AutoCloseable {
         .client(client)
         .decide(ElectionPolicy.defaults(), Environment.of(Map.of()), OperatorReplicas.SUBSTRATE)
         .settings(settings.apply(OperatorReplicas.settings(identity).namespace(server.namespace())
-            .lossPolicy(LossPolicy.exit(exits::add))).build())
+            // RECONTEND: under EXIT a shard lost on a loaded machine stops the replica (its exiter returns here).
+            .lossPolicy(LossPolicy.recontend())).build())
         .shards(SHARDS)
         .service(new ShardService() {
           @Override
