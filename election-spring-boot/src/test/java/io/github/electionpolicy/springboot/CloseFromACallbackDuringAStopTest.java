@@ -113,6 +113,9 @@ class CloseFromACallbackDuringAStopTest {
           long begun = System.nanoTime();
           context.close();
           Duration closing = Duration.ofNanos(System.nanoTime() - begun);
+          // Spring 6.2 and 7 interrupt a closing thread they take for stuck when another thread closes the context
+          // (the listener's); the stop's wait goes on and sets the flag again: clear it.
+          Thread.interrupted();
           closed.get(60, TimeUnit.SECONDS);
           assertThat(closing).as("the close waited for the listener that closed it again")
               .isLessThan(Duration.ofSeconds(stalls ? 12 : 5));
