@@ -79,8 +79,8 @@ class GuardedReconciler<P extends HasMetadata> implements Reconciler<P> {
   public ErrorStatusUpdateControl<P> updateErrorStatus(P resource, Context<P> context, Exception e) {
     try {
       return user.updateErrorStatus(resource, context, e);
-    } catch (RuntimeException exception) {
-      throw exception; // JOSDK catches it: a failed reconciliation
+    } catch (Exception exception) {
+      throw exception; // JOSDK catches it: a failed reconciliation (a checked one thrown sneakily too)
     } catch (Throwable error) {
       IllegalStateException failed = UserErrors.failed("the reconciler's updateErrorStatus",
           ResourceID.fromResource(resource), error);

@@ -259,10 +259,10 @@ class UserErrorsTest {
         .satisfies(e -> assertThat(e.getSuppressed()).contains(reconcileThrew));
   }
 
-  @Test
-  void anExceptionOfUpdateErrorStatusPassesAsItIs() {
+  @ParameterizedTest
+  @MethodSource("exceptions")
+  void anExceptionOfUpdateErrorStatusPassesAsItIs(Exception thrown) {
     Plain plain = new Plain();
-    RuntimeException thrown = new IllegalArgumentException("a bug in the handler");
     plain.errorStatusThrows.set(thrown);
     assertThatThrownBy(() -> GuardedReconciler.wrap(plain).updateErrorStatus(gadget(), null, new Exception()))
         .isSameAs(thrown);
