@@ -19,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -68,8 +69,17 @@ final class OperatorTerm {
    */
   OperatorTerm(Consumer<ConfigurationServiceOverrider> configuration, KubernetesClient gatedClient,
       BooleanSupplier termValid) {
+    this(configuration, gatedClient, termValid, Operator::new);
+  }
+
+  /**
+   * As {@link #OperatorTerm(Consumer, KubernetesClient, BooleanSupplier)}, with the operator built by {@code
+   * operators} from the term's configuration (a {@link GuardedReconciler.GuardingOperator}, say).
+   */
+  OperatorTerm(Consumer<ConfigurationServiceOverrider> configuration, KubernetesClient gatedClient,
+      BooleanSupplier termValid, Function<Consumer<ConfigurationServiceOverrider>, Operator> operators) {
     Objects.requireNonNull(gatedClient, "gatedClient");
-    this.operator = new Operator(JosdkConfiguration.forTerm(configuration, gatedClient, termValid, stopping::get));
+    this.operator = operators.apply(JosdkConfiguration.forTerm(configuration, gatedClient, termValid, stopping::get));
     this.executors = operator.getConfigurationService().getExecutorServiceManager();
     this.reconciling = List.of(executors.reconcileExecutorService(), executors.workflowExecutorService());
   }

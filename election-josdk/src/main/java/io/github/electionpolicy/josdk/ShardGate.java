@@ -29,9 +29,11 @@ import java.util.Objects;
  *       being processed, and no later event would reconcile it);
  *   <li>{@code reconciliationFinished} exits the shard.
  * </ul>
- * An {@link Error} the reconciler throws (but a {@link VirtualMachineError}) reaches JOSDK as an {@link
- * IllegalStateException} that carries it: a failed reconciliation, retried as JOSDK retries any, instead of one JOSDK
- * never ends (it catches exceptions only), which would keep the resource from being reconciled again.
+ * An {@link Error} the reconciler throws (a {@link VirtualMachineError} included) is logged and reaches JOSDK as an
+ * {@link IllegalStateException} that carries it ({@link UserErrors}): a failed reconciliation, retried as JOSDK retries
+ * any, instead of one JOSDK never ends (it catches exceptions only), which would keep the resource from being
+ * reconciled again. Its {@code updateErrorStatus}, which JOSDK calls outside {@code timeControllerExecution}, is
+ * covered by {@link GuardedReconciler}.
  * The entry is kept on the reconciliation's thread between the calls, where {@link ShardFence} reads it to check the
  * writes the reconciliation sends. A reconciliation may begin inside another on the same thread, while the outer one's
  * reconciler runs, its {@code updateErrorStatus} included (a pool with a {@code CallerRunsPolicy} runs the task an
@@ -158,14 +160,16 @@ final class ShardGate implements Metrics {
       frame.running = true;
       try {
         return user.timeControllerExecution(execution);
-      } catch (VirtualMachineError fatal) {
-        throw fatal; // out of memory, a stack overflow: the process is not expected to go on (see OperatorService)
-      } catch (Error error) {
+      } catch (Exception exception) {
+        throw exception;
+      } catch (Throwable error) {
         // JOSDK 5.3 catches exceptions only: an Error would skip its end of the reconciliation and leave the resource
         // marked as being processed for as long as the operator runs, which a warm operator does for the whole
         // process, so no later event, nor a move of its shard back here, would reconcile it again (review r2,
-        // finding 3). As an exception, it is a failed reconciliation that JOSDK's retry handles.
-        throw new IllegalStateException("the reconciler of " + execution.resourceID() + " threw " + error, error);
+        // finding 3). As an exception, it is a failed reconciliation that JOSDK's retry handles. A
+        // VirtualMachineError too (review h-attack): rethrown, it would end this thread only, not the process, and
+        // the runner would keep the shard's Lease for a resource nothing reconciles any more (see UserErrors).
+        throw UserErrors.failed("the reconciler's " + execution.name(), execution.resourceID(), error);
       } finally {
         frame.running = was;
       }

@@ -117,7 +117,8 @@ public final class ShardedOperator implements ShardService, AutoCloseable {
         .withWorkflowExecutorService(workflows).withExecutorService(reconciliations));
     this.fenced = WriteGate.gate(builder.client, new ShardFence(gate, ownership));
     try {
-      this.operator = new OperatorTerm(configuration, fenced, () -> !closed);
+      // Each reconciler registered wrapped, so that an Error of its updateErrorStatus fails the reconciliation.
+      this.operator = new OperatorTerm(configuration, fenced, () -> !closed, GuardedReconciler.GuardingOperator::new);
     } catch (RuntimeException | Error e) {
       fenced.close();
       throw e;

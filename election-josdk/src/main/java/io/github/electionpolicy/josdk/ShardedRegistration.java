@@ -17,6 +17,12 @@ import io.javaoperatorsdk.operator.Operator;
  * operator.register(reconciler, config -> ...)}: a {@code ControllerConfiguration} of another JOSDK {@code
  * ConfigurationService} is refused, since its reconciliations would bypass the ownership gate.
  *
+ * <p>The operator registers each reconciler wrapped, with the configuration read from your reconciler's class (or the
+ * one you pass): an {@link Error} thrown by its {@code reconcile}, {@code cleanup} or {@code updateErrorStatus} is
+ * logged and fails the reconciliation, which JOSDK retries, as an exception would (docs/sharding.md). The wrapper is a
+ * {@code Cleaner} or a {@code ContextInitializer} exactly when your reconciler is; a {@code Controller}'s {@code
+ * getReconciler()} returns the wrapper.
+ *
  * <p>Called from one thread; implementations need not be thread-safe.
  */
 @FunctionalInterface

@@ -21,7 +21,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -69,13 +68,6 @@ class ShardedOperatorErrorStatusHandlerErrorTest {
   }
 
   @Test
-  @Disabled("Finding: red because ShardGate turns an Error into an exception only inside timeControllerExecution "
-      + "(reconcile, cleanup); JOSDK 5.3 calls updateErrorStatus after it, outside it, and catches exceptions only: the "
-      + "Error skips eventProcessingFinished and g-0 stays marked as being processed for the warm operator's life, no "
-      + "start(0, term) reconciles it again. Fix: the Operator handed to ShardedRegistration registers each reconciler "
-      + "wrapped (its configuration resolved from the user's class; Cleaner kept when it is one) in one whose "
-      + "updateErrorStatus turns an Error (but a VirtualMachineError) into an IllegalStateException; or else "
-      + "docs/sharding.md states that the rule covers reconcile and cleanup only")
   void aResourceWhoseErrorStatusHandlerThrewAnErrorIsReconciledWhenItsShardMovesHereAgain() throws Exception {
     api.client().resources(Gadget.class).inNamespace(api.namespace())
         .resource(Gadget.named(api.namespace(), "g-0")).create();

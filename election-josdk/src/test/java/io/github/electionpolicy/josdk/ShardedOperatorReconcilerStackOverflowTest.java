@@ -21,17 +21,17 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A reconciler whose recursion overflows the stack once, on one resource's content (a {@link StackOverflowError}, a
  * {@link VirtualMachineError}), has unwound by the time JOSDK sees it: the process goes on, nothing ends it (the
- * reconciliation pool's thread ends, the pool starts another), and the runner keeps its Lease. ShardGate rethrows it as
- * it is, JOSDK 5.3 catches exceptions only, and the resource stays marked as being processed for the warm operator's
- * life: {@code start(shard, term)} promises every resource of the shard in the cache an event and a reconciliation
- * under the new term, which it then never gets.
+ * reconciliation pool's thread ends, the pool starts another), and the runner keeps its Lease. Rethrown as it is
+ * (ShardGate did before review h-attack), JOSDK 5.3, which catches exceptions only, left the resource marked as being
+ * processed for the warm operator's life: {@code start(shard, term)} promises every resource of the shard in the cache
+ * an event and a reconciliation under the new term, which it then never got. It now fails the reconciliation as any
+ * {@link Error} does (docs/sharding.md).
  */
 class ShardedOperatorReconcilerStackOverflowTest {
 
@@ -63,12 +63,6 @@ class ShardedOperatorReconcilerStackOverflowTest {
   }
 
   @Test
-  @Disabled("Finding (design, the maintainers' call): red because ShardGate rethrows a VirtualMachineError as it is, "
-      + "on the premise that 'the process is not expected to go on (see OperatorService)'; but nothing ends it: the "
-      + "Error ends a reconciliation pool thread, the runner keeps its Lease, and g-0 is never reconciled again. A "
-      + "StackOverflowError has unwound by then. Fix: rethrow OutOfMemoryError and InternalError only and fail the "
-      + "reconciliation on a StackOverflowError as on any Error (docs/sharding.md: 'but an OutOfMemoryError'), or "
-      + "make a VirtualMachineError of a reconciler fatal to the runner as OperatorService does one of start")
   void aResourceWhoseReconcilerOverflowedTheStackIsReconciledWhenItsShardMovesHereAgain() throws Exception {
     api.client().resources(Gadget.class).inNamespace(api.namespace())
         .resource(Gadget.named(api.namespace(), "g-0")).create();
