@@ -97,4 +97,30 @@ class ShardedRunnerStopOnLossTest {
     assertThat(a.failure()).as("why it stopped").hasValueSatisfying(failure -> assertThat(failure)
         .hasMessageContaining("stop() threw or outlived the stop timeout").hasMessageNotContaining("loss policy"));
   }
+
+  /**
+   * A close() from the loss handler, before it answers STOP, closes the replica: as for an ElectionRunner, whose close
+   * during a loss answers the loss, the replica stopped because it was closed, and failure() is empty.
+   */
+  @Test
+  void aCloseFromTheLossHandlerBeforeItAnswersStopIsAClose() throws InterruptedException {
+    a = ShardedRunner.builder()
+        .client(api.client())
+        .decision(MockApi.CONTEND)
+        .settings(MockApi.fastSettings("pod-a").lossPolicy(LossPolicy.custom(term -> {
+          a.close();
+          return LossHandler.AfterLoss.STOP;
+        })).build())
+        .shards(2)
+        .service(ShardService.of((shard, term) -> { }, shard -> { }))
+        .start();
+    Await.until("pod-a owns both shards", () -> a.ownedShards().size() == 2, Duration.ofSeconds(15), a::toString);
+
+    faults.add(request -> "PUT".equals(request.getMethod())
+        && ShardedRunnerFaultsTest.path(request).endsWith(ShardedRunnerFaultsTest.shardLease(0))
+        ? ShardedRunnerFaultsTest.status(500, "InternalError") : null);
+
+    assertThat(a.awaitStopped(Duration.ofSeconds(15))).as("pod-a stopped: " + a).isTrue();
+    assertThat(a.failure()).as("closed, not stopped on its own").isEmpty();
+  }
 }
