@@ -357,7 +357,7 @@ final class ShardDriver {
       handOvers.stopped(shard); // before its removal: what its protocol led is read from it
       shards.remove(shard);
       runnerStopped(run.runner().driver());
-      if (stopped.cause() == ElectionState.StopCause.LOST) { // the policy said STOP (or EXIT, and the exiter returned)
+      if (stopped.cause() == ElectionState.StopCause.LOST && !run.work().mayRun() && !closeRequested.get()) {
         leaveOnItsOwn(stopped.failure().orElseGet(() -> new IllegalStateException("shard " + shard + "'s term was "
             + "lost and its loss policy said not to contend again (a handler's STOP, or EXIT): this replica gave up "
             + "every shard and left; restart the process, or have the handler answer RECONTEND")), now);
@@ -367,7 +367,7 @@ final class ShardDriver {
     }
   }
 
-  /** The replica stops on its own because of {@code why}: it leaves, as if closed, and reports {@code why}. */
+  /** Stops on its own for {@code why} (a shard's STOP, EXIT only if unclosed, its work stopped): leaves, reports. */
   private void leaveOnItsOwn(Throwable why, long now) {
     failure = failure != null ? failure : why; // the first reason
     if (closeRequested.compareAndSet(false, true)) {

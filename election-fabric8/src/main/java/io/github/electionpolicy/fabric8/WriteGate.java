@@ -126,7 +126,7 @@ public final class WriteGate {
   public static KubernetesClient gate(KubernetesClient client, Check check) {
     Objects.requireNonNull(client, "client");
     Objects.requireNonNull(check, "check");
-    return open(client, new WriteGateInterceptor(check));
+    return open(client, new WriteGateInterceptor(check, client.getConfiguration().getMasterUrl()));
   }
 
   private static KubernetesClient open(KubernetesClient client, WriteGateInterceptor interceptor) {
@@ -168,7 +168,8 @@ public final class WriteGate {
      * reaches the caller of the fabric8 call ({@code create()}, {@code update()}, ...).
      *
      * @param method the HTTP method, upper case, e.g. {@code PATCH}
-     * @param path the request path, without the query, e.g. {@code /api/v1/namespaces/shop/configmaps/orders}
+     * @param path the request path, without the query, below the master URL's own path if it has one (a proxy's,
+     *     such as {@code /k8s/clusters/c-1}), e.g. {@code /api/v1/namespaces/shop/configmaps/orders}
      * @throws io.fabric8.kubernetes.client.KubernetesClientException to refuse the write, a {@link
      *     TermEndedException} when it is refused because a term ended
      */
@@ -183,7 +184,8 @@ public final class WriteGate {
      * if the name now belongs to another object. Called on the same thread as {@link #beforeWrite}, right after it.
      *
      * @param method the HTTP method, upper case, e.g. {@code PATCH}
-     * @param path the request path, without the query, e.g. {@code /api/v1/namespaces/shop/configmaps/orders}
+     * @param path the request path, without the query, below the master URL's own path if it has one (a proxy's,
+     *     such as {@code /k8s/clusters/c-1}), e.g. {@code /api/v1/namespaces/shop/configmaps/orders}
      * @param contentType the body's content type as fabric8 sends it, e.g. {@code application/json-patch+json}; null
      *     when the request has none
      * @param body the body fabric8 would send, as text; null when the request has none or fabric8 holds it as bytes

@@ -5,6 +5,7 @@ import io.fabric8.kubernetes.client.http.BasicBuilder;
 import io.fabric8.kubernetes.client.http.HttpRequest;
 import io.fabric8.kubernetes.client.http.Interceptor;
 import io.fabric8.kubernetes.client.http.StandardHttpRequest;
+import java.net.URI;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
@@ -25,6 +26,10 @@ final class WriteGateInterceptor implements Interceptor {
   // Whether the check may change a write's body: a check of the user's own (WriteGate.gate(client, check)); a term's
   // never does, so its writes go without reading their body.
   private final boolean mayChangeBodies;
+  // The raw path of the client's master URL, without its trailing slash ("" when it has none): a proxy in front of the
+  // API server (Rancher's /k8s/clusters/ID, kubectl proxy --api-prefix) puts it before every request's path, and a
+  // check of the user's own is given the path below it, /api/... or /apis/..., whatever the master URL.
+  private final String apiPrefix;
 
   WriteGateInterceptor(LeadershipTerm term) {
     this(term, RunnerFlaw.NONE);
@@ -39,12 +44,31 @@ final class WriteGateInterceptor implements Interceptor {
       }
     };
     this.mayChangeBodies = false;
+    this.apiPrefix = "";
   }
 
-  /** A gate whose writes {@code check} decides on. */
-  WriteGateInterceptor(WriteGate.Check check) {
+  /**
+   * A gate whose writes {@code check} decides on.
+   *
+   * @param masterUrl the client's master URL, whose path (if any) is taken off each request's before the check sees it
+   */
+  WriteGateInterceptor(WriteGate.Check check, String masterUrl) {
     this.check = check;
     this.mayChangeBodies = true;
+    this.apiPrefix = pathOf(masterUrl);
+  }
+
+  private static String pathOf(String masterUrl) {
+    String path;
+    try {
+      path = masterUrl == null ? null : URI.create(masterUrl).getRawPath();
+    } catch (IllegalArgumentException notAUri) {
+      path = null;
+    }
+    if (path == null) {
+      return "";
+    }
+    return path.endsWith("/") ? path.substring(0, path.length() - 1) : path;
   }
 
   @Override
@@ -54,6 +78,9 @@ final class WriteGateInterceptor implements Interceptor {
       return;
     }
     String path = request.uri().getRawPath();
+    if (!apiPrefix.isEmpty() && path != null && path.startsWith(apiPrefix + "/")) {
+      path = path.substring(apiPrefix.length());
+    }
     check.beforeWrite(method, path);
     if (!mayChangeBodies) {
       return;

@@ -65,4 +65,62 @@ class ShardedRunnerStopOnLossTest {
     assertThat(calls).as("each shard started once and stopped once, never started again")
         .containsExactlyInAnyOrder("start 0", "start 1", "stop 0", "stop 1");
   }
+
+  /**
+   * A loss under RECONTEND whose shard's stop() threw also stops the shard's runner with cause LOST (its work may
+   * still run, so it contends no more): the replica leaves as having abandoned a shard, and failure() says so. It must
+   * not say the loss policy said not to contend again, nor tell the user to answer RECONTEND, which it did (review
+   * h-review: 37897a1 took every LOST for a handler's STOP, and its reason came first).
+   */
+  @Test
+  void aShardWhoseStopThrewAfterALossUnderRecontendIsReportedAsAbandonedNotAsAStop() throws InterruptedException {
+    List<String> calls = new CopyOnWriteArrayList<>();
+    a = ShardedRunner.builder()
+        .client(api.client())
+        .decision(MockApi.CONTEND)
+        .settings(MockApi.fastSettings("pod-a").build())
+        .shards(2)
+        .service(ShardService.of((shard, term) -> calls.add("start " + shard), shard -> {
+          calls.add("stop " + shard);
+          if (shard == 0) {
+            throw new IllegalStateException("shard 0's work would not stop");
+          }
+        }))
+        .start();
+    Await.until("pod-a owns both shards", () -> a.ownedShards().size() == 2, Duration.ofSeconds(15), a::toString);
+
+    faults.add(request -> "PUT".equals(request.getMethod())
+        && ShardedRunnerFaultsTest.path(request).endsWith(ShardedRunnerFaultsTest.shardLease(0))
+        ? ShardedRunnerFaultsTest.status(500, "InternalError") : null);
+
+    assertThat(a.awaitStopped(Duration.ofSeconds(15))).as("pod-a stopped: " + a + ", calls " + calls).isTrue();
+    assertThat(a.failure()).as("why it stopped").hasValueSatisfying(failure -> assertThat(failure)
+        .hasMessageContaining("stop() threw or outlived the stop timeout").hasMessageNotContaining("loss policy"));
+  }
+
+  /**
+   * A close() from the loss handler, before it answers STOP, closes the replica: as for an ElectionRunner, whose close
+   * during a loss answers the loss, the replica stopped because it was closed, and failure() is empty.
+   */
+  @Test
+  void aCloseFromTheLossHandlerBeforeItAnswersStopIsAClose() throws InterruptedException {
+    a = ShardedRunner.builder()
+        .client(api.client())
+        .decision(MockApi.CONTEND)
+        .settings(MockApi.fastSettings("pod-a").lossPolicy(LossPolicy.custom(term -> {
+          a.close();
+          return LossHandler.AfterLoss.STOP;
+        })).build())
+        .shards(2)
+        .service(ShardService.of((shard, term) -> { }, shard -> { }))
+        .start();
+    Await.until("pod-a owns both shards", () -> a.ownedShards().size() == 2, Duration.ofSeconds(15), a::toString);
+
+    faults.add(request -> "PUT".equals(request.getMethod())
+        && ShardedRunnerFaultsTest.path(request).endsWith(ShardedRunnerFaultsTest.shardLease(0))
+        ? ShardedRunnerFaultsTest.status(500, "InternalError") : null);
+
+    assertThat(a.awaitStopped(Duration.ofSeconds(15))).as("pod-a stopped: " + a).isTrue();
+    assertThat(a.failure()).as("closed, not stopped on its own").isEmpty();
+  }
 }

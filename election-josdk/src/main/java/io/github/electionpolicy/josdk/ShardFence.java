@@ -23,9 +23,9 @@ import java.util.Objects;
  *
  * <p>The shard is the reconciled resource's, by its uid, while JOSDK writes by name: a write that outlives the object
  * (deleted and made again under its name, with another uid, maybe of a shard another replica owns) would land on the
- * new one. So a write of the reconciled resource itself (its path, its status or scale) is sent on the condition that
- * the object has the uid the reconciliation began with, which the API server checks ({@link #bodyToSend}, {@link
- * UidPrecondition}); writes of other objects go as they are.
+ * new one. So a write of the reconciled resource itself (its path, its status or scale, a pod's eviction, ...) is sent
+ * on the condition that the object has the uid the reconciliation began with, which the API server checks ({@link
+ * #bodyToSend}, {@link UidPrecondition}); writes of other objects go as they are.
  *
  * <p>Thread-safe: reads the calling thread's reconciliation and the shard's state under its monitor.
  */
@@ -58,8 +58,9 @@ final class ShardFence implements WriteGate.Check {
   }
 
   /**
-   * A write of the resource being reconciled (its path, or its status or scale) goes on the condition that the object
-   * under its name still has the uid the reconciliation began with ({@link UidPrecondition}); any other goes as it is.
+   * A write of the resource being reconciled (its path, or a subresource that writes it) goes on the condition that the
+   * object under its name still has the uid the reconciliation began with ({@link UidPrecondition}); any other goes as
+   * it is.
    */
   @Override
   public String bodyToSend(String method, String path, String contentType, String body) {

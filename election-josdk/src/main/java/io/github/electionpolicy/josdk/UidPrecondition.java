@@ -16,19 +16,27 @@ import java.util.Map;
  * owns) must not land on the new one (review r2, finding 4).
  *
  * <p>A write is the resource's own when its path is the resource's (any version of its group, its plural, namespace
- * and name), or its {@code status} or {@code scale} subresource. {@link #withUid} gives the body to send instead, one
- * the API server refuses unless the object under that name still has the uid the reconciliation began with:
+ * and name), or one of its subresources that write the object: {@code status}, {@code scale}, and those of the
+ * built-in kinds ({@code ephemeralcontainers} and {@code resize} of a Pod, {@code finalize} of a Namespace, {@code
+ * approval} of a CertificateSigningRequest, {@code eviction} of a Pod). {@link #withUid} gives the body to send
+ * instead, one the API server refuses unless the object under that name still has the uid the reconciliation began
+ * with:
  * <ul>
  *   <li>a JSON Patch ({@code application/json-patch+json}) begins with {@code {"op":"test","path":"/metadata/uid",
  *       "value":UID}} (a failed test is a 422);
  *   <li>a JSON merge patch, a strategic merge patch and a server-side apply ({@code application/apply-patch+yaml},
  *       which fabric8 sends as JSON) set {@code metadata.uid}, as does a {@code PUT}: uid is immutable, so the server
  *       refuses a change of it (422 for a patch; 409 for a {@code PUT}, whose uid is a precondition);
- *   <li>a {@code DELETE} carries {@code DeleteOptions} with {@code preconditions.uid} (a 409 on a mismatch).
+ *   <li>a {@code DELETE} carries {@code DeleteOptions} with {@code preconditions.uid} (a 409 on a mismatch), as does
+ *       the {@code deleteOptions} of a {@code POST} of an {@code eviction}.
  * </ul>
  * A body it cannot read, or of another patch type, is refused rather than sent without the condition. Immutable.
  */
 record UidPrecondition(String group, String plural, String namespace, String name, String uid) {
+
+  // The subresources whose writes write the object itself (eviction deletes it).
+  private static final java.util.Set<String> SUBRESOURCES = java.util.Set.of("status", "scale", "ephemeralcontainers",
+      "resize", "finalize", "approval", "eviction");
 
   private static final KubernetesSerialization JSON = new KubernetesSerialization();
 
@@ -45,7 +53,7 @@ record UidPrecondition(String group, String plural, String namespace, String nam
   }
 
   /**
-   * Whether {@code path} (raw, without the query) is this resource's, or its {@code status} or {@code scale}: {@code
+   * Whether {@code path} (raw, without the query) is this resource's, or one of its subresources that write it: {@code
    * /api/VERSION/...} for the core group, {@code /apis/GROUP/VERSION/...} for another, then {@code
    * namespaces/NAMESPACE/} if it is namespaced, then {@code PLURAL/NAME}.
    */
@@ -72,12 +80,13 @@ record UidPrecondition(String group, String plural, String namespace, String nam
       return false;
     }
     int rest = segments.length - (at + 2);
-    return rest == 0 || rest == 1 && (segments[at + 2].equals("status") || segments[at + 2].equals("scale"));
+    return rest == 0 || rest == 1 && SUBRESOURCES.contains(segments[at + 2]);
   }
 
   /**
    * The body to send for a write of this resource ({@link #isPathOf} its path) so that it lands only on the object with
-   * this uid; {@code body} itself for a method other than {@code PATCH}, {@code PUT} and {@code DELETE}.
+   * this uid; {@code body} itself for a method other than {@code PATCH}, {@code PUT}, {@code DELETE} and the {@code
+   * POST} of an {@code eviction}.
    *
    * @throws KubernetesClientException if the body cannot be made conditional (a patch type or a body it cannot
    *     read): the write is then not sent
@@ -110,6 +119,13 @@ record UidPrecondition(String group, String plural, String namespace, String nam
         options.putIfAbsent("kind", "DeleteOptions");
         child(options, "preconditions").put("uid", uid);
         return JSON.asJson(options);
+      case "POST":
+        if (!path.endsWith("/eviction")) {
+          return body;
+        }
+        Map<String, Object> eviction = new LinkedHashMap<>((Map<String, Object>) read(method, path, body, Map.class));
+        child(child(eviction, "deleteOptions"), "preconditions").put("uid", uid);
+        return JSON.asJson(eviction);
       default:
         return body;
     }

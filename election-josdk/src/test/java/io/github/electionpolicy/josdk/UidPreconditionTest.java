@@ -54,7 +54,8 @@ class UidPreconditionTest {
     assertThat(gadget.isPathOf("/apis/other.example/v1/namespaces/shop/gadgets/g-0")).as("another group").isFalse();
     assertThat(gadget.isPathOf("/apis/example.electionpolicy.io/v1/namespaces/shop/widgets/g-0")).isFalse();
     assertThat(gadget.isPathOf("/api/v1/namespaces/shop/gadgets/g-0")).as("the core group").isFalse();
-    assertThat(gadget.isPathOf(GADGET + "/eviction")).as("another subresource").isFalse();
+    assertThat(gadget.isPathOf(GADGET + "/proxy")).as("another subresource").isFalse();
+    assertThat(gadget.isPathOf(GADGET + "/eviction")).as("a subresource that writes the object").isTrue();
     assertThat(gadget.isPathOf(GADGET + "/status/more")).isFalse();
     assertThat(gadget.isPathOf(null)).isFalse();
 
@@ -114,6 +115,18 @@ class UidPreconditionTest {
             "preconditions", Map.of("uid", UID)));
     assertThat(JSON.unmarshal(gadget().withUid("DELETE", GADGET, null, null), Map.class)).as("no body")
         .isEqualTo(Map.of("apiVersion", "v1", "kind", "DeleteOptions", "preconditions", Map.of("uid", UID)));
+  }
+
+  @Test
+  void anEvictionCarriesAUidPreconditionInItsDeleteOptions() {
+    UidPrecondition pod = new UidPrecondition("", "pods", "shop", "p-0", UID);
+    String path = "/api/v1/namespaces/shop/pods/p-0/eviction";
+    assertThat(JSON.unmarshal(pod.withUid("POST", path, "application/json", "{\"apiVersion\":\"policy/v1\","
+        + "\"kind\":\"Eviction\",\"metadata\":{\"name\":\"p-0\"},\"deleteOptions\":{\"gracePeriodSeconds\":5}}"),
+        Map.class)).isEqualTo(Map.of("apiVersion", "policy/v1", "kind", "Eviction", "metadata", Map.of("name", "p-0"),
+            "deleteOptions", Map.of("gracePeriodSeconds", 5, "preconditions", Map.of("uid", UID))));
+    assertThat(pod.withUid("POST", "/api/v1/namespaces/shop/pods/p-0/binding", "application/json", "{}"))
+        .as("another POST").isEqualTo("{}");
   }
 
   @Test
