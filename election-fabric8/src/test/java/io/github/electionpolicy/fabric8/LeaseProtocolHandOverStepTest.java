@@ -123,6 +123,34 @@ class LeaseProtocolHandOverStepTest {
     }
 
     @Test
+    void aConflictReReadAnsweredAtTheRenewDeadlineReleasesPlainly() {
+      leading();
+      owner.handOverTo("next", "55");
+      owner.close(at(500));
+      owner.finish(at(1_000), true);
+      owner.answer(at(1_050), new Answer.Failed(FailureKind.CONFLICT, "409"));
+
+      LeaseStep again = owner.answer(at(DEADLINE / MS), found(new LeaseRecord("old", 15, WALL, WALL, 7, "13")));
+      assertThat(writtenRecord(again).holder()).as("its term has ended: it has no term to hand over").isNull();
+      assertThat(writtenRecord(again).leaseTransitions()).isEqualTo(7);
+      assertThat(writtenRecord(again).resourceVersion()).isEqualTo("13");
+    }
+
+    @Test
+    void aLeaderAtTheLastTokenReleasesPlainlyForAHandOverCouldNotCountPastIt() {
+      owner.start(at(0));
+      LeaseStep take = owner.answer(at(0), found(new LeaseRecord(null, 1, WALL, WALL, Integer.MAX_VALUE - 1, "10")));
+      owner.answer(at(0), written(take, "11"));
+      owner.handOverTo("next", "55");
+      owner.close(at(500));
+
+      LeaseRecord release = writtenRecord(owner.finish(at(1_000), true));
+      assertThat(release.holder()).isNull();
+      assertThat(release.leaseTransitions()).isEqualTo(Integer.MAX_VALUE);
+      assertThat(release.handOverProof()).isNull();
+    }
+
+    @Test
     void aTermGivenUpAfterAFailedStartIsReleasedPlainly() {
       leading();
       owner.handOverTo("next", "55");
@@ -339,7 +367,7 @@ class LeaseProtocolHandOverStepTest {
     void aDecliningFollowerReadsAHandOverWithMetadataFirstAndLeavesAStaleOneToExpire() {
       protocol.declineHandOvers();
       protocol.seen(handOver("55"), 500 * MS, false);
-      assertThat(protocol.start(at(600)).action()).isInstanceOf(LeaseStep.Read.class);
+      assertThat(protocol.start(at(600)).action()).isEqualTo(new LeaseStep.Read(600 * MS + TIMEOUT));
       assertThat(writtenRecord(protocol.answer(at(650), found(handOver("55")))).holder()).isNull();
 
       LeaseProtocol late = new LeaseProtocol("me", LEASE, DEADLINE, RETRY, TIMEOUT, 42);
@@ -369,6 +397,18 @@ class LeaseProtocolHandOverStepTest {
       assertThat(protocol.wake(at(wake / MS + 1)).action()).isInstanceOf(LeaseStep.Read.class);
       assertThat(writtenRecord(protocol.answer(at(wake / MS + 50), found(handOver("55")))).holder())
           .as("declined: released").isNull();
+    }
+
+    /** Not yet closing: its close may come within a lease duration, and it tries once more then. */
+    @Test
+    void aDecliningFollowerWhoseReadFailedBeforeItsCloseReadsAgainALeaseDurationOn() {
+      protocol.declineHandOvers();
+      protocol.seen(handOver("55"), 500 * MS, false);
+      assertThat(protocol.start(at(600)).action()).isInstanceOf(LeaseStep.Read.class);
+
+      LeaseStep failed = protocol.answer(at(650), new Answer.Failed(FailureKind.OTHER, "timeout"));
+
+      assertThat(failed.action()).isEqualTo(new LeaseStep.Await(650 * MS + LEASE));
     }
 
     @Test

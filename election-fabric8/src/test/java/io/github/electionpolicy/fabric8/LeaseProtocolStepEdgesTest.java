@@ -217,6 +217,17 @@ class LeaseProtocolStepEdgesTest {
     }
 
     @Test
+    void decliningIsRefusedOnceARequestWasSentOrAReadAnswered() {
+      protocol.start(at(0));
+      assertThatThrownBy(protocol::declineHandOvers).isInstanceOf(IllegalStateException.class)
+          .hasMessage("declineHandOvers() is for before start");
+
+      protocol.answer(at(0), found(held("other", 15, 3, "10")));
+      assertThatThrownBy(protocol::declineHandOvers).as("idle, but it has read").isInstanceOf(
+          IllegalStateException.class);
+    }
+
+    @Test
     void aReadAnsweredAsIfItWereAWriteIsRefused() {
       protocol.start(at(0));
 
@@ -259,6 +270,19 @@ class LeaseProtocolStepEdgesTest {
       LeaseStep step = protocol.answer(at(10), failed(FailureKind.NOT_FOUND));
 
       assertThat(awaitMillis(step)).isGreaterThanOrEqualTo(10 + RETRY / MS);
+    }
+
+    /** An update 404s when the Lease went away after the read: read again at once, and create it. */
+    @Test
+    void aTakeOverAnsweredNotFoundReadsAgainAtOnceAndCountsAsContact() {
+      protocol.start(at(0));
+      assertThat(protocol.answer(at(5), found(FREE)).action()).isInstanceOf(LeaseStep.Update.class);
+
+      LeaseStep step = protocol.answer(at(10), failed(FailureKind.NOT_FOUND));
+
+      assertThat(step.action()).isEqualTo(new LeaseStep.Read(10 * MS + TIMEOUT));
+      assertThat(protocol.lastSuccessNanos()).as("the take, sent at 5").contains(5 * MS);
+      assertThat(protocol.answer(at(20), new Answer.Missing()).action()).isInstanceOf(LeaseStep.Create.class);
     }
 
     @Test
@@ -449,6 +473,18 @@ class LeaseProtocolStepEdgesTest {
       assertThat(protocol.watchEvent(at(200), 0, held("other", 15, 3, "9")))
           .isEqualTo(new LeaseStep(new LeaseStep.Await(15_000 * MS), List.of()));
       assertThat(protocol.watchEvent(at(201), -MS, null))
+          .isEqualTo(new LeaseStep(new LeaseStep.Await(15_000 * MS), List.of()));
+    }
+
+    /** As above, for a read sent after the start of the clock: the event is compared with the read's send time. */
+    @Test
+    void anEventThatArrivedBeforeALaterReadWasSentTellsNothingEither() {
+      protocol.start(at(0));
+      protocol.answer(at(0), found(held("other", 15, 3, "10")));
+      assertThat(protocol.watchOpened(at(1_000)).action()).isEqualTo(new LeaseStep.Read(6_000 * MS));
+      protocol.answer(at(1_100), found(held("other", 15, 3, "10")));
+
+      assertThat(protocol.watchEvent(at(1_200), 500 * MS, held("other", 15, 3, "9")))
           .isEqualTo(new LeaseStep(new LeaseStep.Await(15_000 * MS), List.of()));
     }
 
@@ -709,6 +745,20 @@ class LeaseProtocolStepEdgesTest {
           List.of()));
     }
 
+    /** A term that lapsed on its own clock left the Lease as this replica last wrote it: a clean close releases it. */
+    @Test
+    void aTermThatLapsedOnItsOwnClockIsReleasedByACleanClose() {
+      leaderAtZero();
+      assertThat(protocol.lapsed(at(10_000)).signals())
+          .containsExactly(new LeaseStep.Lost(LossCause.TERM_LAPSED, Optional.empty()));
+
+      LeaseStep release = protocol.finishAfterLoss(at(10_000), true);
+
+      assertThat(release.action()).isEqualTo(new LeaseStep.Update(writtenRecord(release), 15_000 * MS));
+      assertThat(writtenRecord(release).holder()).isNull();
+      assertThat(writtenRecord(release).resourceVersion()).as("a compare-and-set on its last write").isEqualTo("11");
+    }
+
     @Test
     void aStartFailureGivenUpAtTheDeadlineIsNotReleased() {
       leaderAtZero();
@@ -789,6 +839,40 @@ class LeaseProtocolStepEdgesTest {
     }
 
     @Test
+    void aReleaseRereadAnsweredJustBeforeTheDeadlineReleasesABumpedTermOfItsOwn() {
+      LeaseStep elected = leaderAtZero();
+      LeaseRecord mine = elected(elected).record();
+      protocol.finish(at(1_000), true);
+      protocol.answer(at(1_050), failed(FailureKind.CONFLICT));
+      LeaseRecord bumped = new LeaseRecord("me", 15, mine.acquireTime(), WALL.plusSeconds(5), 7, "40");
+
+      LeaseStep step = protocol.answer(at(9_999), found(bumped));
+
+      assertThat(writtenRecord(step).holder()).as("its term is still valid: whoever bumped it, it is its own")
+          .isNull();
+      assertThat(writtenRecord(step).resourceVersion()).isEqualTo("40");
+    }
+
+    /**
+     * The read before a release after the renew deadline is a call answered like any other: it counts as contact
+     * with the server, and what it shows is observed (here a new holder with an hour-long lease, which is reported).
+     */
+    @Test
+    void theReadBeforeAReleaseAfterTheDeadlineCountsAsContactAndIsObserved() {
+      leaderAtZero();
+      protocol.wake(at(2_000));
+      assertThat(protocol.answer(at(10_000), failed(FailureKind.OTHER)).action())
+          .isInstanceOf(LeaseStep.HandleLoss.class);
+      assertThat(protocol.finishAfterLoss(at(10_000), true).action()).isEqualTo(new LeaseStep.Read(15_000 * MS));
+
+      LeaseStep step = protocol.answer(at(10_050), found(held("other", 7_200, 8, "30")));
+
+      assertThat(step).isEqualTo(new LeaseStep(new LeaseStep.Finished(),
+          List.of(new LeaseStep.Fact(FactKind.LONG_LEASE_DURATION, "other 7200"))));
+      assertThat(protocol.lastSuccessNanos()).contains(10_000 * MS);
+    }
+
+    @Test
     void aReleaseRereadAnsweredAtTheDeadlineReleasesWhatThisReplicaWroteAgain() {
       LeaseStep elected = leaderAtZero();
       LeaseRecord mine = elected(elected).record();
@@ -826,6 +910,112 @@ class LeaseProtocolStepEdgesTest {
 
       assertThat(step).isEqualTo(new LeaseStep(new LeaseStep.Finished(),
           List.of(new LeaseStep.Fact(FactKind.RELEASE_FAILED, "OTHER in a test"))));
+    }
+  }
+
+  /**
+   * Which renewals whose answer never came (a timeout, a 5xx: the server may have applied them) still count as
+   * possibly this replica's own write, for the release after a loss and for taking its own last term back: only those
+   * of the current term since its last write known to have landed, sixteen at most.
+   */
+  @Nested
+  class RenewalsInDoubt {
+
+    /** A renewal sent at {@code sentMillis} whose answer is a timeout at {@code answeredMillis}; its record. */
+    LeaseRecord timedOut(LeaseProtocol leader, long sentMillis, long answeredMillis) {
+      LeaseStep renew = leader.wake(at(sentMillis));
+      assertThat(renew.action()).isInstanceOf(LeaseStep.Update.class);
+      leader.answer(at(answeredMillis), failed(FailureKind.OTHER));
+      return writtenRecord(renew);
+    }
+
+    /** After a loss at the renew deadline {@code lostMillis}, the step that a clean close's read showing it leads to. */
+    LeaseStep closedAfterLossAndRead(long lostMillis, LeaseRecord shown) {
+      assertThat(protocol.role()).isEqualTo(LeaseProtocol.Role.LOST);
+      assertThat(protocol.finishAfterLoss(at(lostMillis), true).action()).isInstanceOf(LeaseStep.Read.class);
+      return protocol.answer(at(lostMillis + 50), found(shown));
+    }
+
+    @Test
+    void aRenewalThatLandedSettlesTheDoubtsBeforeIt() {
+      leaderAtZero();
+      LeaseRecord doubted = timedOut(protocol, 2_000, 2_100);
+      LeaseStep renew = protocol.wake(at(4_000));
+      protocol.answer(at(4_100), written(renew, "12")); // conditional on "11" too: the doubted one never landed
+      timedOut(protocol, 6_000, 14_000);
+
+      LeaseStep step = closedAfterLossAndRead(14_000, doubted.withResourceVersion("13"));
+
+      assertThat(step.action()).as("someone else wrote that since: not released").isInstanceOf(LeaseStep.Finished.class);
+    }
+
+    @Test
+    void aReReadThatShowsTheTermStillItsOwnSettlesTheDoubtsBeforeIt() {
+      LeaseRecord mine = elected(leaderAtZero()).record();
+      LeaseRecord doubted = timedOut(protocol, 2_000, 2_100);
+      protocol.wake(at(4_000));
+      protocol.answer(at(4_100), failed(FailureKind.CONFLICT));
+      LeaseRecord bumped = new LeaseRecord("me", 15, mine.acquireTime(), WALL.plusSeconds(3), 7, "15");
+      LeaseStep renewAtOnce = protocol.answer(at(4_200), found(bumped));
+      assertThat(renewAtOnce.action()).isInstanceOf(LeaseStep.Update.class);
+      protocol.answer(at(10_000), failed(FailureKind.OTHER));
+
+      LeaseStep step = closedAfterLossAndRead(10_000, doubted.withResourceVersion("16"));
+
+      assertThat(step.action()).isInstanceOf(LeaseStep.Finished.class);
+    }
+
+    @Test
+    void onlyTheLastSixteenRenewalsInDoubtAreKept() {
+      for (int kept = 0; kept <= 1; kept++) {
+        LeaseProtocol leader = new LeaseProtocol("me", LEASE, DEADLINE, 500 * MS, TIMEOUT, 42);
+        leader.start(at(0));
+        leader.answer(at(0), written(leader.answer(at(0), found(FREE)), "11"));
+        List<LeaseRecord> doubted = new java.util.ArrayList<>();
+        for (int i = 1; i <= 16; i++) {
+          doubted.add(timedOut(leader, 500L * i, 500L * i + 10));
+        }
+        doubted.add(timedOut(leader, 8_500, 10_000)); // the seventeenth: the loss at the renew deadline
+        assertThat(leader.finishAfterLoss(at(10_000), true).action()).isInstanceOf(LeaseStep.Read.class);
+
+        LeaseStep step = leader.answer(at(10_050), found(doubted.get(kept).withResourceVersion("40")));
+
+        if (kept == 0) {
+          assertThat(step.action()).as("the first, evicted").isInstanceOf(LeaseStep.Finished.class);
+        } else {
+          assertThat(writtenRecord(step).holder()).as("the second, kept").isNull();
+        }
+      }
+    }
+
+    @Test
+    void theDoubtsOfALostTermEndWithTheNextTermItWins() {
+      leaderAtZero();
+      LeaseRecord doubted = timedOut(protocol, 2_000, 10_000);
+      assertThat(protocol.afterLoss(at(10_000), true).action()).isInstanceOf(LeaseStep.Read.class);
+      LeaseStep take = protocol.answer(at(10_050), found(new LeaseRecord(null, 1, WALL, WALL, 7, "20")));
+      protocol.answer(at(10_100), written(take, "21"));
+      protocol.lapsed(at(10_200));
+      assertThat(protocol.afterLoss(at(10_200), true).action()).isInstanceOf(LeaseStep.Read.class);
+
+      LeaseStep step = protocol.answer(at(10_250), found(doubted.withResourceVersion("30")));
+
+      assertThat(step.action()).as("an old copy of an earlier term: waited out").isInstanceOf(LeaseStep.Await.class);
+      assertThat(step.signals()).contains(new LeaseStep.Fact(FactKind.SAME_IDENTITY_WAITING, "me"));
+    }
+
+    @Test
+    void aTermLeftToExpireAfterAFailedStartKeepsNoDoubtsOfItsRenewals() {
+      leaderAtZero();
+      LeaseRecord doubted = timedOut(protocol, 2_000, 2_100);
+      protocol.relinquish(at(2_200), false);
+      assertThat(protocol.afterLoss(at(2_200), true).action()).isEqualTo(new LeaseStep.Await(4_200 * MS));
+      assertThat(protocol.wake(at(4_200)).action()).isInstanceOf(LeaseStep.Read.class);
+
+      LeaseStep step = protocol.answer(at(4_250), found(doubted.withResourceVersion("12")));
+
+      assertThat(step.action()).as("a service may still run: waited out").isInstanceOf(LeaseStep.Await.class);
+      assertThat(step.signals()).contains(new LeaseStep.Fact(FactKind.SAME_IDENTITY_WAITING, "me"));
     }
   }
 
@@ -979,6 +1169,17 @@ class LeaseProtocolStepEdgesTest {
       reread.answer(at(1_050), failed(FailureKind.CONFLICT));
       assertThat(reread.answer(at(10_000), found(mine.withResourceVersion("40"))).action())
           .isInstanceOf(LeaseStep.Finished.class);
+    }
+
+    @Test
+    void noWaitAfterFailureReadsAgainAtOnceAfterAFailureAndOnlyThen() {
+      LeaseProtocol eager = flawed(LeaseProtocol.Flaw.NO_WAIT_AFTER_FAILURE);
+      eager.start(at(0));
+
+      assertThat(eager.answer(at(100), failed(FailureKind.OTHER)).action()).isEqualTo(new LeaseStep.Await(100 * MS));
+      assertThat(eager.wake(at(100)).action()).isEqualTo(new LeaseStep.Read(5_100 * MS));
+      assertThat(awaitMillis(eager.answer(at(200), found(held("other", 15, 3, "10")))))
+          .as("once a read succeeds it polls as the real protocol does").isBetween(2_200L, 2_600L);
     }
 
     @Test

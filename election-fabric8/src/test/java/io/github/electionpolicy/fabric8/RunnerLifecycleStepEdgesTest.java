@@ -145,6 +145,51 @@ class RunnerLifecycleStepEdgesTest {
   }
 
   @Test
+  void preflightDenialIgnoredContendsAfterADeniedPreflight() throws IOException {
+    assertThat(rowsChangedBy(RunnerFlaw.PREFLIGHT_DENIAL_IGNORED)).containsExactly(
+        "preflight | preflight denied | allow writes => Contending, idle",
+        "preflight, EXIT | preflight denied | allow writes => Contending, idle",
+        "preflight, followed | preflight denied | publish FOLLOWING x; allow writes => Contending, idle");
+  }
+
+  @Test
+  void failureLeavesServicesStopsTheRunnerAfterAFailedElectionWithoutStoppingItsServices() throws IOException {
+    List<String> changed = rowsChangedBy(RunnerFlaw.FAILURE_LEAVES_SERVICES);
+
+    assertThat(changed).contains(
+        "leading | failed | log ERROR; end term t4; publish FOLLOWING none; report stopped ELECTION_FAILED"
+            + " => Stopped(ELECTION_FAILED), running",
+        "leading, EXIT | elector finished | log ERROR; end term t4; publish FOLLOWING none; exit"
+            + " => Exiting(ELECTION_FAILED), running",
+        "unelected | failed | log ERROR; end term unelected; report stopped ELECTION_FAILED"
+            + " => Stopped(ELECTION_FAILED), running");
+    assertThat(changed).allSatisfy(row -> assertThat(row).doesNotContain("stop services")
+        .containsPattern("=> (Stopped|Exiting)\\(ELECTION_FAILED\\)"));
+  }
+
+  @Test
+  void unelectedFailedStartLeavesServicesReportsAFailedStartAtOnceAndStopsNothing() throws IOException {
+    List<String> changed = rowsChangedBy(RunnerFlaw.UNELECTED_FAILED_START_LEAVES_SERVICES);
+
+    assertThat(changed).contains(
+        "unelected starting | start failed | start completed: failed; report stopped START_FAILED"
+            + " => Stopped(START_FAILED), starting",
+        "unelected starting | start threw VME | start completed: failed; report stopped START_FAILED"
+            + " => Stopped(START_FAILED), starting");
+    assertThat(changed).allSatisfy(row -> assertThat(row).startsWith("unelected").doesNotContain("stop services")
+        .contains("=> Stopped(START_FAILED)"));
+  }
+
+  @Test
+  void lossHandlerBeforeStopCallsTheCustomHandlerBeforeTheServicesStop() throws IOException {
+    List<String> changed = rowsChangedBy(RunnerFlaw.LOSS_HANDLER_BEFORE_STOP);
+
+    assertThat(changed).contains("leading, CUSTOM | lost | end term t3; publish FOLLOWING none; call loss handler t3;"
+        + " stop services #1 => HandlingLoss, stopping");
+    assertThat(changed).allSatisfy(row -> assertThat(row).contains("CUSTOM"));
+  }
+
+  @Test
   void aLeaderThatShouldNeverHaveStartedAfterACloseStillIgnoresFollowsClosesAndStopsAtALoopDeath() {
     // Only the START_WHILE_CLOSING defect reaches this phase: the close guards must hold all the same.
     RunnerLifecycle lifecycle = RunnerLifecycleTable.reach("finishing: closed", RunnerFlaw.START_WHILE_CLOSING);
