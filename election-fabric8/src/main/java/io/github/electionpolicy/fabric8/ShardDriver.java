@@ -357,7 +357,7 @@ final class ShardDriver {
       handOvers.stopped(shard); // before its removal: what its protocol led is read from it
       shards.remove(shard);
       runnerStopped(run.runner().driver());
-      if (stopped.cause() == ElectionState.StopCause.LOST) { // the policy said STOP (or EXIT, and the exiter returned)
+      if (stopped.cause() == ElectionState.StopCause.LOST && parts.driverFlaw() != ShardDriverFlaw.LOSS_RECONTENDS) {
         leaveOnItsOwn(stopped.failure().orElseGet(() -> new IllegalStateException("shard " + shard + "'s term was "
             + "lost and its loss policy said not to contend again (a handler's STOP, or EXIT): this replica gave up "
             + "every shard and left; restart the process, or have the handler answer RECONTEND")), now);
