@@ -418,7 +418,9 @@ final class ShardSimChecks {
    * ({@link #probe}, {@link #writes}); its shards are owned again within the gap bounds, as any stop's are.
    */
   void lossStop(ShardSimReplica replica) {
-    sim.trace(() -> replica + "'s loss policy said not to contend again");
+    Queued callback = runningCallback; // the handler, or the exiter, runs on the lost shard's lane
+    sim.trace(() -> replica + "'s loss policy said not to contend again"
+        + (callback == null ? "" : " (shard " + callback.shard + ")"));
     if (replica.lossStopAt < 0) {
       lossStops++;
       replica.lossStopAt = sim.now();
