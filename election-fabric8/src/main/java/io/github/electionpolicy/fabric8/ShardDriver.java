@@ -27,10 +27,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * loop's ticker. After each batch it publishes one immutable {@link Snapshot} for readers on other threads.
  *
  * <p>What the coordinator logic throws on the loop ends the replica's share as a close does, and the stop reports it
- * ({@link #failure()}); the loop survives it.
- *
- * <p>Thread-safe where it says so ({@link #snapshot()}, {@link #requestClose()}, {@link #awaitStopped}); every other
- * method runs on the loop.
+ * ({@link #failure()}); the loop survives it. Thread-safe where it says so ({@link #snapshot()}, {@link
+ * #requestClose()}, {@link #awaitStopped}); every other method runs on the loop.
  */
 final class ShardDriver {
 
@@ -357,7 +355,8 @@ final class ShardDriver {
       handOvers.stopped(shard); // before its removal: what its protocol led is read from it
       shards.remove(shard);
       runnerStopped(run.runner().driver());
-      if (stopped.cause() == ElectionState.StopCause.LOST && !run.work().mayRun() && !closeRequested.get()) {
+      if (stopped.cause() == ElectionState.StopCause.LOST && !run.work().mayRun() && !closeRequested.get()
+          && parts.driverFlaw() != ShardDriverFlaw.LOSS_RECONTENDS) { // the policy's STOP (or EXIT, exiter returned)
         leaveOnItsOwn(stopped.failure().orElseGet(() -> new IllegalStateException("shard " + shard + "'s term was "
             + "lost and its loss policy said not to contend again (a handler's STOP, or EXIT): this replica gave up "
             + "every shard and left; restart the process, or have the handler answer RECONTEND")), now);

@@ -20,5 +20,11 @@ enum ShardDriverFlaw {
    * A shard runner dates a hand-over it takes in from its own sight of it ({@link LeaseProtocol.Flaw#HAND_OVER_DATED_AT_SIGHT}),
    * not from the membership write its proof names: a successor that sees it late leads past the others' wait.
    */
-  HAND_OVER_DATED_AT_SIGHT
+  HAND_OVER_DATED_AT_SIGHT,
+  /**
+   * A shard runner that stopped on a loss ({@code LOST}: its loss handler answered {@code STOP}, or an {@code EXIT}
+   * whose exiter returned) does not make the replica leave: the coordinator plans the shard again and the replica
+   * contends for it, as before review r1's fix.
+   */
+  LOSS_RECONTENDS
 }

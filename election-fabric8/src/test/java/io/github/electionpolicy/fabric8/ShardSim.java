@@ -36,10 +36,37 @@ final class ShardSim {
   static final int SLOTS = 6;
   static final boolean TRACE = Boolean.getBoolean("sim.trace");
 
-  /** One run's parameters, all drawn from its seed (see {@link #config}). */
+  /**
+   * A replica's loss policy for each shard's term: contend again; exit (the exiter ends the process); a {@link
+   * LossHandler} that answers {@code STOP}; or exit through an exiter that returns (a test's, or a {@code System.exit}
+   * a security manager refused). The last two stop the replica on a loss: it leaves ({@link ShardSimChecks#lossStop}).
+   */
+  enum OnLoss { RECONTEND, EXIT, STOP, EXIT_RETURNS }
+
+  /**
+   * One run's parameters, all drawn from its seed (see {@link #config}); {@code stopSlots}: the replica slots (a bit
+   * each) whose loss policy stops the replica, {@code exitOnLoss} that of the others (see {@link #onLoss}).
+   */
   record Config(long seed, int initial, int shards, int leaseSeconds, long renewMillis, long retryMillis,
       long timeoutMillis, long stopTimeoutMillis, long maxLatencyMillis, long faultEndNanos, long endNanos,
-      int faults, boolean exitOnLoss, ShardCoordinator.Flaw flaw, ShardDriverFlaw driverFlaw) {
+      int faults, boolean exitOnLoss, int stopSlots, ShardCoordinator.Flaw flaw, ShardDriverFlaw driverFlaw) {
+
+    /** A scripted run's parameters: no replica's loss policy stops it. */
+    Config(long seed, int initial, int shards, int leaseSeconds, long renewMillis, long retryMillis,
+        long timeoutMillis, long stopTimeoutMillis, long maxLatencyMillis, long faultEndNanos, long endNanos,
+        int faults, boolean exitOnLoss, ShardCoordinator.Flaw flaw, ShardDriverFlaw driverFlaw) {
+      this(seed, initial, shards, leaseSeconds, renewMillis, retryMillis, timeoutMillis, stopTimeoutMillis,
+          maxLatencyMillis, faultEndNanos, endNanos, faults, exitOnLoss, 0, flaw, driverFlaw);
+    }
+
+    /**
+     * These parameters with {@code slots} as the slots whose loss policy stops the replica: 0 replays a seed found
+     * before such slots were drawn ({@link #stopSlots}) as it was found.
+     */
+    Config withStopSlots(int slots) {
+      return new Config(seed, initial, shards, leaseSeconds, renewMillis, retryMillis, timeoutMillis,
+          stopTimeoutMillis, maxLatencyMillis, faultEndNanos, endNanos, faults, exitOnLoss, slots, flaw, driverFlaw);
+    }
 
     long leaseNanos() {
       return leaseSeconds * 1_000_000_000L;
@@ -47,6 +74,16 @@ final class ShardSim {
 
     long retryNanos() {
       return retryMillis * 1_000_000L;
+    }
+
+    /**
+     * The loss policy of the replica in {@code slot}: exit or contend again, as the run says; in a slot of {@code
+     * stopSlots}, the one of the two that stops the replica instead (an exiter that returns, or a handler's STOP), as
+     * a rolling update that changes the policy leaves a fleet for a while.
+     */
+    OnLoss onLoss(int slot) {
+      boolean stops = (stopSlots & (1 << slot)) != 0;
+      return exitOnLoss ? (stops ? OnLoss.EXIT_RETURNS : OnLoss.EXIT) : stops ? OnLoss.STOP : OnLoss.RECONTEND;
     }
   }
 
@@ -180,7 +217,21 @@ final class ShardSim {
     long end = faultEnd + ShardSimChecks.fairnessBoundNanos(lease * 1_000_000_000L, retry * 1_000_000L)
         + 3_000_000_000L;
     return new Config(seed, 2 + r.nextInt(5), shards, lease, renew, retry, timeout, 2000, 1 + r.nextInt(30),
-        faultEnd, end, (int) (faultEnd / 1_000_000_000L) * (1 + r.nextInt(3)) / 2, r.nextInt(3) == 0, flaw, driverFlaw);
+        faultEnd, end, (int) (faultEnd / 1_000_000_000L) * (1 + r.nextInt(3)) / 2, r.nextInt(3) == 0,
+        stopSlots(seed), flaw, driverFlaw);
+  }
+
+  /**
+   * The replica slots of the run {@code seed} whose loss policy stops the replica (see {@link Config#onLoss}): each
+   * slot one time in four, drawn from a stream of its own, so that every other parameter of a seed stays as it was.
+   */
+  static int stopSlots(long seed) {
+    SplittableRandom r = new SplittableRandom(seed ^ 0x6A09E667F3BCC909L);
+    int slots = 0;
+    for (int slot = 0; slot < SLOTS; slot++) {
+      slots |= r.nextInt(4) == 0 ? 1 << slot : 0;
+    }
+    return slots;
   }
 
   static Result run(Config config) {
@@ -277,6 +328,7 @@ final class ShardSim {
       now = event.time();
       dispatch(event);
     }
+    checks.end();
   }
 
   void dispatch(Event event) {
@@ -298,6 +350,17 @@ final class ShardSim {
   private void probe() {
     for (ShardSimReplica r : replicas) {
       if (r.alive && !r.paused && r.runner != null && r.runner.isStopped()) {
+        if (!r.closing && r.lossStopAt >= 0) {
+          // Stopped after its loss policy said not to contend again: its main may linger a while before it exits
+          // (up to half a lease duration), each probe checking the stopped replica (ShardSimChecks#probe).
+          if (r.lingerUntil < 0) {
+            r.lingerUntil = now + random.nextLong(config.leaseNanos() / 2);
+            checks.lossStopped(r);
+          }
+          if (now < r.lingerUntil) {
+            continue;
+          }
+        }
         boolean closed = r.closing;
         if (closed) {
           checks.closedReplicaStopped(r);
@@ -364,6 +427,7 @@ final class ShardSim {
     at(now + forNanos, () -> {
       if (replica.alive && replica.process == p) {
         replica.paused = false;
+        replica.resumedAt = now;
         List<Event> held = replica.deferred;
         replica.deferred = new ArrayList<>();
         held.forEach(this::dispatch);

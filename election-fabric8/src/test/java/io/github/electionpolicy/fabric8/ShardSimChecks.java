@@ -37,6 +37,11 @@ import java.util.SortedMap;
  *       fault's end ({@link ShardViewFeed#answered}).</li>
  *   <li>{@code partial_list_plans}: no replica contends for a shard from a part of its first list, where the
  *       shard's Lease, held by a member the list shows live, has not been reported yet ({@link #contends}).</li>
+ *   <li>{@code loss_stops} (violations): a replica whose loss policy said not to contend again (a {@link LossHandler}'s
+ *       {@code STOP}, or an {@code EXIT} whose exiter returned: {@link ShardSim.OnLoss}) starts no shard's work from
+ *       then on, stops within {@link #lossLeaveBoundNanos}, says why in {@code failure()}, and once stopped is not
+ *       ready, answers no shard, runs no work (but a hung stop's) and writes no Lease while its process lingers
+ *       ({@link #lossStop}); its shards are owned again within the gap bounds, as after any stop.</li>
  * </ul>
  */
 final class ShardSimChecks {
@@ -105,6 +110,14 @@ final class ShardSimChecks {
   final double[] maxGapShare = new double[GapKind.values().length];
   final long[] gapsMeasured = new long[GapKind.values().length];
   long handOvers;
+  // Replicas whose loss policy said not to contend again (a handler's STOP, an exiter that returned); those of them
+  // that stopped; the longest from the policy's answer to the stop; what a replica did that it must not once its
+  // policy said so (a shard's work started, ready, a Lease written, a shard answered or run once stopped, no failure).
+  int lossStops;
+  int lossLeaves;
+  long maxLossLeaveNanos;
+  double maxLossLeaveShare;
+  int lossStopViolations;
   final List<String> violations = new ArrayList<>();
 
   ShardSimChecks(ShardSim sim) {
@@ -253,6 +266,10 @@ final class ShardSimChecks {
 
   void workStarted(ShardSimReplica replica, int shard, LeadershipTerm term) {
     sim.trace(() -> replica + " starts shard " + shard + " token " + term.leaseTransitions());
+    if (replica.lossStopAt >= 0) {
+      lossStopViolation(replica + " starts shard " + shard + "'s work after its loss policy said not to contend "
+          + "again (at " + replica.lossStopAt / 1_000_000 + " ms)");
+    }
     List<Instance> now = running.get(shard);
     for (Instance other : now) {
       // Another process's work that a pause or a hung stop left running is fencing's to guard; never this one's.
@@ -390,6 +407,109 @@ final class ShardSimChecks {
         return;
       }
     }
+  }
+
+  // ---- a loss policy that stops the replica -----------------------------------------------------------------
+
+  /**
+   * The loss policy of {@code replica} said not to contend again (its {@link LossHandler} answered {@code STOP}, or
+   * its exiter returned): from now on the replica must leave as a close does, and, until its process ends, start no
+   * shard's work ({@link #workStarted}), never be ready, and once stopped run and answer no shard and write no Lease
+   * ({@link #probe}, {@link #writes}); its shards are owned again within the gap bounds, as any stop's are.
+   */
+  void lossStop(ShardSimReplica replica) {
+    Queued callback = runningCallback; // the handler, or the exiter, runs on the lost shard's lane
+    sim.trace(() -> replica + "'s loss policy said not to contend again"
+        + (callback == null ? "" : " (shard " + callback.shard + ")"));
+    if (replica.lossStopAt < 0) {
+      lossStops++;
+      replica.lossStopAt = sim.now();
+    }
+  }
+
+  /**
+   * How long a replica may take to stop once its loss policy said not to contend again, counted from that answer or
+   * from the end of a pause of its process since, whichever is later: the lost shard's runner finishes its elector
+   * (after a loss at the renew deadline a read, then a release if a renewal landed after all: two calls, each ended by
+   * its answer or its request timeout {@code T}) and stops; the replica marks itself leaving and waits for its view
+   * to show the mark (at most settle, two retry periods {@code R}); each shard's stop waits for a pool thread (up to
+   * {@link ShardSim#MAX_CALLBACK_DELAY_NANOS}) and returns, or is given up at the stop timeout {@code S}; each
+   * hand-over waits for a renewal on its way and writes (two calls); a replica that began leaving first may keep it
+   * declining for a lease duration {@code L}; then the membership Lease's renewal on its way, release and delete
+   * (three calls). With margin: {@code 8T + 4R + S + L + 300 ms}.
+   */
+  long lossLeaveBoundNanos() {
+    ShardSim.Config c = sim.config();
+    return 8 * c.timeoutMillis() * 1_000_000L + 4 * c.retryNanos() + c.stopTimeoutMillis() * 1_000_000L
+        + c.leaseNanos() + ShardSim.MAX_CALLBACK_DELAY_NANOS;
+  }
+
+  /** The runner of {@code replica}, whose loss policy said not to contend again, stopped. */
+  void lossStopped(ShardSimReplica replica) {
+    lossLeaves++;
+    long leave = sim.now() - Math.max(replica.lossStopAt, replica.resumedAt);
+    maxLossLeaveNanos = Math.max(maxLossLeaveNanos, leave);
+    maxLossLeaveShare = Math.max(maxLossLeaveShare, (double) leave / lossLeaveBoundNanos());
+    if (replica.runner.failure().isEmpty()) {
+      lossStopViolation(replica + " stopped after its loss policy said not to contend again, and failure() says "
+          + "nothing");
+    }
+  }
+
+  /** A Lease write of {@code replica}'s process {@code process}: none once its runner stopped after a loss. */
+  void writes(ShardSimReplica replica, int process, String lease) {
+    if (replica.process == process && replica.alive && replica.lossStopAt >= 0 && replica.runner != null
+        && replica.runner.isStopped()) {
+      lossStopViolation(replica + " writes " + lease + " after it stopped on a loss");
+    }
+  }
+
+  /**
+   * At each probe, {@code replica} after its loss policy said not to contend again, once its runner stopped (while
+   * it leaves it is as ready as a closing replica: under {@code Readiness.CONNECTED}, while its membership Lease is
+   * renewed): not ready, no shard answered as its own, and no work of its running (but a hung stop's, left behind
+   * with its Lease to expire).
+   */
+  private void checkLossStop(ShardSimReplica replica, long now) {
+    if (!replica.runner.isStopped()) {
+      long leaving = now - Math.max(replica.lossStopAt, replica.resumedAt);
+      if (leaving > lossLeaveBoundNanos() && !replica.leaveLate) {
+        replica.leaveLate = true;
+        lossStopViolation(replica + " has not stopped " + leaving / 1_000_000 + " ms after its loss policy said not "
+            + "to contend again (bound " + lossLeaveBoundNanos() / 1_000_000 + " ms)");
+      }
+      return;
+    }
+    if (replica.runner.health().ready()) {
+      lossStopViolation(replica + " stopped on a loss and is ready");
+    }
+    if (!replica.runner.ownedShards().isEmpty()) {
+      lossStopViolation(replica + " stopped on a loss and answers " + replica.runner.ownedShards().keySet()
+          + " as its own");
+    }
+    for (List<Instance> of : running) {
+      for (Instance i : of) {
+        if (i.replica() == replica && i.process() == replica.process && !excusedNow(i)) {
+          lossStopViolation(replica + " stopped on a loss while its work for shard " + i.shard() + " runs");
+          return;
+        }
+      }
+    }
+  }
+
+  /** At the run's end: a replica whose loss policy said not to contend again has stopped (and its process ended). */
+  void end() {
+    for (ShardSimReplica r : sim.replicas()) {
+      if (r.alive && r.runner != null && r.lossStopAt >= 0 && !r.runner.isStopped()) {
+        lossStopViolation(r + " never stopped after its loss policy said not to contend again (at "
+            + r.lossStopAt / 1_000_000 + " ms)");
+      }
+    }
+  }
+
+  private void lossStopViolation(String what) {
+    lossStopViolations++;
+    violation(what);
   }
 
   void processStarted(ShardSimReplica replica) {
@@ -675,7 +795,10 @@ final class ShardSimChecks {
       if (!r.alive || r.paused || r.runner == null) {
         continue;
       }
-      if (!r.closing) {
+      if (r.lossStopAt >= 0) {
+        checkLossStop(r, now);
+      }
+      if (!r.closing && r.lossStopAt < 0) { // one that stops on a loss leaves, as a closed one does
         live++;
         members.add(r);
       }

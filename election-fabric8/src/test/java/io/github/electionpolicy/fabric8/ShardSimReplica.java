@@ -52,6 +52,15 @@ final class ShardSimReplica {
   boolean newIdentityAfterClose;
   /** A start is on its way (after a crash, or a scale-up): no other fault starts it meanwhile. */
   boolean pendingStart;
+  /**
+   * When this process's loss policy last said not to contend again (a handler's STOP, an exiter that returned), or
+   * -1; and, once its runner stopped after that, until when the process lingers before its main exits.
+   */
+  long lossStopAt = -1;
+  long lingerUntil = -1;
+  /** When this process last resumed from a pause, or -1; whether it overran the bound of its leave after a loss. */
+  long resumedAt = -1;
+  boolean leaveLate;
   List<ShardSim.Event> deferred = new ArrayList<>();
   /** A scripted run's slow user code: each callback of this replica's waits this long for its thread; -1: drawn. */
   long callbackDelayNanos = -1;
@@ -75,6 +84,10 @@ final class ShardSimReplica {
     closing = false;
     pendingStart = false;
     restartAfterClose = -1;
+    lossStopAt = -1;
+    lingerUntil = -1;
+    resumedAt = -1;
+    leaveLate = false;
     deferred = new ArrayList<>();
     sim.checks().processStarted(this);
     clock = new SimClock(sim.now(), sim.random().nextLong(), sim.random().nextLong(-1000, 1001),
@@ -90,8 +103,17 @@ final class ShardSimReplica {
         .retryPeriod(Duration.ofMillis(c.retryMillis()))
         .requestTimeout(Duration.ofMillis(c.timeoutMillis()))
         .stopTimeout(Duration.ofMillis(c.stopTimeoutMillis()))
-        // A lost shard: its main exits (the process dies, the pod restarts under the same identity) or it contends.
-        .lossPolicy(c.exitOnLoss() ? LossPolicy.exit(status -> exited(p)) : LossPolicy.recontend())
+        // A lost shard: its main exits (the process dies, the pod restarts under the same identity), it contends, or
+        // the replica stops (a handler's STOP, or an exiter that returns): it leaves, then its main exits.
+        .lossPolicy(switch (c.onLoss(slot)) {
+          case EXIT -> LossPolicy.exit(status -> exited(p));
+          case EXIT_RETURNS -> LossPolicy.exit(status -> lossStop(p));
+          case STOP -> LossPolicy.custom(lostTerm -> {
+            lossStop(p);
+            return LossHandler.AfterLoss.STOP;
+          });
+          case RECONTEND -> LossPolicy.recontend();
+        })
         .build();
     Ticker ticker = ticker();
     Clock wall = wallClock();
@@ -146,6 +168,13 @@ final class ShardSimReplica {
     if (process == p && alive) {
       die();
       sim.restartLater(this, sim.config().leaseNanos(), false);
+    }
+  }
+
+  /** The loss policy said not to contend again: the replica must leave (an exiter that returns, or STOP). */
+  private void lossStop(int p) {
+    if (process == p && alive) {
+      sim.checks().lossStop(this);
     }
   }
 
@@ -357,12 +386,18 @@ final class ShardSimReplica {
 
     @Override
     public Call create(LeaseRecord record, Answered done) {
+      if (!closed) {
+        sim.checks().writes(ShardSimReplica.this, p, lease);
+      }
       Map<String, String> a = annotations;
       return send(server -> write(server.create(lease, record, a), record), done);
     }
 
     @Override
     public Call update(LeaseRecord record, Answered done) {
+      if (!closed) {
+        sim.checks().writes(ShardSimReplica.this, p, lease);
+      }
       Map<String, String> a = annotations;
       return send(server -> write(server.update(lease, record, a), record), done);
     }
