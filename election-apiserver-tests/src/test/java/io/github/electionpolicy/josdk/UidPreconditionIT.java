@@ -117,6 +117,9 @@ class UidPreconditionIT {
         second.getMetadata().getUid());
     try (KubernetesClient gated = conditionalOn(ofSecond)) {
       var orders = gated.configMaps().inNamespace(api.namespace()).withName("orders");
+      assertThatThrownBy(() -> orders.patch(PatchContext.of(PatchType.JSON_MERGE), "{\"data\":{\"count\":1e400}}"))
+          .as("a number out of a double's range, refused as it is without the uid (not sent as \"Infinity\")")
+          .satisfies(e -> assertThat(code(e)).isEqualTo(422));
       orders.edit(c -> new ConfigMapBuilder(c).addToData("count", "3").build());
       orders.patch(PatchContext.of(PatchType.JSON_MERGE), "{\"data\":{\"count\":\"4\"}}");
       gated.configMaps().resource(orders("5")).patch(apply());
