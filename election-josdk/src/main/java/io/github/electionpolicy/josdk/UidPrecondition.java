@@ -30,7 +30,8 @@ import java.util.Map;
  *   <li>a {@code DELETE} carries {@code DeleteOptions} with {@code preconditions.uid} (a 409 on a mismatch), as does
  *       the {@code deleteOptions} of a {@code POST} of an {@code eviction}.
  * </ul>
- * A body it cannot read, or of another patch type, is refused rather than sent without the condition. Immutable.
+ * A JSON body is written again with each number as the text it came as ({@link RawJson}). A body it cannot read, or of
+ * another patch type, is refused rather than sent without the condition. Immutable.
  */
 record UidPrecondition(String group, String plural, String namespace, String name, String uid) {
 
@@ -103,7 +104,7 @@ record UidPrecondition(String group, String plural, String namespace, String nam
           test.put("path", "/metadata/uid");
           test.put("value", uid);
           patch.add(0, test);
-          return JSON.asJson(patch);
+          return write(method, path, patch);
         }
         if (type.equals("application/merge-patch+json") || type.equals("application/strategic-merge-patch+json")
             || type.equals("application/apply-patch+yaml")) {
@@ -118,14 +119,14 @@ record UidPrecondition(String group, String plural, String namespace, String nam
         options.putIfAbsent("apiVersion", "v1");
         options.putIfAbsent("kind", "DeleteOptions");
         child(options, "preconditions").put("uid", uid);
-        return JSON.asJson(options);
+        return write(method, path, options);
       case "POST":
         if (!path.endsWith("/eviction")) {
           return body;
         }
         Map<String, Object> eviction = new LinkedHashMap<>((Map<String, Object>) read(method, path, body, Map.class));
         child(child(eviction, "deleteOptions"), "preconditions").put("uid", uid);
-        return JSON.asJson(eviction);
+        return write(method, path, eviction);
       default:
         return body;
     }
@@ -135,7 +136,7 @@ record UidPrecondition(String group, String plural, String namespace, String nam
   private String withMetadataUid(String method, String path, String body) {
     Map<String, Object> object = new LinkedHashMap<>((Map<String, Object>) read(method, path, body, Map.class));
     child(object, "metadata").put("uid", uid);
-    return JSON.asJson(object);
+    return write(method, path, object);
   }
 
   @SuppressWarnings("unchecked")
@@ -151,7 +152,14 @@ record UidPrecondition(String group, String plural, String namespace, String nam
   private Object read(String method, String path, String body, Class<?> type) {
     Object read;
     try {
-      read = body == null || body.isBlank() ? null : JSON.unmarshal(body, type);
+      if (body == null || body.isBlank()) {
+        read = null;
+      } else if (body.stripLeading().startsWith("{") || body.stripLeading().startsWith("[")) {
+        // JSON, its numbers kept as they came (RawJson): not rounded to a double.
+        read = RawJson.read(body);
+      } else {
+        read = JSON.unmarshal(body, type); // YAML (an apply the user wrote as such)
+      }
     } catch (RuntimeException unreadable) {
       throw refused(method, path, "its body could not be read (" + unreadable.getMessage() + ")");
     }
@@ -159,6 +167,11 @@ record UidPrecondition(String group, String plural, String namespace, String nam
       throw refused(method, path, "its body is not a JSON " + (type == List.class ? "array" : "object"));
     }
     return read;
+  }
+
+  /** {@code body} (from {@link #read}) as JSON; the numbers of a JSON body as they came. */
+  private static String write(String method, String path, Object body) {
+    return RawJson.write(body, JSON::asJson);
   }
 
   private KubernetesClientException refused(String method, String path, String why) {
