@@ -17,6 +17,9 @@ import org.slf4j.LoggerFactory;
  * InternalError}) rethrowing would not end the process either, only the reconciliation thread, while the runner keeps
  * the shards' Leases for work nothing does any more; a process that must end on an {@code OutOfMemoryError} ends at
  * once with the JVM's {@code -XX:+ExitOnOutOfMemoryError} (docs/sharding.md).
+ *
+ * <p>What the user's {@code Metrics} throw from the callbacks around a reconciliation is logged and ignored ({@link
+ * #metricsFailed}).
  */
 final class UserErrors {
 
@@ -50,5 +53,26 @@ final class UserErrors {
       }
     }
     return failed;
+  }
+
+  /**
+   * Logs at ERROR that a callback of the user's {@code Metrics} threw {@code thrown}, which then goes no further: JOSDK
+   * 5.3 catches nothing around those callbacks, and a throw there would skip its bookkeeping of the reconciliation
+   * (a throw from {@code reconciliationSubmitted} or {@code reconciliationStarted} leaves the resource marked as being
+   * processed for the operator's life). Never throws.
+   *
+   * @param callback the {@code Metrics} method that threw
+   * @param resource the resource (or its {@code ResourceID}) the callback was called for; may be null
+   * @param thrown what the callback threw: an exception or an {@link Error}
+   */
+  static void metricsFailed(String callback, Object resource, Throwable thrown) {
+    try {
+      Object named = resource instanceof io.fabric8.kubernetes.api.model.HasMetadata metadata
+          ? io.javaoperatorsdk.operator.processing.event.ResourceID.fromResource(metadata) : resource;
+      LOG.error("The Metrics' {} threw for {}; ignored, so that JOSDK's bookkeeping of the reconciliation goes on",
+          callback, named, thrown);
+    } catch (Throwable logging) {
+      // a resource without metadata, an appender out of memory: the reconciliation goes on all the same
+    }
   }
 }
