@@ -36,8 +36,8 @@ import java.util.Objects;
  * covered by {@link GuardedReconciler}. What the user's metrics throw from the callbacks JOSDK makes around a
  * reconciliation ({@code eventReceived}, {@code reconciliationSubmitted}, {@code reconciliationStarted}, {@code
  * reconciliationFinished}, {@code reconciliationSucceeded}, {@code reconciliationFailed}, {@code cleanupDone}), an
- * exception or an {@link Error}, is logged and goes no further ({@link UserErrors#metricsFailed}): JOSDK catches nothing
- * there, and a throw from {@code reconciliationSubmitted} or {@code reconciliationStarted} would leave the resource
+ * exception or an {@link Error}, is logged and goes no further ({@link UserErrors#metricsFailed}): JOSDK catches
+ * nothing there, and a throw from {@code reconciliationSubmitted} or {@code reconciliationStarted} would leave the resource
  * marked as being processed for the process's life (review h-attack2). {@code controllerRegistered}, at registration,
  * still fails the operator's start.
  * The entry is kept on the reconciliation's thread between the calls, where {@link ShardFence} reads it to check the

@@ -4,18 +4,20 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * What a {@link ShardedOperator} makes of an {@link Error} (or any other {@link Throwable} that is not an {@link
- * Exception}) thrown by user code that JOSDK 5.3 runs for a reconciliation: the reconciler's {@code reconcile}, a
- * cleaner's {@code cleanup} (both through {@link ShardGate}) and its {@code updateErrorStatus} (through {@link
- * GuardedReconciler}). JOSDK catches exceptions only there: an {@code Error} would skip its end of the reconciliation
- * and leave the resource marked as being processed for as long as the operator runs, which a warm operator does for
- * the whole process, so the resource would never be reconciled here again, whichever term its shard moves back under.
+ * What a {@link ShardedOperator} and an {@link OperatorService} make of an {@link Error} (or any other {@link
+ * Throwable} that is not an {@link Exception}) thrown by user code that JOSDK 5.3 runs for a reconciliation: the
+ * reconciler's {@code reconcile}, a cleaner's {@code cleanup}, a context initializer's {@code initContext} and its
+ * {@code updateErrorStatus} (through {@link GuardedReconciler}; in a {@code ShardedOperator}, {@link ShardGate} catches
+ * around {@code reconcile} and {@code cleanup} too). JOSDK catches exceptions only there: an {@code Error} would skip
+ * its end of the reconciliation and leave the resource marked as being processed for as long as the operator runs,
+ * which a warm operator does for the whole process (the resource would never be reconciled here again, whichever term
+ * its shard moves back under), and a term's operator for the whole term, as long as the leader keeps its Lease.
  *
  * <p>Every such {@code Error} is logged at ERROR with the resource, and then becomes an {@link IllegalStateException}
  * that carries it: a failed reconciliation, which JOSDK retries as any. A {@link VirtualMachineError} included: a
  * {@link StackOverflowError} has unwound by the time it is caught, and for the others ({@link OutOfMemoryError}, {@link
  * InternalError}) rethrowing would not end the process either, only the reconciliation thread, while the runner keeps
- * the shards' Leases for work nothing does any more; a process that must end on an {@code OutOfMemoryError} ends at
+ * the Leases for work nothing does any more; a process that must end on an {@code OutOfMemoryError} ends at
  * once with the JVM's {@code -XX:+ExitOnOutOfMemoryError} (docs/sharding.md).
  *
  * <p>What the user's {@code Metrics} throw from the callbacks around a reconciliation is logged and ignored ({@link
