@@ -34,12 +34,13 @@ import java.util.Objects;
  * any, instead of one JOSDK never ends (it catches exceptions only), which would keep the resource from being
  * reconciled again. Its {@code updateErrorStatus}, which JOSDK calls outside {@code timeControllerExecution}, is
  * covered by {@link GuardedReconciler}. What the user's metrics throw from the callbacks JOSDK makes around a
- * reconciliation ({@code eventReceived}, {@code reconciliationSubmitted}, {@code reconciliationStarted}, {@code
+ * reconciliation ({@code reconciliationSubmitted}, {@code reconciliationStarted}, {@code
  * reconciliationFinished}, {@code reconciliationSucceeded}, {@code reconciliationFailed}, {@code cleanupDone}), an
  * exception or an {@link Error}, is logged and goes no further ({@link UserErrors#metricsFailed}): JOSDK catches
- * nothing there, and a throw from {@code reconciliationSubmitted} or {@code reconciliationStarted} would leave the resource
- * marked as being processed for the process's life (review h-attack2). {@code controllerRegistered}, at registration,
- * still fails the operator's start.
+ * nothing there, and a throw from {@code reconciliationSubmitted} or {@code reconciliationStarted} would leave the
+ * resource marked as being processed for the process's life (review h-attack2). {@code eventReceived}, which JOSDK calls
+ * before it marks the event, passes what it throws (a shard's start that fires the event fails), and {@code
+ * controllerRegistered}, at registration, fails the operator's start.
  * The entry is kept on the reconciliation's thread between the calls, where {@link ShardFence} reads it to check the
  * writes the reconciliation sends. A reconciliation may begin inside another on the same thread, while the outer one's
  * reconciler runs, its {@code updateErrorStatus} included (a pool with a {@code CallerRunsPolicy} runs the task an
@@ -246,11 +247,9 @@ final class ShardGate implements Metrics {
 
   @Override
   public void eventReceived(Event event, Map<String, Object> metadata) {
-    try {
-      user.eventReceived(event, metadata);
-    } catch (Throwable thrown) {
-      UserErrors.metricsFailed("eventReceived", event.getRelatedCustomResourceID(), thrown);
-    }
+    // Passes what it throws: JOSDK drops the event before marking it (no resource is left being processed), and a
+    // shard's start that fires it fails and undoes itself (ShardedOperatorStopTest).
+    user.eventReceived(event, metadata);
   }
 
   @Override
