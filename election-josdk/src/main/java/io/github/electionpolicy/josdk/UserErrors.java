@@ -38,7 +38,13 @@ final class UserErrors {
    * @return an {@link IllegalStateException} whose cause is {@code thrown}
    */
   static IllegalStateException failed(String what, Object resource, Throwable thrown) {
-    IllegalStateException failed = new IllegalStateException(what + " of " + resource + " threw " + thrown
+    String described;
+    try {
+      described = String.valueOf(thrown);
+    } catch (Throwable unprintable) { // its getMessage or toString threw: the failure must still reach JOSDK
+      described = thrown.getClass().getName() + " (whose message could not be made)";
+    }
+    IllegalStateException failed = new IllegalStateException(what + " of " + resource + " threw " + described
         + ": the reconciliation fails, and JOSDK retries it as any failed one", thrown);
     try {
       LOG.error("{}{} of {} threw an Error; the reconciliation fails as if it had thrown an exception, and JOSDK "

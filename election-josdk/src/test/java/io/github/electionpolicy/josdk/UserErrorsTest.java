@@ -310,6 +310,23 @@ class UserErrorsTest {
         .hasMessageContaining("the reconciler's initContext" + resource);
   }
 
+  /**
+   * An Error whose message cannot be made (its getMessage throws, an Error too) still fails the reconciliation with
+   * an exception that carries it: building the message must not throw past the wrapper (review h-attack2).
+   */
+  @Test
+  void anErrorWhoseMessageThrowsStillBecomesAnException() {
+    Error unprintable = new Error() {
+      @Override
+      public String getMessage() {
+        throw new AssertionError("a message that cannot be made");
+      }
+    };
+    Reconciler<Gadget> wrapped = GuardedReconciler.wrap(new Throwing(unprintable));
+    assertThatThrownBy(() -> wrapped.reconcile(gadget(), null)).isInstanceOf(IllegalStateException.class)
+        .hasCause(unprintable).hasMessageContaining("the reconciler's reconcile");
+  }
+
   @ParameterizedTest
   @MethodSource("exceptions")
   void anExceptionOfReconcileCleanupOrInitContextPassesTheWrapperAsItIs(Exception thrown) {
