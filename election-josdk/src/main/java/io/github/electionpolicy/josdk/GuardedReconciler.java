@@ -20,12 +20,14 @@ import java.util.Objects;
 import java.util.function.Consumer;
 
 /**
- * A user's reconciler as a {@link ShardedOperator} registers it: every call goes to the user's, and an {@link Error}
- * its {@code updateErrorStatus} throws becomes an exception ({@link UserErrors}). JOSDK 5.3 calls {@code
+ * A user's reconciler as a {@link ShardedOperator} and an {@link OperatorService} register it: every call goes to the
+ * user's, and an {@link Error} its {@code reconcile}, {@code cleanup}, {@code initContext} or {@code updateErrorStatus}
+ * throws becomes an exception ({@link UserErrors}). JOSDK 5.3 catches exceptions only: an {@code Error} would leave the
+ * resource marked as being processed for as long as the operator runs (a warm operator's whole process, a term's
+ * operator the whole term, which lasts as long as the leader keeps its Lease; review h-attack2). As an exception, the
+ * reconciliation fails as when {@code reconcile} threw an exception, and JOSDK retries it. JOSDK 5.3 calls {@code
  * updateErrorStatus} on the reconciliation's thread after {@code reconcile} threw, outside {@code
- * timeControllerExecution} (so outside {@link ShardGate}'s catch), and catches exceptions only: an {@code Error} there
- * would leave the resource marked as being processed for the process's life. As an exception, the reconciliation
- * fails as when {@code reconcile} threw, and JOSDK retries it.
+ * timeControllerExecution}, so outside a {@link ShardGate}'s catch: only the wrapper covers it.
  *
  * <p>JOSDK reads the controller's configuration from the user's class (its {@code @ControllerConfiguration}), before
  * the reconciler is wrapped: {@link GuardingOperator} wraps it only once the configuration was resolved. Of the
@@ -67,7 +69,38 @@ class GuardedReconciler<P extends HasMetadata> implements Reconciler<P> {
 
   @Override
   public UpdateControl<P> reconcile(P resource, Context<P> context) throws Exception {
-    return user.reconcile(resource, context); // inside timeControllerExecution: ShardGate catches there
+    try {
+      return user.reconcile(resource, context);
+    } catch (Exception exception) {
+      throw exception;
+    } catch (Throwable error) {
+      // An OperatorService's operator has no ShardGate around it: the wrapper is what turns the Error into a failure.
+      throw UserErrors.failed("the reconciler's reconcile", ResourceID.fromResource(resource), error);
+    }
+  }
+
+  /** Runs a cleaner's {@code cleanup}; an {@link Error} becomes an exception, as in {@link #reconcile}. */
+  @SuppressWarnings("unchecked")
+  DeleteControl cleanUp(P resource, Context<P> context) throws Exception {
+    try {
+      return ((Cleaner<P>) user).cleanup(resource, context);
+    } catch (Exception exception) {
+      throw exception;
+    } catch (Throwable error) {
+      throw UserErrors.failed("the reconciler's cleanup", ResourceID.fromResource(resource), error);
+    }
+  }
+
+  /** Runs a context initializer's {@code initContext}; an {@link Error} becomes an exception, as in reconcile. */
+  @SuppressWarnings("unchecked")
+  void initialize(P primary, Context<P> context) {
+    try {
+      ((ContextInitializer<P>) user).initContext(primary, context);
+    } catch (Exception exception) {
+      throw exception; // precise rethrow: unchecked only (or a checked one thrown sneakily), as JOSDK would see it
+    } catch (Throwable error) {
+      throw UserErrors.failed("the reconciler's initContext", ResourceID.fromResource(primary), error);
+    }
   }
 
   @Override
@@ -101,9 +134,8 @@ class GuardedReconciler<P extends HasMetadata> implements Reconciler<P> {
     }
 
     @Override
-    @SuppressWarnings("unchecked")
     public DeleteControl cleanup(P resource, Context<P> context) throws Exception {
-      return ((Cleaner<P>) user).cleanup(resource, context); // inside timeControllerExecution, as reconcile
+      return cleanUp(resource, context);
     }
   }
 
@@ -115,9 +147,8 @@ class GuardedReconciler<P extends HasMetadata> implements Reconciler<P> {
     }
 
     @Override
-    @SuppressWarnings("unchecked")
     public void initContext(P primary, Context<P> context) {
-      ((ContextInitializer<P>) user).initContext(primary, context); // inside timeControllerExecution
+      initialize(primary, context);
     }
   }
 
@@ -129,9 +160,8 @@ class GuardedReconciler<P extends HasMetadata> implements Reconciler<P> {
     }
 
     @Override
-    @SuppressWarnings("unchecked")
     public void initContext(P primary, Context<P> context) {
-      ((ContextInitializer<P>) user).initContext(primary, context);
+      initialize(primary, context);
     }
   }
 

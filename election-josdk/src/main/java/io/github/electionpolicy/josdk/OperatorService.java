@@ -123,7 +123,8 @@ public final class OperatorService implements LeaderService {
     KubernetesClient gated = WriteGate.gate(client, term);
     OperatorTerm started;
     try {
-      started = new OperatorTerm(configuration, gated, term::isValid);
+      // Each reconciler registered wrapped, so that an Error of its user code fails the reconciliation.
+      started = new OperatorTerm(configuration, gated, term::isValid, GuardedReconciler.GuardingOperator::new);
     } catch (Throwable failure) {
       gated.close();
       throw failure;

@@ -21,6 +21,12 @@ import io.javaoperatorsdk.operator.Operator;
  * {@code ConfigurationService} or an earlier term: JOSDK runs a controller's reconciliations on the executor of its
  * configuration's service, and the start fails otherwise.
  *
+ * <p>The operator registers each reconciler wrapped, with the configuration read from your reconciler's class (or the
+ * one you pass), as a {@link ShardedOperator}'s does: an {@link Error} thrown by its {@code reconcile}, {@code
+ * cleanup}, {@code initContext} or {@code updateErrorStatus} is logged and fails the reconciliation, which JOSDK
+ * retries, as an exception would (docs/josdk.md). The wrapper is a {@code Cleaner} or a {@code ContextInitializer}
+ * exactly when your reconciler is; a {@code Controller}'s {@code getReconciler()} returns the wrapper.
+ *
  * <p>The term is the one the operator runs under: pass it on to reconcilers that fence their writes with
  * {@link LeadershipTerm#leaseTransitions()}. Do not start the operator here: {@link OperatorService} starts it
  * once this returns.

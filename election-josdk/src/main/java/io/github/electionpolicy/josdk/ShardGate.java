@@ -33,7 +33,14 @@ import java.util.Objects;
  * {@link IllegalStateException} that carries it ({@link UserErrors}): a failed reconciliation, retried as JOSDK retries
  * any, instead of one JOSDK never ends (it catches exceptions only), which would keep the resource from being
  * reconciled again. Its {@code updateErrorStatus}, which JOSDK calls outside {@code timeControllerExecution}, is
- * covered by {@link GuardedReconciler}.
+ * covered by {@link GuardedReconciler}. What the user's metrics throw from the callbacks JOSDK makes around a
+ * reconciliation ({@code reconciliationSubmitted}, {@code reconciliationStarted}, {@code
+ * reconciliationFinished}, {@code reconciliationSucceeded}, {@code reconciliationFailed}, {@code cleanupDone}), an
+ * exception or an {@link Error}, is logged and goes no further ({@link UserErrors#metricsFailed}): JOSDK catches
+ * nothing there, and a throw from {@code reconciliationSubmitted} or {@code reconciliationStarted} would leave the
+ * resource marked as being processed for the process's life (review h-attack2). {@code eventReceived}, which JOSDK calls
+ * before it marks the event, passes what it throws (a shard's start that fires the event fails), and {@code
+ * controllerRegistered}, at registration, fails the operator's start.
  * The entry is kept on the reconciliation's thread between the calls, where {@link ShardFence} reads it to check the
  * writes the reconciliation sends. A reconciliation may begin inside another on the same thread, while the outer one's
  * reconciler runs, its {@code updateErrorStatus} included (a pool with a {@code CallerRunsPolicy} runs the task an
@@ -127,13 +134,19 @@ final class ShardGate implements Metrics {
       ownership.exit(stack.removeLast().entry);
     }
     stack.addLast(new Frame(ownership.enter(resource), true, false, key));
-    user.reconciliationStarted(resource, metadata);
+    try {
+      user.reconciliationStarted(resource, metadata);
+    } catch (Throwable thrown) {
+      UserErrors.metricsFailed("reconciliationStarted", resource, thrown);
+    }
   }
 
   @Override
   public void reconciliationFinished(HasMetadata resource, RetryInfo retryInfo, Map<String, Object> metadata) {
     try {
       user.reconciliationFinished(resource, retryInfo, metadata);
+    } catch (Throwable thrown) {
+      UserErrors.metricsFailed("reconciliationFinished", resource, thrown);
     } finally {
       java.util.ArrayDeque<Frame> stack = stack();
       // Its own frame only: never the reconciliation it ran inside (JOSDK calls reconciliationFinished also for a run
@@ -234,27 +247,45 @@ final class ShardGate implements Metrics {
 
   @Override
   public void eventReceived(Event event, Map<String, Object> metadata) {
+    // Passes what it throws: JOSDK drops the event before marking it (no resource is left being processed), and a
+    // shard's start that fires it fails and undoes itself (ShardedOperatorStopTest).
     user.eventReceived(event, metadata);
   }
 
   @Override
   public void reconciliationSubmitted(HasMetadata resource, RetryInfo retryInfo, Map<String, Object> metadata) {
-    user.reconciliationSubmitted(resource, retryInfo, metadata);
+    try {
+      user.reconciliationSubmitted(resource, retryInfo, metadata);
+    } catch (Throwable thrown) {
+      UserErrors.metricsFailed("reconciliationSubmitted", resource, thrown);
+    }
   }
 
   @Override
   public void reconciliationFailed(HasMetadata resource, RetryInfo retryInfo, Exception exception,
       Map<String, Object> metadata) {
-    user.reconciliationFailed(resource, retryInfo, exception, metadata);
+    try {
+      user.reconciliationFailed(resource, retryInfo, exception, metadata);
+    } catch (Throwable thrown) {
+      UserErrors.metricsFailed("reconciliationFailed", resource, thrown);
+    }
   }
 
   @Override
   public void reconciliationSucceeded(HasMetadata resource, Map<String, Object> metadata) {
-    user.reconciliationSucceeded(resource, metadata);
+    try {
+      user.reconciliationSucceeded(resource, metadata);
+    } catch (Throwable thrown) {
+      UserErrors.metricsFailed("reconciliationSucceeded", resource, thrown);
+    }
   }
 
   @Override
   public void cleanupDone(ResourceID resourceID, Map<String, Object> metadata) {
-    user.cleanupDone(resourceID, metadata);
+    try {
+      user.cleanupDone(resourceID, metadata);
+    } catch (Throwable thrown) {
+      UserErrors.metricsFailed("cleanupDone", resourceID, thrown);
+    }
   }
 }

@@ -268,6 +268,74 @@ class UserErrorsTest {
         .isSameAs(thrown);
   }
 
+  /** A reconciler whose reconcile, cleanup and initContext throw what it is given. */
+  static final class Throwing extends Plain implements Cleaner<Gadget>, ContextInitializer<Gadget> {
+    final Throwable thrown;
+
+    Throwing(Throwable thrown) {
+      this.thrown = thrown;
+    }
+
+    @Override
+    public UpdateControl<Gadget> reconcile(Gadget resource, Context<Gadget> context) {
+      UserErrorsTest.<RuntimeException>sneakyThrow(thrown);
+      return null;
+    }
+
+    @Override
+    public DeleteControl cleanup(Gadget resource, Context<Gadget> context) {
+      UserErrorsTest.<RuntimeException>sneakyThrow(thrown);
+      return null;
+    }
+
+    @Override
+    public void initContext(Gadget primary, Context<Gadget> context) {
+      UserErrorsTest.<RuntimeException>sneakyThrow(thrown);
+    }
+  }
+
+  /** An OperatorService's operator has no ShardGate: the wrapper fails the reconciliation (review h-attack2). */
+  @ParameterizedTest
+  @MethodSource("notExceptions")
+  void anErrorOfReconcileCleanupOrInitContextFailsTheReconciliationInTheWrapper(Throwable thrown) {
+    Reconciler<Gadget> wrapped = GuardedReconciler.wrap(new Throwing(thrown));
+    String resource = " of " + ResourceID.fromResource(gadget());
+    assertThatThrownBy(() -> wrapped.reconcile(gadget(), null)).isInstanceOf(IllegalStateException.class)
+        .hasCause(thrown).hasMessageContaining("the reconciler's reconcile" + resource);
+    assertThatThrownBy(() -> ((Cleaner<Gadget>) wrapped).cleanup(gadget(), null))
+        .isInstanceOf(IllegalStateException.class).hasCause(thrown)
+        .hasMessageContaining("the reconciler's cleanup" + resource);
+    assertThatThrownBy(() -> ((ContextInitializer<Gadget>) wrapped).initContext(gadget(), null))
+        .isInstanceOf(IllegalStateException.class).hasCause(thrown)
+        .hasMessageContaining("the reconciler's initContext" + resource);
+  }
+
+  /**
+   * An Error whose message cannot be made (its getMessage throws, an Error too) still fails the reconciliation with
+   * an exception that carries it: building the message must not throw past the wrapper (review h-attack2).
+   */
+  @Test
+  void anErrorWhoseMessageThrowsStillBecomesAnException() {
+    Error unprintable = new Error() {
+      @Override
+      public String getMessage() {
+        throw new AssertionError("a message that cannot be made");
+      }
+    };
+    Reconciler<Gadget> wrapped = GuardedReconciler.wrap(new Throwing(unprintable));
+    assertThatThrownBy(() -> wrapped.reconcile(gadget(), null)).isInstanceOf(IllegalStateException.class)
+        .hasCause(unprintable).hasMessageContaining("the reconciler's reconcile");
+  }
+
+  @ParameterizedTest
+  @MethodSource("exceptions")
+  void anExceptionOfReconcileCleanupOrInitContextPassesTheWrapperAsItIs(Exception thrown) {
+    Reconciler<Gadget> wrapped = GuardedReconciler.wrap(new Throwing(thrown));
+    assertThatThrownBy(() -> wrapped.reconcile(gadget(), null)).isSameAs(thrown);
+    assertThatThrownBy(() -> ((Cleaner<Gadget>) wrapped).cleanup(gadget(), null)).isSameAs(thrown);
+    assertThatThrownBy(() -> ((ContextInitializer<Gadget>) wrapped).initContext(gadget(), null)).isSameAs(thrown);
+  }
+
   @Test
   void theGuardingOperatorRegistersTheWrapperWithTheConfigurationOfTheUsersClass() {
     try (KubernetesClient client = new KubernetesClientBuilder()
