@@ -434,7 +434,10 @@ final class ShardedReplicas implements AutoCloseable {
           violations.add(name + " (shard " + shards.shards().shardOf(widget) + ") reconciled by " + identity
               + " under " + term);
         }
-        if (shards.clientFor(widget).isEmpty() && !stopping) {
+        // The stop's mark read again after the client: a stop that began after the first read took the term, and its
+        // gate, away meanwhile (stopBegun is set before the operator releases the shard).
+        if (shards.clientFor(widget).isEmpty()
+            && !stopBegun.contains(shards.shards().shardOf(widget) + "@" + identity)) {
           violations.add(name + " reconciled by " + identity + " with no client of its shard's term");
         }
         firstReconciled.computeIfAbsent(name, n -> new ConcurrentHashMap<>()).putIfAbsent(identity, now);
