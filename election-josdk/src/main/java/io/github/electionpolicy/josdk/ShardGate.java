@@ -144,19 +144,13 @@ final class ShardGate implements Metrics {
       ownership.exit(stack.removeLast().entry);
     }
     stack.addLast(new Frame(ownership.enter(resource), true, false, key));
-    try {
-      user.reconciliationStarted(resource, metadata);
-    } catch (Throwable thrown) {
-      UserErrors.metricsFailed("reconciliationStarted", resource, thrown);
-    }
+    callUser("reconciliationStarted", resource, () -> user.reconciliationStarted(resource, metadata));
   }
 
   @Override
   public void reconciliationFinished(HasMetadata resource, RetryInfo retryInfo, Map<String, Object> metadata) {
     try {
-      user.reconciliationFinished(resource, retryInfo, metadata);
-    } catch (Throwable thrown) {
-      UserErrors.metricsFailed("reconciliationFinished", resource, thrown);
+      callUser("reconciliationFinished", resource, () -> user.reconciliationFinished(resource, retryInfo, metadata));
     } finally {
       java.util.ArrayDeque<Frame> stack = stack();
       // Its own frame only: never the reconciliation it ran inside (JOSDK calls reconciliationFinished also for a run
@@ -195,6 +189,11 @@ final class ShardGate implements Metrics {
         // finding 3). As an exception, it is a failed reconciliation that JOSDK's retry handles. A
         // VirtualMachineError too (review h-attack): rethrown, it would end this thread only, not the process, and
         // the runner would keep the shard's Lease for a resource nothing reconciles any more (see UserErrors).
+        // GuardedReconciler converts the Errors of the reconciler's own methods, and this catch is needed besides it:
+        // it alone covers the rest of the execution, the user's timeControllerExecution (their Metrics) and the user
+        // code the managed workflow runs on this thread (a dependent's activation or reconcile condition). Nor can the
+        // wrapper go: an OperatorService's operator has no gate, and updateErrorStatus runs outside this execution.
+        // An Error of the reconciler's own methods reaches here already an exception, and passes: converted once.
         throw UserErrors.failed("the reconciler's " + execution.name(), execution.resourceID(), error);
       } finally {
         frame.running = was;
@@ -365,38 +364,35 @@ final class ShardGate implements Metrics {
 
   @Override
   public void reconciliationSubmitted(HasMetadata resource, RetryInfo retryInfo, Map<String, Object> metadata) {
-    try {
-      user.reconciliationSubmitted(resource, retryInfo, metadata);
-    } catch (Throwable thrown) {
-      UserErrors.metricsFailed("reconciliationSubmitted", resource, thrown);
-    }
+    callUser("reconciliationSubmitted", resource, () -> user.reconciliationSubmitted(resource, retryInfo, metadata));
   }
 
   @Override
   public void reconciliationFailed(HasMetadata resource, RetryInfo retryInfo, Exception exception,
       Map<String, Object> metadata) {
-    try {
-      user.reconciliationFailed(resource, retryInfo, exception, metadata);
-    } catch (Throwable thrown) {
-      UserErrors.metricsFailed("reconciliationFailed", resource, thrown);
-    }
+    callUser("reconciliationFailed", resource,
+        () -> user.reconciliationFailed(resource, retryInfo, exception, metadata));
   }
 
   @Override
   public void reconciliationSucceeded(HasMetadata resource, Map<String, Object> metadata) {
-    try {
-      user.reconciliationSucceeded(resource, metadata);
-    } catch (Throwable thrown) {
-      UserErrors.metricsFailed("reconciliationSucceeded", resource, thrown);
-    }
+    callUser("reconciliationSucceeded", resource, () -> user.reconciliationSucceeded(resource, metadata));
   }
 
   @Override
   public void cleanupDone(ResourceID resourceID, Map<String, Object> metadata) {
+    callUser("cleanupDone", resourceID, () -> user.cleanupDone(resourceID, metadata));
+  }
+
+  /**
+   * Makes a callback of the user's metrics around a reconciliation: what it throws, an exception or an {@link Error},
+   * is logged and goes no further ({@link UserErrors#metricsFailed}), since JOSDK 5.3 catches nothing there.
+   */
+  private static void callUser(String callback, Object resource, Runnable call) {
     try {
-      user.cleanupDone(resourceID, metadata);
+      call.run();
     } catch (Throwable thrown) {
-      UserErrors.metricsFailed("cleanupDone", resourceID, thrown);
+      UserErrors.metricsFailed(callback, resource, thrown);
     }
   }
 }
