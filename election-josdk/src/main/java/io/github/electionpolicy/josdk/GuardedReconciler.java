@@ -75,6 +75,8 @@ class GuardedReconciler<P extends HasMetadata> implements Reconciler<P> {
       throw exception;
     } catch (Throwable error) {
       // An OperatorService's operator has no ShardGate around it: the wrapper is what turns the Error into a failure.
+      // A ShardedOperator's gate catches an Error of the whole execution too, whose other user code (the user's
+      // Metrics, a dependent's condition) only it covers; what the wrapper converted passes it as an exception.
       throw UserErrors.failed("the reconciler's reconcile", ResourceID.fromResource(resource), error);
     }
   }

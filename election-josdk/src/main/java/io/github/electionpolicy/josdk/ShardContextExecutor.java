@@ -1,14 +1,18 @@
 package io.github.electionpolicy.josdk;
 
 import java.util.Objects;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.FutureTask;
+import java.util.concurrent.RunnableFuture;
 
 /**
  * The workflow executor of a {@link ShardedOperator}: JOSDK's (the configured one), whose tasks run as part of the
  * reconciliation that submitted them. JOSDK reconciles a controller's managed dependents on this executor's threads
  * while the reconciliation's thread waits for them; each task takes the submitting thread's reconciliation ({@link
  * ShardGate#current()}) with it, so the writes of a dependent are checked by {@link ShardFence} against the same shard
- * and term as the reconciliation's own. Thread-safe, as the executor it wraps.
+ * and term as the reconciliation's own, and counts among the reconciliation's tasks ({@link WorkflowTasks}), so that
+ * an {@link Error} it throws fails the reconciliation (JOSDK 5.3 only logs it). Thread-safe, as the executor it wraps.
  */
 final class ShardContextExecutor extends WrappingExecutor {
 
@@ -21,7 +25,42 @@ final class ShardContextExecutor extends WrappingExecutor {
 
   @Override
   Runnable wrap(Runnable task) {
-    ShardOwnership.Entry submitter = gate.current();
-    return () -> gate.runAs(submitter, task);
+    return gate.carried(task);
+  }
+
+  /**
+   * A task {@code submit} makes: its {@link FutureTask} keeps what it throws, so an {@link Error} is recorded among the
+   * reconciliation's tasks ({@link WorkflowTasks#threw}) on its way there.
+   */
+  @Override
+  protected <T> RunnableFuture<T> newTaskFor(Runnable task, T value) {
+    WorkflowTasks tasks = gate.tasks();
+    return new FutureTask<>(() -> {
+      try {
+        task.run();
+      } catch (Throwable thrown) {
+        recordIn(tasks, thrown);
+        throw thrown;
+      }
+    }, value);
+  }
+
+  @Override
+  protected <T> RunnableFuture<T> newTaskFor(Callable<T> task) {
+    WorkflowTasks tasks = gate.tasks();
+    return new FutureTask<>(() -> {
+      try {
+        return task.call();
+      } catch (Throwable thrown) {
+        recordIn(tasks, thrown);
+        throw thrown;
+      }
+    });
+  }
+
+  private static void recordIn(WorkflowTasks tasks, Throwable thrown) {
+    if (tasks != null) {
+      tasks.threw(thrown);
+    }
   }
 }

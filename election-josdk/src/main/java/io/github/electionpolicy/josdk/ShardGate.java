@@ -10,6 +10,8 @@ import io.javaoperatorsdk.operator.processing.event.Event;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import java.util.Map;
 import java.util.Objects;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Where a {@link ShardedOperator} decides, for each reconciliation, whether it is this replica's: JOSDK's {@link
@@ -33,7 +35,10 @@ import java.util.Objects;
  * {@link IllegalStateException} that carries it ({@link UserErrors}): a failed reconciliation, retried as JOSDK retries
  * any, instead of one JOSDK never ends (it catches exceptions only), which would keep the resource from being
  * reconciled again. Its {@code updateErrorStatus}, which JOSDK calls outside {@code timeControllerExecution}, is
- * covered by {@link GuardedReconciler}. What the user's metrics throw from the callbacks JOSDK makes around a
+ * covered by {@link GuardedReconciler}. An {@code Error} of a managed dependent, which JOSDK only logs on its workflow
+ * thread, fails the reconciliation too: the tasks the execution runs on the workflow executor ({@link
+ * ShardContextExecutor}) are counted, and the execution waits for them to end ({@link WorkflowTasks}).
+ * What the user's metrics throw from the callbacks JOSDK makes around a
  * reconciliation ({@code reconciliationSubmitted}, {@code reconciliationStarted}, {@code
  * reconciliationFinished}, {@code reconciliationSucceeded}, {@code reconciliationFailed}, {@code cleanupDone}), an
  * exception or an {@link Error}, is logged and goes no further ({@link UserErrors#metricsFailed}): JOSDK catches
@@ -50,6 +55,8 @@ import java.util.Objects;
  * reconciliation threads; the user's metrics are called as JOSDK would call them.
  */
 final class ShardGate implements Metrics {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ShardedOperator.class);
 
   private final Metrics user;
   private final ShardOwnership ownership;
@@ -71,6 +78,9 @@ final class ShardGate implements Metrics {
     // again); null for a frame runAs carries.
     final String resource;
     boolean running;
+    // The tasks the reconciliation runs on the workflow executor while its execution runs (timeControllerExecution),
+    // the submitter's for a frame runAs carries; null otherwise.
+    WorkflowTasks tasks;
 
     Frame(ShardOwnership.Entry entry, boolean entered, boolean running) {
       this(entry, entered, running, null);
@@ -134,19 +144,13 @@ final class ShardGate implements Metrics {
       ownership.exit(stack.removeLast().entry);
     }
     stack.addLast(new Frame(ownership.enter(resource), true, false, key));
-    try {
-      user.reconciliationStarted(resource, metadata);
-    } catch (Throwable thrown) {
-      UserErrors.metricsFailed("reconciliationStarted", resource, thrown);
-    }
+    callUser("reconciliationStarted", resource, () -> user.reconciliationStarted(resource, metadata));
   }
 
   @Override
   public void reconciliationFinished(HasMetadata resource, RetryInfo retryInfo, Map<String, Object> metadata) {
     try {
-      user.reconciliationFinished(resource, retryInfo, metadata);
-    } catch (Throwable thrown) {
-      UserErrors.metricsFailed("reconciliationFinished", resource, thrown);
+      callUser("reconciliationFinished", resource, () -> user.reconciliationFinished(resource, retryInfo, metadata));
     } finally {
       java.util.ArrayDeque<Frame> stack = stack();
       // Its own frame only: never the reconciliation it ran inside (JOSDK calls reconciliationFinished also for a run
@@ -170,9 +174,12 @@ final class ShardGate implements Metrics {
     // reconciler must then not run (the stop waits for this reconciliation, not for a reconciler begun after it).
     if (entry != null && entry.owned() && entry.term().isValid() && ownership.holds(entry)) {
       boolean was = frame.running;
+      WorkflowTasks outerTasks = frame.tasks;
+      WorkflowTasks tasks = new WorkflowTasks();
       frame.running = true;
+      frame.tasks = tasks;
       try {
-        return user.timeControllerExecution(execution);
+        return user.timeControllerExecution(new WithItsTasks<>(execution, tasks));
       } catch (Exception exception) {
         throw exception;
       } catch (Throwable error) {
@@ -182,9 +189,15 @@ final class ShardGate implements Metrics {
         // finding 3). As an exception, it is a failed reconciliation that JOSDK's retry handles. A
         // VirtualMachineError too (review h-attack): rethrown, it would end this thread only, not the process, and
         // the runner would keep the shard's Lease for a resource nothing reconciles any more (see UserErrors).
+        // GuardedReconciler converts the Errors of the reconciler's own methods, and this catch is needed besides it:
+        // it alone covers the rest of the execution, the user's timeControllerExecution (their Metrics) and the user
+        // code the managed workflow runs on this thread (a dependent's activation or reconcile condition). Nor can the
+        // wrapper go: an OperatorService's operator has no gate, and updateErrorStatus runs outside this execution.
+        // An Error of the reconciler's own methods reaches here already an exception, and passes: converted once.
         throw UserErrors.failed("the reconciler's " + execution.name(), execution.resourceID(), error);
       } finally {
         frame.running = was;
+        frame.tasks = outerTasks;
       }
     }
     // Not this replica's (or its term ended, or its shard was stopped, meanwhile): what a reconciler with nothing to
@@ -201,35 +214,132 @@ final class ShardGate implements Metrics {
     }
   }
 
+  /**
+   * A controller execution as the user's metrics run it: once it returned, it waits for the tasks it ran on the
+   * workflow executor to end ({@link WorkflowTasks#UNWINDING} at most), and fails if one of them threw an {@link
+   * Error}. JOSDK 5.3 only logs the {@code Error} of a managed dependent (its {@code NodeExecutor} rethrows it into the
+   * executor's {@code FutureTask}, after its {@code finally} told the workflow the dependent is done): the workflow
+   * returns with no error, the reconciler runs, and the reconciliation would succeed with the dependent neither
+   * reconciled nor failed, and not be retried (review h-attack2). Inside the user's {@code timeControllerExecution}, so
+   * that its timing sees the failure as the reconciler's. Never waits for a task on that task's own thread: a task run
+   * on the execution's thread (a pool's {@code CallerRunsPolicy}) has ended before the execution returns, and an
+   * execution that begins inside a task (a reconciliation nested on a workflow thread) waits for tasks of its own only.
+   * The wait is bounded all the same.
+   */
+  private static final class WithItsTasks<T> implements ControllerExecution<T> {
+    private final ControllerExecution<T> execution;
+    private final WorkflowTasks tasks;
+
+    WithItsTasks(ControllerExecution<T> execution, WorkflowTasks tasks) {
+      this.execution = execution;
+      this.tasks = tasks;
+    }
+
+    @Override
+    public T execute() throws Exception {
+      T result = execution.execute();
+      // Only once it returned: a failed execution fails the reconciliation anyway, and JOSDK logged the Error.
+      Throwable lost = tasks.awaitEnd(WorkflowTasks.UNWINDING);
+      if (lost != null) {
+        throw UserErrors.failed("a managed dependent (a task on the workflow executor) of the reconciler's "
+            + execution.name(), execution.resourceID(), lost);
+      }
+      int running = tasks.running();
+      if (running > 0) {
+        LOG.warn("The {} of {} waited {} for its {} task(s) on the workflow executor to end, and goes on without them: "
+            + "an Error they throw from now on does not fail it", execution.name(), execution.resourceID(),
+            WorkflowTasks.UNWINDING, running);
+      }
+      return result;
+    }
+
+    @Override
+    public String name() {
+      return execution.name();
+    }
+
+    @Override
+    public String controllerName() {
+      return execution.controllerName();
+    }
+
+    @Override
+    public String successTypeName(T result) {
+      return execution.successTypeName(result);
+    }
+
+    @Override
+    public ResourceID resourceID() {
+      return execution.resourceID();
+    }
+
+    @Override
+    public Map<String, Object> metadata() {
+      return execution.metadata();
+    }
+  }
+
   /** The reconciliation that runs on this thread (the innermost): what it entered; null outside any reconciliation. */
   ShardOwnership.Entry current() {
     Frame frame = innermost();
     return frame == null ? null : frame.entry;
   }
 
+  /** The tasks of the reconciliation whose execution runs on this thread (the innermost), or null. */
+  WorkflowTasks tasks() {
+    Frame frame = innermost();
+    return frame == null ? null : frame.tasks;
+  }
+
   /**
-   * Runs {@code task} as part of {@code reconciliation} (a managed dependent's task on a workflow thread, submitted
-   * by the reconciliation's thread, or run on it), and then puts back what this thread had; a reconciliation the
+   * {@code task}, submitted on this thread to the workflow executor, as it runs there: as part of the reconciliation
+   * that runs here now (a managed dependent's task, submitted by the reconciliation's thread or by another of its
+   * tasks), counted among its tasks ({@link WorkflowTasks}).
+   */
+  Runnable carried(Runnable task) {
+    Frame frame = innermost();
+    ShardOwnership.Entry reconciliation = frame == null ? null : frame.entry;
+    WorkflowTasks tasks = frame == null ? null : frame.tasks;
+    return () -> runAs(reconciliation, tasks, task);
+  }
+
+  /**
+   * Runs {@code task} as part of {@code reconciliation}, and then puts back what this thread had; a reconciliation the
    * task begins here runs inside it. A reconciliation the task began and never finished is exited then.
    */
-  void runAs(ShardOwnership.Entry reconciliation, Runnable task) {
+  private void runAs(ShardOwnership.Entry reconciliation, WorkflowTasks tasks, Runnable task) {
     java.util.ArrayDeque<Frame> stack = stack();
     Frame carried = new Frame(reconciliation, false, true);
+    carried.tasks = tasks;
     stack.addLast(carried);
+    if (tasks != null) {
+      tasks.started();
+    }
     try {
       task.run();
-    } finally {
-      while (!stack.isEmpty()) {
-        Frame top = stack.removeLast();
-        if (top == carried) {
-          break;
-        }
-        if (top.entered) {
-          ownership.exit(top.entry);
-        }
+    } catch (Throwable thrown) { // a task run by execute, not submit, whose Error no FutureTask keeps
+      if (tasks != null) {
+        tasks.threw(thrown);
       }
-      if (stack.isEmpty()) {
-        frames.remove();
+      throw thrown;
+    } finally {
+      try {
+        while (!stack.isEmpty()) {
+          Frame top = stack.removeLast();
+          if (top == carried) {
+            break;
+          }
+          if (top.entered) {
+            ownership.exit(top.entry);
+          }
+        }
+        if (stack.isEmpty()) {
+          frames.remove();
+        }
+      } finally {
+        if (tasks != null) {
+          tasks.ended(); // last: what the task threw is recorded, and its thread has nothing of it left
+        }
       }
     }
   }
@@ -254,38 +364,35 @@ final class ShardGate implements Metrics {
 
   @Override
   public void reconciliationSubmitted(HasMetadata resource, RetryInfo retryInfo, Map<String, Object> metadata) {
-    try {
-      user.reconciliationSubmitted(resource, retryInfo, metadata);
-    } catch (Throwable thrown) {
-      UserErrors.metricsFailed("reconciliationSubmitted", resource, thrown);
-    }
+    callUser("reconciliationSubmitted", resource, () -> user.reconciliationSubmitted(resource, retryInfo, metadata));
   }
 
   @Override
   public void reconciliationFailed(HasMetadata resource, RetryInfo retryInfo, Exception exception,
       Map<String, Object> metadata) {
-    try {
-      user.reconciliationFailed(resource, retryInfo, exception, metadata);
-    } catch (Throwable thrown) {
-      UserErrors.metricsFailed("reconciliationFailed", resource, thrown);
-    }
+    callUser("reconciliationFailed", resource,
+        () -> user.reconciliationFailed(resource, retryInfo, exception, metadata));
   }
 
   @Override
   public void reconciliationSucceeded(HasMetadata resource, Map<String, Object> metadata) {
-    try {
-      user.reconciliationSucceeded(resource, metadata);
-    } catch (Throwable thrown) {
-      UserErrors.metricsFailed("reconciliationSucceeded", resource, thrown);
-    }
+    callUser("reconciliationSucceeded", resource, () -> user.reconciliationSucceeded(resource, metadata));
   }
 
   @Override
   public void cleanupDone(ResourceID resourceID, Map<String, Object> metadata) {
+    callUser("cleanupDone", resourceID, () -> user.cleanupDone(resourceID, metadata));
+  }
+
+  /**
+   * Makes a callback of the user's metrics around a reconciliation: what it throws, an exception or an {@link Error},
+   * is logged and goes no further ({@link UserErrors#metricsFailed}), since JOSDK 5.3 catches nothing there.
+   */
+  private static void callUser(String callback, Object resource, Runnable call) {
     try {
-      user.cleanupDone(resourceID, metadata);
+      call.run();
     } catch (Throwable thrown) {
-      UserErrors.metricsFailed("cleanupDone", resourceID, thrown);
+      UserErrors.metricsFailed(callback, resource, thrown);
     }
   }
 }

@@ -8,7 +8,8 @@ import org.slf4j.LoggerFactory;
  * Throwable} that is not an {@link Exception}) thrown by user code that JOSDK 5.3 runs for a reconciliation: the
  * reconciler's {@code reconcile}, a cleaner's {@code cleanup}, a context initializer's {@code initContext} and its
  * {@code updateErrorStatus} (through {@link GuardedReconciler}; in a {@code ShardedOperator}, {@link ShardGate} catches
- * around {@code reconcile} and {@code cleanup} too). JOSDK catches exceptions only there: an {@code Error} would skip
+ * around the whole of {@code reconcile} and {@code cleanup} too, and fails a reconciliation whose managed dependent
+ * threw one on JOSDK's workflow executor). JOSDK catches exceptions only there: an {@code Error} would skip
  * its end of the reconciliation and leave the resource marked as being processed for as long as the operator runs,
  * which a warm operator does for the whole process (the resource would never be reconciled here again, whichever term
  * its shard moves back under), and a term's operator for the whole term, as long as the leader keeps its Lease.

@@ -22,7 +22,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -30,12 +29,12 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * A managed dependent is user code JOSDK runs for a reconciliation too, on its workflow threads. JOSDK 5.3's
  * NodeExecutor records an exception of a dependent as the workflow's error (the reconciliation fails and is retried),
  * but an {@link Error} it only logs ("java.lang.Error during execution") and rethrows on the workflow thread, where the
- * executor's {@code FutureTask} keeps it: the dependent counts as neither reconciled nor failed, the workflow returns
- * with no error, the reconciler's {@code reconcile} runs and the reconciliation succeeds. Nothing retries it: the
- * dependent stays missing until the resource's next event (its next change, JOSDK's {@code maxReconciliationInterval},
- * 10 hours by default, or in the warm mode a move of its shard). Not a stranding (the resource is not left marked as
- * being processed), but not the rule of docs/sharding.md either ("an Error fails its reconciliation, which JOSDK
- * retries"); the same under a plain JOSDK Operator and under an OperatorService term (review h-attack2).
+ * executor's {@code FutureTask} keeps it, after its {@code finally} told the workflow the dependent is done: the
+ * workflow returned with no error, the reconciler's {@code reconcile} ran and the reconciliation succeeded, not retried, and the
+ * dependent stayed missing until the resource's next event (review h-attack2; red before the fix: no ConfigMap
+ * dependent-g-0 within 15 s, the reconciler ran once and succeeded). The sharded operator counts the tasks each
+ * reconciliation runs on the workflow executor and fails the reconciliation with such an {@code Error}
+ * ({@link WorkflowTasks}), so JOSDK retries it and the retry makes the dependent.
  */
 class ShardedOperatorDependentErrorTest {
 
@@ -77,15 +76,6 @@ class ShardedOperatorDependentErrorTest {
   }
 
   @Test
-  @Disabled("review h-attack2, a design decision: an Error of a managed dependent (on JOSDK 5.3's workflow thread) is "
-      + "logged by JOSDK and lost in the workflow executor's FutureTask; the reconciliation succeeds and is not "
-      + "retried, so the dependent stays missing until the resource's next event (red: no ConfigMap dependent-g-0 "
-      + "within 15 s, the reconciler ran once and succeeded). ShardContextExecutor cannot catch it in time: NodeExecutor's finally has "
-      + "already woken the reconciliation's thread. Proposed fix: count each reconciliation's workflow tasks in "
-      + "ShardContextExecutor (wrap at submission, a per-frame counter), record a task's non-Exception Throwable on "
-      + "the frame, and have ShardGate.timeControllerExecution, once the execution returned, wait for the frame's "
-      + "tasks to finish unwinding and then fail the reconciliation with UserErrors.failed; or document the limit "
-      + "in docs/sharding.md next to the Error rule")
   void aDependentThatThrewAnErrorOnceIsReconciledByTheRetry() throws Exception {
     api.client().resources(Gadget.class).inNamespace(api.namespace())
         .resource(Gadget.named(api.namespace(), "g-0")).create();
