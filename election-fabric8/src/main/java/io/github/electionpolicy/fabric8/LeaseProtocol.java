@@ -312,8 +312,8 @@ final class LeaseProtocol {
    */
   LeaseStep watchEvent(Moment now, long arrivedNanos, LeaseRecord record, boolean writable) {
     requireIdle();
-    if (s.role == Role.FOLLOWING && arrivedNanos - s.lastReadSentNanos > 0) {
-      if (arrivedNanos - s.lastReadDoneNanos <= 0) {
+    if (s.role == Role.FOLLOWING && s.arrivedAfterLastReadSent(arrivedNanos)) {
+      if (s.arrivedByLastReadDone(arrivedNanos)) {
         String version = record == null ? null : record.resourceVersion();
         s.readNow |= version == null || !version.equals(s.lastReadVersion);
       } else {
@@ -422,7 +422,7 @@ final class LeaseProtocol {
     s.observed = null;
     s.readNow = true;
     // Events that arrived during the term are older than the read that starts the new round.
-    s.lastReadDoneNanos = now.nanos();
+    s.lastReadDone(now.nanos());
     s.lastReadVersion = null;
     if (s.lostByRelinquish) {
       s.failedTermsInARow++;

@@ -250,7 +250,7 @@ final class LeaseProtocolAcquiring {
     s.succeeded(s.pendingSentNanos);
     s.readOnce = true;
     s.lastReadSentNanos = s.pendingSentNanos;
-    s.lastReadDoneNanos = t;
+    s.lastReadDone(t);
     LeaseRecord current = answer instanceof Answer.Found found ? found.record() : null;
     if (current == null && !(answer instanceof Answer.Missing)) {
       throw new IllegalArgumentException("a read answers Found, Missing or Failed, not " + answer);

@@ -67,8 +67,13 @@ final class LeaseProtocolState {
   long highestTransitions = -1;
   boolean readNow = true;
   boolean watchOpen;
+  // When the last read that answered was sent (set with readOnce) and when it, or the end of a term, was done
+  // (lastReadDoneKnown): unset, they are no time at all. 0 is no "never" on a clock whose origin is arbitrary
+  // (System.nanoTime may read negative): compared with it, a sighting before the first read that answered was dropped
+  // on such a clock (SimulationShardingRunnerReadAfterOutage).
   long lastReadSentNanos;
   long lastReadDoneNanos;
+  boolean lastReadDoneKnown;
   String lastReadVersion;
   boolean readOnce;
   // LeaseProtocol.seen showed the Lease free: the first step takes it without a read of its own.
@@ -157,6 +162,22 @@ final class LeaseProtocolState {
   }
 
   // ---- observations -------------------------------------------------------------------------------------
+
+  /** A read was answered, or a term ended, at {@code t}: an event that arrived by then is no newer. */
+  void lastReadDone(long t) {
+    lastReadDoneNanos = t;
+    lastReadDoneKnown = true;
+  }
+
+  /** Whether an event that arrived at {@code arrivedNanos} came after the last read that answered was sent, if any. */
+  boolean arrivedAfterLastReadSent(long arrivedNanos) {
+    return !readOnce || arrivedNanos - lastReadSentNanos > 0;
+  }
+
+  /** Whether an event that arrived at {@code arrivedNanos} came by the time of {@link #lastReadDone}, if any. */
+  boolean arrivedByLastReadDone(long arrivedNanos) {
+    return lastReadDoneKnown && arrivedNanos - lastReadDoneNanos <= 0;
+  }
 
   /** Notes the record seen ({@code null}: the Lease does not exist) and when it last changed. */
   void observe(LeaseRecord record, long t) {

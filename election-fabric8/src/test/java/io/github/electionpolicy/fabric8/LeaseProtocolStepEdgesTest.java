@@ -1071,6 +1071,34 @@ class LeaseProtocolStepEdgesTest {
       assertThat(protocol.answer(at(T0 + 15_000), found(held("other", 15, 3, "10"))).action())
           .isInstanceOf(LeaseStep.Update.class);
     }
+
+    /**
+     * Seed 27182917 of the sharding simulation (SimulationShardingRunnerReadAfterOutage): a runner whose first read
+     * failed (the API server down) hears of the Lease from its list and watch, then reads it once the server is back.
+     * The sighting dates the content, as a watch event does: the term is taken a lease duration after it arrived, not
+     * after the read that showed the same content. Compared with the unset time of a last read (0), such a sighting was
+     * dropped on a clock that reads negative, and the take came a read later.
+     */
+    @Test
+    void aSightingBeforeTheFirstReadThatAnsweredDatesTheContent() {
+      LeaseRecord renewed = new LeaseRecord("other", 15, WALL.minusSeconds(3600), WALL, 3, "12");
+      protocol.seen(held("other", 15, 3, "10"), (T0 - 5_000) * MS);
+      protocol.start(at(T0));
+      protocol.answer(at(T0 + 20), failed(FailureKind.OTHER));
+
+      assertThat(protocol.watchEvent(at(T0 + 1_000), (T0 + 1_000) * MS, renewed, true).action())
+          .as("no read answered yet: it reads").isInstanceOf(LeaseStep.Read.class);
+      long t = T0 + 1_500;
+      LeaseStep step = protocol.answer(at(t), found(renewed));
+      while (step.action() instanceof LeaseStep.Await await) {
+        t = Math.floorDiv(await.untilNanos(), MS);
+        assertThat(protocol.wake(at(t)).action()).isInstanceOf(LeaseStep.Read.class);
+        step = protocol.answer(at(t), found(renewed));
+      }
+
+      assertThat(step.action()).isInstanceOf(LeaseStep.Update.class);
+      assertThat(t).as("a lease duration after the sighting").isEqualTo(T0 + 16_000);
+    }
   }
 
   /** The protocol's deliberate defects (for the simulation's broken variants) do what their names say. */

@@ -103,6 +103,16 @@ final class SimNetwork {
     dropEvents += delta;
   }
 
+  /** The longest extra delay of a watch event now: the longest of the delay windows open (0 with none). */
+  long eventDelayNanos() {
+    return delayEvents > 0 ? delayNanos : 0;
+  }
+
+  /** The longest latency of a slow leg to or from {@code replica} now: the longest of its slow windows open (0: none). */
+  long slowLatencyNanos(int replica) {
+    return slow[replica] > 0 ? slowLatencyNanos[replica] : 0;
+  }
+
   void delayEvents(long nanos, int delta) {
     delayEvents += delta;
     delayNanos = delta > 0 ? Math.max(delayNanos, nanos) : delayEvents == 0 ? 0 : delayNanos;
