@@ -123,22 +123,36 @@ final class LifecycleDriver {
       if (closeRequested.get()) {
         return;
       }
-      handOffClose();
+      handOffClose(new RunnerLifecycleInput.CloseRequested());
       closeRequested.set(true);
       return;
     }
     if (closeRequested.compareAndSet(false, true)) {
-      handOffClose();
+      handOffClose(new RunnerLifecycleInput.CloseRequested());
     }
   }
 
-  private void handOffClose() {
+  /**
+   * Asks the runner to close for its owner ({@code yieldToLoss}: a sharded replica's coordinator), not its user: a
+   * loss being handled is answered by the loss policy, not by this close
+   * ({@link RunnerLifecycleInput.OwnerCloseRequested}). Without {@code yieldToLoss}, or after the user's close, it is
+   * {@link #requestClose()}. A term held now ends at once, as there.
+   */
+  void requestClose(boolean yieldToLoss) {
+    if (!yieldToLoss) {
+      requestClose();
+    } else if (!closeRequested.get()) {
+      handOffClose(new RunnerLifecycleInput.OwnerCloseRequested());
+    }
+  }
+
+  private void handOffClose(RunnerLifecycleInput close) {
     ElectionState current = view.state();
     if (current instanceof ElectionState.Leading leading) {
       leading.term().end();
     }
     unelectedTerm.ifPresent(LeadershipTerm::end);
-    onLoop(() -> feed(new RunnerLifecycleInput.CloseRequested()));
+    onLoop(() -> feed(close));
   }
 
   boolean closeRequested() {
@@ -467,28 +481,9 @@ final class LifecycleDriver {
     stopped.countDown();
   }
 
-  /** Runs {@code task} on the loop and waits for it; for tests. */
-  void onLoopAndWait(Runnable task) {
-    CountDownLatch done = new CountDownLatch(1);
-    loop.execute(() -> {
-      try {
-        task.run();
-      } finally {
-        done.countDown();
-      }
-    });
-    boolean interrupted = false;
-    while (true) {
-      try {
-        done.await();
-        break;
-      } catch (InterruptedException e) {
-        interrupted = true;
-      }
-    }
-    if (interrupted) {
-      Thread.currentThread().interrupt();
-    }
+  /** The loop this runner runs on; for tests ({@code RunnerHooks}). */
+  RunnerLoop loopForTest() {
+    return loop;
   }
 
   @Override

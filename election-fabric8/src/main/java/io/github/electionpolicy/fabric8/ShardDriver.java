@@ -227,8 +227,9 @@ final class ShardDriver {
     }
   }
 
+  /** The coordinator's close yields to a loss its runner handles (the policy answers it); after a close, a close. */
   private void closeShard(int shard) {
-    Optional.ofNullable(shards.get(shard)).ifPresent(run -> run.runner().driver().requestClose());
+    Optional.ofNullable(shards.get(shard)).ifPresent(run -> run.runner().driver().requestClose(!closeRequested.get()));
   }
 
   private void join() {
