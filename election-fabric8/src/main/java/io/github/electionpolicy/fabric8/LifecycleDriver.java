@@ -73,6 +73,7 @@ final class LifecycleDriver {
   private volatile RunnerView view;
   // Set once, by the first close() of any thread: one compare-and-set, so that two closers cannot both take it.
   private final AtomicBoolean closeRequested = new AtomicBoolean();
+  private volatile boolean ownerClosed; // requestClose(true) came: a later close of the user's is to be passed on
 
   LifecycleDriver(Parts parts) {
     this.identity = parts.identity();
@@ -142,7 +143,15 @@ final class LifecycleDriver {
     if (!yieldToLoss) {
       requestClose();
     } else if (!closeRequested.get()) {
+      ownerClosed = true;
       handOffClose(new RunnerLifecycleInput.OwnerCloseRequested());
+    }
+  }
+
+  /** The user's close after the owner's ({@link #requestClose(boolean)}): it answers a loss being handled, as any. */
+  void closeIfOwnerClosed() {
+    if (ownerClosed) {
+      requestClose();
     }
   }
 
@@ -170,11 +179,7 @@ final class LifecycleDriver {
 
   /** Waits until {@code STOPPED} was reported; at most {@code timeoutNanos}. */
   boolean awaitStoppedReported(long timeoutNanos) throws InterruptedException {
-    if (timeoutNanos == Long.MAX_VALUE) {
-      stopped.await();
-      return true;
-    }
-    return stopped.await(timeoutNanos, java.util.concurrent.TimeUnit.NANOSECONDS);
+    return stopped.await(timeoutNanos, java.util.concurrent.TimeUnit.NANOSECONDS); // Long.MAX_VALUE: 292 years
   }
 
   /**

@@ -141,6 +141,50 @@ class ShardedRunnerStopOnLossTest {
   }
 
   /**
+   * The user's close() while a shard's loss handler runs, after the coordinator's own close of that shard's runner
+   * (which yields to the handler's answer), is a close: as for an ElectionRunner, a close during a loss answers the
+   * loss, so it returns without waiting for the handler, which may never return.
+   */
+  @Test
+  void theUsersCloseWhileAHandlerRunsAfterTheCoordinatorsCloseDoesNotWaitForTheHandler() throws Exception {
+    java.util.concurrent.CountDownLatch handling = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch answer = new java.util.concurrent.CountDownLatch(1);
+    String member = ShardedRunnerFaultsTest.memberLease("pod-a");
+    a = ShardedRunner.builder()
+        .client(api.client())
+        .decision(MockApi.CONTEND)
+        .settings(MockApi.fastSettings("pod-a").lossPolicy(LossPolicy.custom(term -> {
+          handling.countDown();
+          try {
+            answer.await();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+          return LossHandler.AfterLoss.STOP;
+        })).build())
+        .shards(2)
+        .service(ShardService.of((shard, term) -> { }, shard -> { }))
+        .start();
+    try {
+      Await.until("pod-a owns both shards", () -> a.ownedShards().size() == 2, Duration.ofSeconds(15), a::toString);
+      api.fixture.overwriteHolder(ShardedRunnerFaultsTest.shardLease(0), "thief");
+      assertThat(handling.await(15, java.util.concurrent.TimeUnit.SECONDS)).as("the handler runs").isTrue();
+      // Two renewals of the membership Lease after the handler began: the coordinator planned with the view showing
+      // the foreign holder, and closed shard 0's runner (a close that waits for the handler's answer).
+      long from = System.nanoTime();
+      assertThat(Await.holds(() -> api.fixture.leaseWrites(member).stream()
+          .filter(write -> write.receivedNanos() - from > 0).count() >= 2, Duration.ofSeconds(10))).isTrue();
+
+      java.util.concurrent.CompletableFuture<Void> closed = java.util.concurrent.CompletableFuture.runAsync(a::close);
+      assertThat(Await.holds(closed::isDone, Duration.ofSeconds(15)))
+          .as("close() returned while the handler still runs: " + a).isTrue();
+      assertThat(a.failure()).as("closed, not stopped on its own").isEmpty();
+    } finally {
+      answer.countDown();
+    }
+  }
+
+  /**
    * A close() from the loss handler, before it answers STOP, closes the replica: as for an ElectionRunner, whose close
    * during a loss answers the loss, the replica stopped because it was closed, and failure() is empty.
    */
