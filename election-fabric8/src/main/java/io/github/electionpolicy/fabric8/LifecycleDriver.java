@@ -73,6 +73,7 @@ final class LifecycleDriver {
   private volatile RunnerView view;
   // Set once, by the first close() of any thread: one compare-and-set, so that two closers cannot both take it.
   private final AtomicBoolean closeRequested = new AtomicBoolean();
+  private volatile boolean ownerClosed; // requestClose(true) came: a later close of the user's is to be passed on
 
   LifecycleDriver(Parts parts) {
     this.identity = parts.identity();
@@ -123,22 +124,44 @@ final class LifecycleDriver {
       if (closeRequested.get()) {
         return;
       }
-      handOffClose();
+      handOffClose(new RunnerLifecycleInput.CloseRequested());
       closeRequested.set(true);
       return;
     }
     if (closeRequested.compareAndSet(false, true)) {
-      handOffClose();
+      handOffClose(new RunnerLifecycleInput.CloseRequested());
     }
   }
 
-  private void handOffClose() {
+  /**
+   * Asks the runner to close for its owner ({@code yieldToLoss}: a sharded replica's coordinator), not its user: a
+   * loss being handled is answered by the loss policy, not by this close
+   * ({@link RunnerLifecycleInput.OwnerCloseRequested}). Without {@code yieldToLoss}, or after the user's close, it is
+   * {@link #requestClose()}. A term held now ends at once, as there.
+   */
+  void requestClose(boolean yieldToLoss) {
+    if (!yieldToLoss) {
+      requestClose();
+    } else if (!closeRequested.get()) {
+      ownerClosed = true;
+      handOffClose(new RunnerLifecycleInput.OwnerCloseRequested());
+    }
+  }
+
+  /** The user's close after the owner's ({@link #requestClose(boolean)}): it answers a loss being handled, as any. */
+  void closeIfOwnerClosed() {
+    if (ownerClosed) {
+      requestClose();
+    }
+  }
+
+  private void handOffClose(RunnerLifecycleInput close) {
     ElectionState current = view.state();
     if (current instanceof ElectionState.Leading leading) {
       leading.term().end();
     }
     unelectedTerm.ifPresent(LeadershipTerm::end);
-    onLoop(() -> feed(new RunnerLifecycleInput.CloseRequested()));
+    onLoop(() -> feed(close));
   }
 
   boolean closeRequested() {
@@ -156,11 +179,7 @@ final class LifecycleDriver {
 
   /** Waits until {@code STOPPED} was reported; at most {@code timeoutNanos}. */
   boolean awaitStoppedReported(long timeoutNanos) throws InterruptedException {
-    if (timeoutNanos == Long.MAX_VALUE) {
-      stopped.await();
-      return true;
-    }
-    return stopped.await(timeoutNanos, java.util.concurrent.TimeUnit.NANOSECONDS);
+    return stopped.await(timeoutNanos, java.util.concurrent.TimeUnit.NANOSECONDS); // Long.MAX_VALUE: 292 years
   }
 
   /**
@@ -467,28 +486,9 @@ final class LifecycleDriver {
     stopped.countDown();
   }
 
-  /** Runs {@code task} on the loop and waits for it; for tests. */
-  void onLoopAndWait(Runnable task) {
-    CountDownLatch done = new CountDownLatch(1);
-    loop.execute(() -> {
-      try {
-        task.run();
-      } finally {
-        done.countDown();
-      }
-    });
-    boolean interrupted = false;
-    while (true) {
-      try {
-        done.await();
-        break;
-      } catch (InterruptedException e) {
-        interrupted = true;
-      }
-    }
-    if (interrupted) {
-      Thread.currentThread().interrupt();
-    }
+  /** The loop this runner runs on; for tests ({@code RunnerHooks}). */
+  RunnerLoop loopForTest() {
+    return loop;
   }
 
   @Override

@@ -75,6 +75,8 @@ final class RunnerLifecycle {
       electorFinished();
     } else if (input instanceof CloseRequested) {
       RunnerLifecycleClosing.close(s);
+    } else if (input instanceof OwnerCloseRequested) {
+      RunnerLifecycleClosing.ownerClose(s);
     } else if (input instanceof ServicesStarted started) {
       servicesStarted(started);
     } else if (input instanceof ServicesStopped stopped) {

@@ -9,7 +9,9 @@ import java.util.Optional;
  * What {@code close()} leads to in each phase of {@link RunnerLifecycle}: the term ends, the elector stops
  * acquiring, the services stop under their deadline, and the elector is finished (releasing the Lease only after a
  * clean stop); a close during a loss answers the loss, and a close while exiting stops at once, since the exiter
- * may never return.
+ * may never return. The owner's close (a sharded replica's coordinator's, not the user's) is the same close, but
+ * during a loss it yields to the loss policy: the policy's answer decides, and the runner closes only if it was to
+ * contend again.
  *
  * <p>Pure: static functions of the {@link RunnerLifecycleState}, which they change and append commands to; no
  * thread, lock, clock or logger. Not thread-safe: {@link RunnerLifecycle} calls them on the runner's loop.
@@ -58,6 +60,21 @@ final class RunnerLifecycleClosing {
       RunnerLifecycleEnding.stopped(s, exiting.cause(), exiting.failure());
     }
     // Finishing, Stopped: already on the way out.
+  }
+
+  /**
+   * The owner's close: while a loss is handled (its services stop, or the handler runs) the loss policy answers it
+   * first ({@link RunnerLifecycleLoss#contendAgainOrClose}), so that a {@code STOP} (or an {@code EXIT} whose exiter
+   * returned) ends the runner as {@link StopCause#LOST}, not as closed; elsewhere it is {@link #close}. After the
+   * user's close, or twice, it changes nothing.
+   */
+  static void ownerClose(RunnerLifecycleState s) {
+    if (s.phase instanceof Stopping stopping && stopping.reason() == StopReason.LOSS
+        || s.phase instanceof HandlingLoss) {
+      s.closeAfterLoss = true;
+    } else {
+      close(s);
+    }
   }
 
   /** On close: stop the services if any run, then finish; or finish at once. */

@@ -29,6 +29,13 @@ sealed interface RunnerLifecycleInput {
   record CloseRequested() implements RunnerLifecycleInput {}
 
   /**
+   * The runner's owner closes it, not its user: a sharded replica's coordinator, on its membership's loss or by its
+   * plan. A loss being handled is not answered by it: the loss policy answers, and the runner closes only if that
+   * answer was to contend again. Elsewhere it is a {@link CloseRequested}.
+   */
+  record OwnerCloseRequested() implements RunnerLifecycleInput {}
+
+  /**
    * A start of the services returned: {@code kind} as {@link ServiceSequence} reports it, whether a
    * {@link VirtualMachineError} was thrown, and what the failing start threw. The services it started still run
    * after a failure or an ended term: the lifecycle stops them, with its deadline.

@@ -84,10 +84,24 @@ final class RunnerLifecycleLoss {
           s.emit(new ElectorAfterLoss(false));
           RunnerLifecycleEnding.finish(s, StopCause.LOST, Optional.empty(), false);
         } else {
-          s.phase = new Contending();
-          s.emit(new ElectorAfterLoss(true));
+          contendAgainOrClose(s);
         }
       }
+    }
+  }
+
+  /**
+   * The loss policy said to contend again: it does, unless its owner closed it meanwhile (an owner's close yields to
+   * the policy's answer, {@link RunnerLifecycleClosing#ownerClose}): then it closes, as a close while the handler ran.
+   */
+  static void contendAgainOrClose(RunnerLifecycleState s) {
+    if (s.closeAfterLoss) {
+      s.closeRequested = true;
+      s.emit(new ElectorAfterLoss(false));
+      RunnerLifecycleEnding.finish(s, StopCause.CLOSED, Optional.empty(), true);
+    } else {
+      s.phase = new Contending();
+      s.emit(new ElectorAfterLoss(true));
     }
   }
 
@@ -100,8 +114,7 @@ final class RunnerLifecycleLoss {
       s.emit(new ElectorAfterLoss(false));
       RunnerLifecycleEnding.finish(s, StopCause.LOST, Optional.empty(), false);
     } else if (handled.contendAgain()) {
-      s.phase = new Contending();
-      s.emit(new ElectorAfterLoss(true));
+      contendAgainOrClose(s);
     } else {
       s.emit(new ElectorAfterLoss(false));
       RunnerLifecycleEnding.finish(s, StopCause.LOST, Optional.empty(), false);

@@ -26,6 +26,8 @@ final class RunnerLifecycleState {
   RunnerLifecyclePhase phase = new Created();
   RunnerLifecycleServices services = RunnerLifecycleServices.IDLE;
   boolean closeRequested;
+  // The owner closed the runner while a loss was handled: once the loss policy answers, it closes unless it stops.
+  boolean closeAfterLoss;
   boolean electorDone;
   boolean fatal;
   // A stop failure not yet counted by a stop the lifecycle waits for (stops made by a start that failed or

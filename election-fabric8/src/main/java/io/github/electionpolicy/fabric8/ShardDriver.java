@@ -124,6 +124,8 @@ final class ShardDriver {
   void requestClose() {
     if (closeRequested.compareAndSet(false, true)) {
       onLoop(() -> inputs.add(new CloseRequested(ticker.read())));
+      // A loss the coordinator's close left to the policy is answered by this close, as an ElectionRunner's close does.
+      onLoop(() -> live.forEach(LifecycleDriver::closeIfOwnerClosed));
     }
   }
 
@@ -136,11 +138,7 @@ final class ShardDriver {
   }
 
   boolean awaitStopped(long timeoutNanos) throws InterruptedException {
-    if (timeoutNanos == Long.MAX_VALUE) {
-      stopped.await();
-      return true;
-    }
-    return stopped.await(timeoutNanos, TimeUnit.NANOSECONDS);
+    return stopped.await(timeoutNanos, TimeUnit.NANOSECONDS); // Long.MAX_VALUE: 292 years, as good as for ever
   }
 
   /** Waits at most {@code timeoutNanos} for the lines logged until now to be written. */
@@ -227,8 +225,9 @@ final class ShardDriver {
     }
   }
 
+  /** The coordinator's close yields to a loss its runner handles (the policy answers it); after a close, a close. */
   private void closeShard(int shard) {
-    Optional.ofNullable(shards.get(shard)).ifPresent(run -> run.runner().driver().requestClose());
+    Optional.ofNullable(shards.get(shard)).ifPresent(run -> run.runner().driver().requestClose(!closeRequested.get()));
   }
 
   private void join() {

@@ -124,6 +124,49 @@ class RunnerLifecycleStepTest {
     assertThat(RunnerLifecycleTable.outcome("exiting", "close")).isEqualTo("report stopped LOST => Stopped(LOST), idle");
   }
 
+  /**
+   * The owner's close (a sharded replica's coordinator's, on its membership's loss or by its plan) during a loss
+   * yields to the loss policy: a handler's STOP stops the runner LOST, so that its owner honours it, where the user's
+   * close answers the loss and the runner stops CLOSED (SimulationShardingStopDuringMembershipLoss, seed 1015).
+   */
+  @Test
+  void anOwnersCloseDuringALossLetsTheHandlersStopStopTheRunnerAsLost() {
+    assertThat(RunnerLifecycleTable.outcome("handling loss", "owner close")).isEqualTo("- => HandlingLoss, idle");
+    assertThat(RunnerLifecycleTable.outcome("handling loss, owner closing", "handled: stop"))
+        .isEqualTo("end contention; finish elector: abandon => Finishing(LOST), idle");
+    assertThat(RunnerLifecycleTable.outcome("handling loss", "close"))
+        .isEqualTo("end contention; finish elector: release => Finishing(CLOSED), idle");
+  }
+
+  @Test
+  void anOwnersCloseDuringALossClosesOnceThePolicySaidToContendAgain() {
+    assertThat(RunnerLifecycleTable.outcome("stopping: loss", "owner close"))
+        .isEqualTo("- => Stopping(LOSS), stopping");
+    assertThat(RunnerLifecycleTable.outcome("stopping: loss, owner closing", "stopped"))
+        .isEqualTo("end contention; finish elector: release => Finishing(CLOSED), idle");
+    assertThat(RunnerLifecycleTable.outcome("handling loss, owner closing", "handled: again"))
+        .isEqualTo("end contention; finish elector: release => Finishing(CLOSED), idle");
+    // A stop that threw still ends contention for good, as the loss rules say, whoever closes.
+    assertThat(RunnerLifecycleTable.outcome("stopping: loss, owner closing", "stop threw")).contains("Finishing(LOST)");
+  }
+
+  @Test
+  void anOwnersCloseOutsideALossIsAClose() throws IOException {
+    List<String> differ = new ArrayList<>();
+    for (String setup : RunnerLifecycleTable.SETUPS.keySet()) {
+      if (setup.startsWith("stopping: loss") || setup.startsWith("handling loss")) {
+        continue;
+      }
+      if (!RunnerLifecycleTable.outcome(setup, "owner close").equals(RunnerLifecycleTable.outcome(setup, "close"))) {
+        differ.add(setup);
+      }
+    }
+    assertThat(differ).as("phases where the owner's close is not the user's").isEmpty();
+    // The exiter may be System.exit(), whose shutdown hook closes the replica: the runner stops at once, as LOST.
+    assertThat(RunnerLifecycleTable.outcome("exiting", "owner close"))
+        .isEqualTo("report stopped LOST => Stopped(LOST), idle");
+  }
+
   @Test
   void theLeaseIsReleasedOnlyAfterEveryStopReturnedCleanly() throws IOException {
     assertThat(table()).filteredOn(row -> row.outcome().contains("release"))
@@ -131,7 +174,7 @@ class RunnerLifecycleStepTest {
             .doesNotContain("hung").doesNotContain("abandon"));
     assertThat(table()).filteredOn(row -> row.outcome().contains("finish elector: release"))
         .allSatisfy(row -> assertThat(row.input()).as(row.phase())
-            .isIn("stopped", "close", "start failed"));
+            .isIn("stopped", "close", "owner close", "start failed", "handled: again"));
   }
 
   @Test

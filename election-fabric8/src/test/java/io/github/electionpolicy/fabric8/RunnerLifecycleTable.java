@@ -36,6 +36,7 @@ final class RunnerLifecycleTable {
     INPUTS.put("lost", () -> new RunnerLifecycleInput.Lost(TERM));
     INPUTS.put("elector finished", RunnerLifecycleInput.ElectorFinished::new);
     INPUTS.put("close", RunnerLifecycleInput.CloseRequested::new);
+    INPUTS.put("owner close", RunnerLifecycleInput.OwnerCloseRequested::new);
     INPUTS.put("started", () -> new RunnerLifecycleInput.ServicesStarted(ServiceSequence.StartKind.STARTED, false,
         Optional.empty()));
     INPUTS.put("start term ended", () -> new RunnerLifecycleInput.ServicesStarted(ServiceSequence.StartKind.TERM_ENDED,
@@ -103,6 +104,15 @@ final class RunnerLifecycleTable {
         "start failed", "deadline");
     // The elector's first read answered before the access reviews did.
     setup("preflight, followed", LossPolicy.Kind.RECONTEND, "start", "followed x");
+    // The owner (a sharded replica's coordinator) closed the runner while its loss was handled: the policy answers.
+    setup("stopping: loss, owner closing", LossPolicy.Kind.RECONTEND, "start", "preflight ok", "elected", "started",
+        "lost", "owner close");
+    setup("stopping: loss, EXIT, owner closing", LossPolicy.Kind.EXIT, "start", "preflight ok", "elected", "started",
+        "lost", "owner close");
+    setup("stopping: loss, CUSTOM, owner closing", LossPolicy.Kind.CUSTOM, "start", "preflight ok", "elected",
+        "started", "lost", "owner close");
+    setup("handling loss, owner closing", LossPolicy.Kind.CUSTOM, "start", "preflight ok", "elected", "started", "lost",
+        "stopped", "owner close");
   }
 
   private static void setup(String name, LossPolicy.Kind policy, String... inputs) {

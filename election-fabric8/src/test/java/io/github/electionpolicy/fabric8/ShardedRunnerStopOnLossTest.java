@@ -99,6 +99,92 @@ class ShardedRunnerStopOnLossTest {
   }
 
   /**
+   * A foreign write of a shard's Lease (another holder, outside the members) loses the shard's term; its runner then
+   * contends for a shard the plan no longer gives this replica, so the coordinator closes it on a plan while the
+   * handler still runs. That close is the replica's own, not the user's: it yields to the handler's STOP, and the
+   * replica stops, as for a loss by the renew deadline. Before, the close answered the loss, the runner stopped
+   * CLOSED, and the replica went on as if the handler had said RECONTEND (the known gap of docs/sharding.md).
+   */
+  @Test
+  void aForeignWriteOfAShardsLeaseUnderAHandlerThatSaysStopStopsTheReplica() throws InterruptedException {
+    List<LeadershipTerm> lost = new CopyOnWriteArrayList<>();
+    java.util.concurrent.atomic.AtomicBoolean planned = new java.util.concurrent.atomic.AtomicBoolean();
+    String member = ShardedRunnerFaultsTest.memberLease("pod-a");
+    a = ShardedRunner.builder()
+        .client(api.client())
+        .decision(MockApi.CONTEND)
+        .settings(MockApi.fastSettings("pod-a").lossPolicy(LossPolicy.custom(term -> {
+          lost.add(term);
+          // The coordinator plans every half retry period: two renewals of the membership Lease after the loss mean
+          // it planned with the runner contending and the view showing the foreign holder, so its close came in.
+          long from = System.nanoTime();
+          try {
+            planned.set(Await.holds(() -> api.fixture.leaseWrites(member).stream()
+                .filter(write -> write.receivedNanos() - from > 0).count() >= 2, Duration.ofSeconds(10)));
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+          return LossHandler.AfterLoss.STOP;
+        })).build())
+        .shards(2)
+        .service(ShardService.of((shard, term) -> { }, shard -> { }))
+        .start();
+    Await.until("pod-a owns both shards", () -> a.ownedShards().size() == 2, Duration.ofSeconds(15), a::toString);
+
+    api.fixture.overwriteHolder(ShardedRunnerFaultsTest.shardLease(0), "thief");
+
+    assertThat(a.awaitStopped(Duration.ofSeconds(15))).as("pod-a stopped: " + a).isTrue();
+    assertThat(lost).as("the handler heard the loss of shard 0's term").hasSize(1);
+    assertThat(planned).as("the coordinator planned while the handler ran").isTrue();
+    assertThat(a.failure()).as("why it stopped").hasValueSatisfying(failure ->
+        assertThat(failure).hasMessageContaining("loss policy").hasMessageContaining("STOP"));
+  }
+
+  /**
+   * The user's close() while a shard's loss handler runs, after the coordinator's own close of that shard's runner
+   * (which yields to the handler's answer), is a close: as for an ElectionRunner, a close during a loss answers the
+   * loss, so it returns without waiting for the handler, which may never return.
+   */
+  @Test
+  void theUsersCloseWhileAHandlerRunsAfterTheCoordinatorsCloseDoesNotWaitForTheHandler() throws Exception {
+    java.util.concurrent.CountDownLatch handling = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch answer = new java.util.concurrent.CountDownLatch(1);
+    String member = ShardedRunnerFaultsTest.memberLease("pod-a");
+    a = ShardedRunner.builder()
+        .client(api.client())
+        .decision(MockApi.CONTEND)
+        .settings(MockApi.fastSettings("pod-a").lossPolicy(LossPolicy.custom(term -> {
+          handling.countDown();
+          try {
+            answer.await();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+          return LossHandler.AfterLoss.STOP;
+        })).build())
+        .shards(2)
+        .service(ShardService.of((shard, term) -> { }, shard -> { }))
+        .start();
+    try {
+      Await.until("pod-a owns both shards", () -> a.ownedShards().size() == 2, Duration.ofSeconds(15), a::toString);
+      api.fixture.overwriteHolder(ShardedRunnerFaultsTest.shardLease(0), "thief");
+      assertThat(handling.await(15, java.util.concurrent.TimeUnit.SECONDS)).as("the handler runs").isTrue();
+      // Two renewals of the membership Lease after the handler began: the coordinator planned with the view showing
+      // the foreign holder, and closed shard 0's runner (a close that waits for the handler's answer).
+      long from = System.nanoTime();
+      assertThat(Await.holds(() -> api.fixture.leaseWrites(member).stream()
+          .filter(write -> write.receivedNanos() - from > 0).count() >= 2, Duration.ofSeconds(10))).isTrue();
+
+      java.util.concurrent.CompletableFuture<Void> closed = java.util.concurrent.CompletableFuture.runAsync(a::close);
+      assertThat(Await.holds(closed::isDone, Duration.ofSeconds(15)))
+          .as("close() returned while the handler still runs: " + a).isTrue();
+      assertThat(a.failure()).as("closed, not stopped on its own").isEmpty();
+    } finally {
+      answer.countDown();
+    }
+  }
+
+  /**
    * A close() from the loss handler, before it answers STOP, closes the replica: as for an ElectionRunner, whose close
    * during a loss answers the loss, the replica stopped because it was closed, and failure() is empty.
    */

@@ -2,7 +2,6 @@ package io.github.electionpolicy.fabric8;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import net.jqwik.api.Disabled;
 import net.jqwik.api.Example;
 
 /**
@@ -14,19 +13,17 @@ import net.jqwik.api.Example;
  * lost at its renew deadline, its work stops and the handler answers {@code STOP} (1,326.7 ms); but the membership
  * Lease lapsed too, and the coordinator closes every shard runner on the membership's loss: the close reaches shard
  * 18's runner while its loss is being handled, and by the lifecycle's rule "a close during a loss answers the loss"
- * ({@link RunnerLifecycleClosing}: the handler's answer no longer matters) the runner stops {@code CLOSED}, not {@code
+ * ({@link RunnerLifecycleClosing}: the handler's answer no longer matters) the runner stopped {@code CLOSED}, not {@code
  * LOST} (its log: "Lost Lease sim/orders-shard-18 ... Stopped 1 reconciler(s) ... Stopped replica-0 (CLOSED)"), so
  * ShardDriver's LOST branch never runs. The replica joins again and starts the work of 10 shards from 1,424 ms on
  * ({@code loss_stops} violations: "starts shard 31's work after its loss policy said not to contend again"). The
- * same rule is the known gap docs/sharding.md states for a foreign write; a fault that loses the membership Lease
- * with the shards' (an outage, a partition) is the common way there. The fix is a lifecycle rule: a close of the
- * coordinator's (not the user's) waits for the loss policy's answer (h-simloss's report has the plan). Red now.
+ * same rule was the known gap docs/sharding.md stated for a foreign write; a fault that loses the membership Lease
+ * with the shards' (an outage, a partition) is the common way there. Fixed by a lifecycle rule: the owner's close
+ * ({@link RunnerLifecycleInput.OwnerCloseRequested}, the coordinator's, not the user's) yields to the loss policy's
+ * answer, so the runner stops {@code LOST} and the replica leaves (red before: 11 violations).
  */
 class SimulationShardingStopDuringMembershipLoss {
 
-  @Disabled("Finding, not fixed: seed 1015's replica-0 starts shards' work after its handler answered STOP, since the "
-      + "coordinator's close on the membership loss answered the shard's loss (a close during a loss answers the "
-      + "loss); the fix is a lifecycle rule that lets the coordinator's close yield to the loss policy")
   @Example
   void aHandlersStopDuringAnOutageThatAlsoLapsedTheMembershipMakesTheReplicaLeave() {
     ShardSim.Result result = ShardSim.run(ShardSim.config(1015L, ShardCoordinator.Flaw.NONE, ShardDriverFlaw.NONE));
