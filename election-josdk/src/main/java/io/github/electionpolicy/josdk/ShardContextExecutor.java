@@ -84,8 +84,12 @@ final class ShardContextExecutor extends WrappingExecutor {
       }
     }
 
+    // Once per task: a second read must not take away another task's failure that is the same object (the JVM may
+    // throw one preallocated OutOfMemoryError from several places).
+    private final java.util.concurrent.atomic.AtomicBoolean read = new java.util.concurrent.atomic.AtomicBoolean();
+
     private ExecutionException read(ExecutionException failed) {
-      if (tasks != null) {
+      if (tasks != null && read.compareAndSet(false, true)) {
         tasks.handled(failed.getCause());
       }
       return failed;

@@ -191,6 +191,27 @@ class ShardGateWorkflowTasksTest {
     })).isInstanceOf(IllegalStateException.class).hasCause(unread);
   }
 
+  /**
+   * A future read twice hands over its own task's failure once: the same {@code Error} object thrown by another task
+   * (the JVM may throw one preallocated {@link OutOfMemoryError} from several places) still fails the reconciliation.
+   */
+  @Test
+  void aFutureReadTwiceDoesNotTakeAwayAnotherTasksFailureThatIsTheSameObject() {
+    OutOfMemoryError shared = new OutOfMemoryError("preallocated");
+    assertThatThrownBy(() -> reconcile(() -> {
+      Future<?> probe = workflows.submit(() -> {
+        throw shared;
+      });
+      await(probe);
+      workflows.submit(() -> { // a dependent's task, whose future nobody reads
+        throw shared;
+      });
+      await(workflows.submit(() -> { })); // the pool's one thread: the dependent's task has ended
+      await(probe); // read again
+      return "reconciled";
+    })).isInstanceOf(IllegalStateException.class).hasCause(shared);
+  }
+
   @Test
   void aTaskThatOutlivesTheReconciliationIsWaitedForBriefly() throws Exception {
     CountDownLatch started = new CountDownLatch(1);
