@@ -2,9 +2,12 @@ package io.github.electionpolicy.josdk;
 
 import java.util.Objects;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.FutureTask;
 import java.util.concurrent.RunnableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * The workflow executor of a {@link ShardedOperator}: JOSDK's (the configured one), whose tasks run as part of the
@@ -30,32 +33,67 @@ final class ShardContextExecutor extends WrappingExecutor {
 
   /**
    * A task {@code submit} makes: its {@link FutureTask} keeps what it throws, so an {@link Error} is recorded among the
-   * reconciliation's tasks ({@link WorkflowTasks#threw}) on its way there.
+   * reconciliation's tasks ({@link WorkflowTasks#threw}) on its way there, and is no longer the reconciliation's once
+   * read from the task's {@code Future} ({@link WorkflowTasks#handled}: the submitter's to handle).
    */
   @Override
   protected <T> RunnableFuture<T> newTaskFor(Runnable task, T value) {
-    WorkflowTasks tasks = gate.tasks();
-    return new FutureTask<>(() -> {
-      try {
-        task.run();
-      } catch (Throwable thrown) {
-        recordIn(tasks, thrown);
-        throw thrown;
-      }
-    }, value);
+    return newTaskFor(() -> {
+      task.run();
+      return value;
+    });
   }
 
   @Override
   protected <T> RunnableFuture<T> newTaskFor(Callable<T> task) {
     WorkflowTasks tasks = gate.tasks();
-    return new FutureTask<>(() -> {
+    return new Kept<>(() -> {
       try {
         return task.call();
       } catch (Throwable thrown) {
         recordIn(tasks, thrown);
         throw thrown;
       }
-    });
+    }, tasks);
+  }
+
+  /** A task's future whose failure, once read, is the reader's (review h-rev). */
+  private static final class Kept<T> extends FutureTask<T> {
+    private final WorkflowTasks tasks;
+
+    Kept(Callable<T> task, WorkflowTasks tasks) {
+      super(task);
+      this.tasks = tasks;
+    }
+
+    @Override
+    public T get() throws InterruptedException, ExecutionException {
+      try {
+        return super.get();
+      } catch (ExecutionException failed) {
+        throw read(failed);
+      }
+    }
+
+    @Override
+    public T get(long timeout, TimeUnit unit) throws InterruptedException, ExecutionException, TimeoutException {
+      try {
+        return super.get(timeout, unit);
+      } catch (ExecutionException failed) {
+        throw read(failed);
+      }
+    }
+
+    // Once per task: a second read must not take away another task's failure that is the same object (the JVM may
+    // throw one preallocated OutOfMemoryError from several places).
+    private final java.util.concurrent.atomic.AtomicBoolean read = new java.util.concurrent.atomic.AtomicBoolean();
+
+    private ExecutionException read(ExecutionException failed) {
+      if (tasks != null && read.compareAndSet(false, true)) {
+        tasks.handled(failed.getCause());
+      }
+      return failed;
+    }
   }
 
   private static void recordIn(WorkflowTasks tasks, Throwable thrown) {

@@ -1,6 +1,9 @@
 package io.github.electionpolicy.josdk;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -10,7 +13,9 @@ import java.util.concurrent.TimeUnit;
  * {@code FutureTask}, which keeps it; and it rethrows it only after its {@code finally} told the workflow the dependent
  * is done, so the reconciliation's thread may go on before the task recorded anything. The reconciliation therefore
  * waits, once its execution returned, for its tasks to end ({@link #awaitEnd}), briefly: JOSDK's own tasks have then
- * only their unwinding left. Thread-safe.
+ * only their unwinding left. An {@code Error} read from its task's {@code Future} ({@link #handled}, the reconciler's
+ * own task, or one {@code invokeAny} passed over) is left to whoever read it: JOSDK never reads its tasks' futures.
+ * Thread-safe.
  */
 final class WorkflowTasks {
 
@@ -21,7 +26,8 @@ final class WorkflowTasks {
   static final Duration UNWINDING = Duration.ofSeconds(1);
 
   private int running; // guarded by this
-  private Throwable failure; // guarded by this: the first non-Exception one
+  // Guarded by this: the non-Exception throwables the tasks threw and nobody read from their Future, first first.
+  private final List<Throwable> failures = new ArrayList<>();
 
   /** A task of the reconciliation begins on this thread. */
   synchronized void started() {
@@ -37,15 +43,29 @@ final class WorkflowTasks {
 
   /** Records what a task threw, if it is not an {@link Exception} (JOSDK records those as the dependent's failure). */
   synchronized void threw(Throwable thrown) {
-    if (!(thrown instanceof Exception) && failure == null) {
-      failure = thrown;
+    if (!(thrown instanceof Exception)) {
+      failures.add(thrown);
+    }
+  }
+
+  /**
+   * {@code thrown}, which a task {@link #threw}, was read from the task's {@code Future} (an {@link
+   * java.util.concurrent.ExecutionException}'s cause): whoever read it handles it, and it no longer fails the
+   * reconciliation.
+   */
+  synchronized void handled(Throwable thrown) {
+    for (Iterator<Throwable> kept = failures.iterator(); kept.hasNext(); ) {
+      if (kept.next() == thrown) {
+        kept.remove();
+        return;
+      }
     }
   }
 
   /**
    * Waits up to {@code timeout} for the tasks that began to end; an interrupt ends the wait early (and stays set).
    *
-   * @return the first non-Exception throwable a task threw so far, or null
+   * @return the first non-Exception throwable a task threw so far that nobody read from its task's Future, or null
    */
   synchronized Throwable awaitEnd(Duration timeout) {
     long deadline = System.nanoTime() + timeout.toNanos();
@@ -64,7 +84,7 @@ final class WorkflowTasks {
     if (interrupted) {
       Thread.currentThread().interrupt();
     }
-    return failure;
+    return failures.isEmpty() ? null : failures.get(0);
   }
 
   /** How many tasks still run. */

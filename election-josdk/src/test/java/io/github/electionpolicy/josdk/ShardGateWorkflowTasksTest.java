@@ -8,8 +8,11 @@ import io.github.electionpolicy.fabric8.TestTerms;
 import io.github.electionpolicy.josdk.sample.Gadget;
 import io.javaoperatorsdk.operator.api.monitoring.Metrics;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -138,6 +141,75 @@ class ShardGateWorkflowTasksTest {
       await(task[0]);
       return "reconciled";
     })).isEqualTo("reconciled");
+  }
+
+  /**
+   * An {@code Error} the reconciler read from its task's {@code Future} is its own to handle (review h-rev): a
+   * reconciler that probes an optional library on the workflow executor and falls back when the probe fails with a
+   * {@link NoClassDefFoundError} succeeds, as under plain JOSDK; it must not fail, and be retried, forever.
+   */
+  @Test
+  void anErrorTheReconcilerReadFromItsTasksFutureIsItsOwnToHandle() throws Exception {
+    NoClassDefFoundError missing = new NoClassDefFoundError("an optional library");
+    assertThat(reconcile(() -> {
+      Future<?> probe = workflows.submit(() -> {
+        throw missing;
+      });
+      try {
+        probe.get(30, TimeUnit.SECONDS);
+        return "with the library";
+      } catch (ExecutionException failed) {
+        assertThat(failed).hasCause(missing);
+        return "without it";
+      }
+    })).isEqualTo("without it");
+  }
+
+  /** The same through invokeAny, which reads the failed task's Future itself and returns the other's result. */
+  @Test
+  void anErrorOfATaskInvokeAnyPassedOverIsHandledToo() throws Exception {
+    assertThat(reconcile(() -> workflows.invokeAny(List.<Callable<String>>of(() -> {
+      throw new NoClassDefFoundError("an optional library");
+    }, () -> "the fallback")))).isEqualTo("the fallback");
+  }
+
+  /** An Error of a task whose Future nobody read still fails the reconciliation, next to one that was read. */
+  @Test
+  void anUnreadErrorStillFailsTheReconciliationWhenAnotherWasRead() {
+    AssertionError unread = new AssertionError("a bug in the dependent");
+    CountDownLatch finished = new CountDownLatch(1);
+    CountDownLatch returning = new CountDownLatch(1);
+    assertThatThrownBy(() -> reconcile(() -> {
+      Future<?> probe = workflows.submit(() -> {
+        throw new NoClassDefFoundError("an optional library");
+      });
+      await(probe);
+      workflows.submit(node(unread, finished, returning));
+      await(finished);
+      returning.countDown();
+      return "reconciled";
+    })).isInstanceOf(IllegalStateException.class).hasCause(unread);
+  }
+
+  /**
+   * A future read twice hands over its own task's failure once: the same {@code Error} object thrown by another task
+   * (the JVM may throw one preallocated {@link OutOfMemoryError} from several places) still fails the reconciliation.
+   */
+  @Test
+  void aFutureReadTwiceDoesNotTakeAwayAnotherTasksFailureThatIsTheSameObject() {
+    OutOfMemoryError shared = new OutOfMemoryError("preallocated");
+    assertThatThrownBy(() -> reconcile(() -> {
+      Future<?> probe = workflows.submit(() -> {
+        throw shared;
+      });
+      await(probe);
+      workflows.submit(() -> { // a dependent's task, whose future nobody reads
+        throw shared;
+      });
+      await(workflows.submit(() -> { })); // the pool's one thread: the dependent's task has ended
+      await(probe); // read again
+      return "reconciled";
+    })).isInstanceOf(IllegalStateException.class).hasCause(shared);
   }
 
   @Test
