@@ -7,7 +7,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -29,19 +28,16 @@ class OwnerCloseRaceTest {
   }
 
   /**
-   * FINDING (h-rev2 B): the owner's close queued behind the answer of a take is taken in after it: the lifecycle is
-   * still Contending when the Elected arrives, so it leads, publishes LEADING and starts the services, for a runner
-   * its owner closed before (and, for a shard, a coordinator that has handed the shard over: "from the hand-over on
+   * FINDING (h-rev2 B): the owner's close queued behind the answer of a take was taken in after it: the lifecycle was
+   * still Contending when the Elected arrived, so it led, published LEADING and started the services, for a runner
+   * its owner had closed before (for a shard, a coordinator that had handed the shard over: "from the hand-over on
    * the shard is not this replica's to start work for"). closeShard's plain close (before 0b76b0e) was taken in
-   * first, by takeCloseFirst, and started nothing; the owner's close is not, since the driver does not remember it
-   * on the caller's thread. The Lease still keeps another replica out (the work stops before a release), so no
-   * overlap; the work runs for a shard the replica gave up, e.g. on its membership's loss. A fix: have
-   * takeCloseFirst take in a pending owner's close too (RunnerLifecycleInput.OwnerCloseRequested), which keeps the
-   * yield to a loss already being handled. Not fixed here: it changes the loop order the sharding simulations pin.
+   * first, by takeCloseFirst, and started nothing. The Lease still kept other replicas out (the work stops before a
+   * release), so no overlap; the work ran for a shard the replica gave up, e.g. on its membership's loss. Now
+   * takeCloseFirst takes in a pending owner's close too, except ahead of a loss (it yields to that loss's policy).
+   * Red before (1 start), green after.
    */
   @Test
-  @Disabled("h-rev2 finding B: an owner's close queued behind a take's answer lets the closed runner start its"
-      + " services (no takeCloseFirst for OwnerCloseRequested); not fixed in this review")
   void theOwnersCloseQueuedBehindATakeStartsNoWork() throws Exception {
     assertThat(startsAfterACloseQueuedBehindTheTake(true)).as("starts of the owner-closed runner's services").isZero();
   }
