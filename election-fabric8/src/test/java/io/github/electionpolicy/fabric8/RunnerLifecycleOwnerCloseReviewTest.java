@@ -40,7 +40,7 @@ class RunnerLifecycleOwnerCloseReviewTest {
    * replica wrote (a loss at the renew deadline leaves it so). The work the throwing stop left may still run while a
    * follower takes the released Lease at once. Reached by an ElectionRunner's close() during the handler, and, since
    * 8cd5cfa, by ShardedRunner.close() after the coordinator's own close (LifecycleDriver.closeIfOwnerClosed): a shard
-   * then runs in two replicas. Red before the fix (FinishElector(release=true)).
+   * may then run in two replicas (shown here in the pure lifecycle only). Red before the fix (FinishElector(true)).
    */
   @Test
   void aCloseWhileTheHandlerRunsAfterAStopThatThrewLeavesTheLeaseToExpire() {
