@@ -34,13 +34,12 @@ class RunnerLifecycleOwnerCloseReviewTest {
   }
 
   /**
-   * FINDING (h-rev2 A): a close while the loss handler runs after a loss whose services' stop threw finished the
-   * elector with a release ("finish elector: release"): rule 6 of docs/reliability.md says the Lease is released only
-   * after every stop returned normally, and after a loss the elector releases what the Lease still shows as this
-   * replica wrote (a loss at the renew deadline leaves it so). The work the throwing stop left may still run while a
-   * follower takes the released Lease at once. Reached by an ElectionRunner's close() during the handler, and, since
-   * 8cd5cfa, by ShardedRunner.close() after the coordinator's own close (LifecycleDriver.closeIfOwnerClosed): a shard
-   * may then run in two replicas (shown here in the pure lifecycle only). Red before the fix (FinishElector(true)).
+   * FINDING (h-rev2 A): a close while the loss handler runs after a loss whose services' stop threw commanded a
+   * release ("finish elector: release"), though rule 6 of docs/reliability.md releases only after every stop returned
+   * normally. Reached by an ElectionRunner's close() during the handler, and, since 8cd5cfa, by ShardedRunner.close()
+   * after the coordinator's own close (LifecycleDriver.closeIfOwnerClosed). The elector as wired ignores that release
+   * (the "end contention" before it ends the elector; CloseDuringLossHandlerReleaseTest), so this is the lifecycle's
+   * own contract, not an observed release. Red before the fix (FinishElector(true)).
    */
   @Test
   void aCloseWhileTheHandlerRunsAfterAStopThatThrewLeavesTheLeaseToExpire() {
