@@ -63,7 +63,7 @@ final class LifecycleDriver {
   // The emergency stop ended the runner without its lifecycle, whose state is then unknown: it takes no input more.
   private boolean lifecycleAbandoned;
   private ElectionState state;
-  private boolean closeTaken;
+  private boolean closeTaken, ownerCloseTaken;
   // Told of every published state on the loop, after the view (a sharded runner's driver); set before start.
   private Consumer<ElectionState> loopObserver;
   private Consumer<java.time.Duration> renewalObserver;
@@ -134,10 +134,9 @@ final class LifecycleDriver {
   }
 
   /**
-   * Asks the runner to close for its owner ({@code yieldToLoss}: a sharded replica's coordinator), not its user: a
-   * loss being handled is answered by the loss policy, not by this close
-   * ({@link RunnerLifecycleInput.OwnerCloseRequested}). Without {@code yieldToLoss}, or after the user's close, it is
-   * {@link #requestClose()}. A term held now ends at once, as there.
+   * Asks the runner to close for its owner ({@code yieldToLoss}: a sharded replica's coordinator), not its user: a loss
+   * being handled is answered by the loss policy, not by this close ({@link RunnerLifecycleInput.OwnerCloseRequested}).
+   * Without {@code yieldToLoss}, or after the user's close, it is {@link #requestClose()}. A term held ends at once.
    */
   void requestClose(boolean yieldToLoss) {
     if (!yieldToLoss) {
@@ -302,7 +301,7 @@ final class LifecycleDriver {
       RunnerLifecycleInput input;
       while ((input = inputs.poll()) != null) {
         if (!(input instanceof RunnerLifecycleInput.Start)) {
-          takeCloseFirst();
+          takeCloseFirst(input);
         }
         for (RunnerLifecycleCommand command : lifecycle.step(input)) {
           commands.execute(command);
@@ -315,14 +314,17 @@ final class LifecycleDriver {
   }
 
   /**
-   * close() was called before this input arrived, though its own task may still wait behind this one: the
-   * lifecycle hears of the close first, so that no failure or loss queued before that task is taken as one
-   * that came before the close (and applies the loss policy to a closed runner). A close twice is a no-op.
+   * close() (or the owner's close, not ahead of a loss: it yields to the loss policy) was called before this input
+   * arrived, its task maybe still behind this one: the lifecycle hears of it first, so that no failure, loss or take
+   * queued before that task is taken as one that came before the close (a loss policy applied, services started).
    */
-  private void takeCloseFirst() {
-    if (closeRequested.get() && !closeTaken) {
-      closeTaken = true;
-      for (RunnerLifecycleCommand command : lifecycle.step(new RunnerLifecycleInput.CloseRequested())) {
+  private void takeCloseFirst(RunnerLifecycleInput input) {
+    boolean close = closeRequested.get() && !closeTaken;
+    if (close || ownerClosed && !ownerCloseTaken && !(input instanceof RunnerLifecycleInput.Lost)) {
+      closeTaken |= close;
+      ownerCloseTaken = true;
+      for (RunnerLifecycleCommand command : lifecycle.step(close ? new RunnerLifecycleInput.CloseRequested()
+          : new RunnerLifecycleInput.OwnerCloseRequested())) {
         commands.execute(command);
       }
     }

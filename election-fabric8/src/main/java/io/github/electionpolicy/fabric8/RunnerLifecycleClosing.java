@@ -52,9 +52,10 @@ final class RunnerLifecycleClosing {
       }
       // A failed election keeps its cause; closeRequested keeps it from exiting.
     } else if (s.phase instanceof HandlingLoss) {
-      // The handler's answer no longer matters; the services are stopped.
+      // The handler's answer no longer matters; the services are stopped, cleanly or not (a stop that threw may have
+      // left its work running: the Lease is left to expire then, as after any unclean stop).
       s.emit(new ElectorAfterLoss(false));
-      RunnerLifecycleEnding.finish(s, StopCause.CLOSED, Optional.empty(), true);
+      RunnerLifecycleEnding.finish(s, StopCause.CLOSED, Optional.empty(), !s.lossUnclean);
     } else if (s.phase instanceof Exiting exiting) {
       // The exiter may never return (System.exit runs the shutdown hook that called close()).
       RunnerLifecycleEnding.stopped(s, exiting.cause(), exiting.failure());

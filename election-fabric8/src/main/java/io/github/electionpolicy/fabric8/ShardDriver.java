@@ -120,13 +120,14 @@ final class ShardDriver {
     });
   }
 
-  /** Asks the replica to leave: its shards are handed over, then its membership Lease released. Once. */
+  /** Asks the replica to leave (once): its shards are handed over, then its membership Lease released. */
   void requestClose() {
     if (closeRequested.compareAndSet(false, true)) {
       onLoop(() -> inputs.add(new CloseRequested(ticker.read())));
-      // A loss the coordinator's close left to the policy is answered by this close, as an ElectionRunner's close does.
-      onLoop(() -> live.forEach(LifecycleDriver::closeIfOwnerClosed));
     }
+    // A loss the coordinator's close left to the policy is answered by this close, as an ElectionRunner's close does;
+    // also once the replica leaves on its own (a STOP: closeRequested is set, yet the user's close() is a close).
+    onLoop(() -> live.forEach(LifecycleDriver::closeIfOwnerClosed));
   }
 
   boolean closeRequested() {

@@ -113,6 +113,9 @@ final class RunnerLifecycleTable {
         "started", "lost", "owner close");
     setup("handling loss, owner closing", LossPolicy.Kind.CUSTOM, "start", "preflight ok", "elected", "started", "lost",
         "stopped", "owner close");
+    // The loss's stop threw (no VirtualMachineError): the handler runs, and nothing may release the Lease (h-rev2).
+    setup("handling loss, CUSTOM, stop threw", LossPolicy.Kind.CUSTOM, "start", "preflight ok", "elected", "started",
+        "lost", "stop threw");
   }
 
   private static void setup(String name, LossPolicy.Kind policy, String... inputs) {

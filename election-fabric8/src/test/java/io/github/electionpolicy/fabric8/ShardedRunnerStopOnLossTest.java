@@ -185,6 +185,58 @@ class ShardedRunnerStopOnLossTest {
   }
 
   /**
+   * FINDING (review h-rev2 C): the user's close() after the replica began to leave on its own (another shard's handler
+   * said STOP) still answers a loss the coordinator's close left to the policy. Shard 0's handler waits; the
+   * coordinator closes shard 0's runner (the owner's close, which yields to the handler); shard 1's handler says STOP,
+   * so the replica leaves on its own (ShardDriver.leaveOnItsOwn sets closeRequested). Then ShardDriver.requestClose's
+   * compare-and-set fails, closeIfOwnerClosed (8cd5cfa) is never sent, and close() waits for shard 0's handler, for
+   * ever if it hangs: a close during a loss answers the loss (docs/sharding.md).
+   */
+  @Test
+  void theUsersCloseAfterALeaveOnItsOwnDoesNotWaitForAHandlerTheCoordinatorClosed() throws Exception {
+    java.util.concurrent.CountDownLatch handling = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch answer = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
+    String member = ShardedRunnerFaultsTest.memberLease("pod-a");
+    a = ShardedRunner.builder()
+        .client(api.client())
+        .decision(MockApi.CONTEND)
+        .settings(MockApi.fastSettings("pod-a").lossPolicy(LossPolicy.custom(term -> {
+          if (calls.incrementAndGet() > 1) {
+            return LossHandler.AfterLoss.STOP; // shard 1's: the replica leaves on its own
+          }
+          handling.countDown();
+          try {
+            answer.await();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+          return LossHandler.AfterLoss.STOP;
+        })).build())
+        .shards(2)
+        .service(ShardService.of((shard, term) -> { }, shard -> { }))
+        .start();
+    try {
+      Await.until("pod-a owns both shards", () -> a.ownedShards().size() == 2, Duration.ofSeconds(15), a::toString);
+      api.fixture.overwriteHolder(ShardedRunnerFaultsTest.shardLease(0), "thief");
+      assertThat(handling.await(15, java.util.concurrent.TimeUnit.SECONDS)).as("shard 0's handler runs").isTrue();
+      // Two renewals of the membership Lease after the handler began: the coordinator closed shard 0's runner.
+      long from = System.nanoTime();
+      assertThat(Await.holds(() -> api.fixture.leaseWrites(member).stream()
+          .filter(write -> write.receivedNanos() - from > 0).count() >= 2, Duration.ofSeconds(10))).isTrue();
+      api.fixture.overwriteHolder(ShardedRunnerFaultsTest.shardLease(1), "thief");
+      assertThat(Await.holds(() -> a.failure().isPresent(), Duration.ofSeconds(15)))
+          .as("the replica leaves on its own on shard 1's STOP: " + a).isTrue();
+
+      java.util.concurrent.CompletableFuture<Void> closed = java.util.concurrent.CompletableFuture.runAsync(a::close);
+      assertThat(Await.holds(closed::isDone, Duration.ofSeconds(15)))
+          .as("close() returned while shard 0's handler still runs: " + a).isTrue();
+    } finally {
+      answer.countDown();
+    }
+  }
+
+  /**
    * A close() from the loss handler, before it answers STOP, closes the replica: as for an ElectionRunner, whose close
    * during a loss answers the loss, the replica stopped because it was closed, and failure() is empty.
    */
