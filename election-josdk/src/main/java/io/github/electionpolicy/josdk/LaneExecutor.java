@@ -1,6 +1,7 @@
 package io.github.electionpolicy.josdk;
 
-import java.util.ArrayDeque;
+import io.github.electionpolicy.josdk.Lanes.Lane;
+import io.github.electionpolicy.josdk.RunsHere.RunHere;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -57,12 +58,8 @@ final class LaneExecutor extends AbstractExecutorService {
   private final ExecutorService delegate;
   private final int threads;
   private final Object lock = new Object();
-  // The delay of the next feedSoon: 1 ms again after each hand-over the pool took.
-  private volatile long refeedMillis = 1;
-  // Whether a feedSoon is scheduled and has not begun: one at a time, however many hand-overs the pool refuses
-  // meanwhile (each refused task waits in its lane, where that one feeds it), not one more for each.
-  private final java.util.concurrent.atomic.AtomicBoolean refeedScheduled =
-      new java.util.concurrent.atomic.AtomicBoolean();
+  // Feeds the pool again soon after it refused a hand-over from a thread that is not its own.
+  private final Refeeds refeeds = new Refeeds(() -> runHere(feed(false)));
   // The lane of the move this thread is firing, if any.
   private final ThreadLocal<Lane> move = new ThreadLocal<>();
   // The task this thread hands to the pool, while inside the pool's execute: a pool that runs a task it cannot take on
@@ -71,9 +68,8 @@ final class LaneExecutor extends AbstractExecutorService {
   // Set while the pool runs one of this executor's tasks on this thread: an interrupt shutdownNow sends a task run here
   // is then the pool's thread's too, and stays.
   private final ThreadLocal<Boolean> poolRuns = new ThreadLocal<>();
-  // Guarded by lock: every task not yet handed to the pool is in exactly one lane; a lane is in ready iff it has tasks.
-  private final Lane others = new Lane();
-  private final ArrayDeque<Lane> ready = new ArrayDeque<>();
+  // Guarded by lock: every task not yet handed to the pool, in its lane.
+  private final Lanes lanes = new Lanes();
   // Guarded by lock: tasks handed to the pool (or run on a submitting thread) and not yet ended; runs of tasks on a
   // thread that is not the pool's, or inside the pool's execute, under way (termination waits for them and
   // shutdownNow interrupts them, as the pool does its own); hands to the pool under way; the lifecycle.
@@ -81,7 +77,7 @@ final class LaneExecutor extends AbstractExecutorService {
   private int handing;
   // Guarded by lock: of those hands, the ones running their task inside the pool's execute (runOnCaller).
   private int handsRunningTask;
-  private final List<RunHere> runningHere = new ArrayList<>();
+  private final RunsHere runningHere = new RunsHere();
   private boolean shutdown;
   private boolean delegateShutdown;
   private boolean stoppedNow;
@@ -140,7 +136,7 @@ final class LaneExecutor extends AbstractExecutorService {
     synchronized (lock) {
       rejected = shutdown || delegate.isShutdown();
       if (!rejected) {
-        (lane == null ? others : lane).add(task, ready);
+        lanes.add(lane, task);
       }
     }
     if (rejected) {
@@ -177,47 +173,16 @@ final class LaneExecutor extends AbstractExecutorService {
    * a pool's thread would.
    */
   private RunHere beginHere() {
-    RunHere here = new RunHere(poolRuns.get() != null);
-    runningHere.add(here);
-    if (stoppedNow) {
-      here.interrupt();
-    }
-    return here;
+    return runningHere.begin(poolRuns.get() != null, stoppedNow);
   }
 
   /**
-   * Counts a run on this thread that ended (guarded by lock): an interrupt {@link #shutdownNow()} sent it is taken
-   * back, so that it does not outlive the task on a thread that is not the pool's (the submitting thread had not
-   * been interrupted before); on a thread the pool runs a task on, it stays, as the pool's own.
+   * Counts a run on this thread that ended (guarded by lock; an interrupt {@link #shutdownNow()} sent it is taken back
+   * as {@link RunsHere#end} says), and wakes the termination that waits for it.
    */
   private void endHere(RunHere here) {
-    runningHere.remove(here);
-    if (here.interrupted && !here.callerInterrupted && !here.poolThread) {
-      Thread.interrupted();
-    }
+    runningHere.end(here);
     lock.notifyAll();
-  }
-
-  /**
-   * Feeds the pool again soon, on a thread of the JDK's, none of JOSDK's monitors held: a millisecond after the first
-   * refusal, twice as long after each next one in a row (at most 64 ms), so that a pool that stays full is not polled
-   * a thousand times a second; one at a time, whatever number of refusals it feeds again.
-   */
-  private void feedSoon() {
-    if (!refeedScheduled.compareAndSet(false, true)) {
-      return; // the one scheduled feeds this refusal's task too: it was put back before this look
-    }
-    long delay = refeedMillis; // a race of two refusals only makes one of them wait as long as the other
-    refeedMillis = Math.min(64, delay * 2);
-    try {
-      java.util.concurrent.CompletableFuture.delayedExecutor(delay, TimeUnit.MILLISECONDS).execute(() -> {
-        refeedScheduled.set(false); // before the feed: a refusal from now on schedules the next one
-        runHere(feed(false));
-      });
-    } catch (RuntimeException | Error notScheduled) { // no thread for the timer: the next refusal tries again
-      refeedScheduled.set(false);
-      throw notScheduled;
-    }
   }
 
   /**
@@ -225,7 +190,7 @@ final class LaneExecutor extends AbstractExecutorService {
    * pool thread whose task just ended ({@code onPoolThread}), a task the pool rejects while it is not shut down is
    * returned, to run on this thread: that thread is the one the task's slot counted, still busy until it returns, and
    * a pool that queues nothing rejects a task while all its threads are busy. On another thread, such a task goes back
-   * to the front of its lane, fed again when a task in flight ends and a millisecond later ({@link #feedSoon}); it is
+   * to the front of its lane, fed again when a task in flight ends and a millisecond later ({@link Refeeds}); it is
    * never returned to run on a thread that is not the pool's.
    *
    * @return the task to run on this thread now, or null
@@ -235,12 +200,12 @@ final class LaneExecutor extends AbstractExecutorService {
       Handed next = null;
       boolean shutDelegate = false;
       synchronized (lock) {
-        if (!ready.isEmpty() && inFlight < threads && !delegateShutdown) {
-          Lane lane = ready.pollFirst();
-          next = new Handed(lane, lane.poll(ready));
+        if (!lanes.isEmpty() && inFlight < threads && !delegateShutdown) {
+          Lanes.Polled polled = lanes.poll();
+          next = new Handed(polled.lane(), polled.task());
           inFlight++;
           handing++;
-        } else if (shutdown && !delegateShutdown && ready.isEmpty() && handing == 0) {
+        } else if (shutdown && !delegateShutdown && lanes.isEmpty() && handing == 0) {
           delegateShutdown = true;
           shutDelegate = true;
           lock.notifyAll();
@@ -256,9 +221,7 @@ final class LaneExecutor extends AbstractExecutorService {
       handingHere.set(next);
       try {
         delegate.execute(next);
-        if (refeedMillis != 1) {
-          refeedMillis = 1;
-        }
+        refeeds.taken();
       } catch (RuntimeException | Error rejected) {
         if (!delegate.isShutdown()) {
           if (onPoolThread) {
@@ -271,9 +234,9 @@ final class LaneExecutor extends AbstractExecutorService {
           // r2, finding 5).
           synchronized (lock) {
             ended();
-            next.lane.pushFront(next.task, ready);
+            lanes.pushFront(next.lane, next.task);
           }
-          feedSoon();
+          refeeds.refused();
           return null;
         }
         boolean quiet;
@@ -282,7 +245,7 @@ final class LaneExecutor extends AbstractExecutorService {
           quiet = delegateShutdown;
           if (stoppedNow) {
             // Refused by a pool that shutdownNow() shut down: never run, returned by it (it waits for this hand).
-            next.lane.pushFront(next.task, ready);
+            lanes.pushFront(next.lane, next.task);
             quiet = true;
           }
         }
@@ -324,13 +287,8 @@ final class LaneExecutor extends AbstractExecutorService {
       shutdown = true;
       delegateShutdown = true;
       stoppedNow = true;
-      for (RunHere here : runningHere) {
-        here.interrupt(); // as the pool interrupts its threads
-      }
-      for (Lane lane : ready) {
-        lane.drainTo(waiting);
-      }
-      ready.clear();
+      runningHere.interruptAll(); // as the pool interrupts its threads
+      lanes.drainTo(waiting);
       lock.notifyAll();
     }
     for (Runnable queued : delegate.shutdownNow()) {
@@ -360,10 +318,7 @@ final class LaneExecutor extends AbstractExecutorService {
           interrupted = true;
         }
       }
-      for (Lane lane : ready) {
-        lane.drainTo(waiting);
-      }
-      ready.clear();
+      lanes.drainTo(waiting);
     }
     if (interrupted) {
       Thread.currentThread().interrupt();
@@ -404,68 +359,13 @@ final class LaneExecutor extends AbstractExecutorService {
   /** How many tasks wait here, not yet handed to the pool (for tests). */
   int waiting() {
     synchronized (lock) {
-      int waiting = 0;
-      for (Lane lane : ready) {
-        waiting += lane.tasks.size();
-      }
-      return waiting;
+      return lanes.waiting();
     }
   }
 
   @Override
   public String toString() {
     return "LaneExecutor{" + threads + " at a time, " + delegate + "}";
-  }
-
-  /** Tasks in the order they were submitted; guarded by the executor's lock. */
-  private static final class Lane {
-    private final ArrayDeque<Runnable> tasks = new ArrayDeque<>();
-
-    void add(Runnable task, ArrayDeque<Lane> ready) {
-      if (tasks.isEmpty()) {
-        ready.addLast(this);
-      }
-      tasks.addLast(task);
-    }
-
-    /** Takes the first task; the lane, taken from the front of {@code ready}, goes to its back if it has more. */
-    Runnable poll(ArrayDeque<Lane> ready) {
-      Runnable task = tasks.pollFirst();
-      if (!tasks.isEmpty()) {
-        ready.addLast(this);
-      }
-      return task;
-    }
-
-    /** Puts back a task the pool rejected, first of its lane; the lane goes to the front of {@code ready}. */
-    void pushFront(Runnable task, ArrayDeque<Lane> ready) {
-      if (tasks.isEmpty()) {
-        ready.addFirst(this);
-      }
-      tasks.addFirst(task);
-    }
-
-    void drainTo(List<Runnable> into) {
-      into.addAll(tasks);
-      tasks.clear();
-    }
-  }
-
-  /** A run of a task on a thread that is not the pool's, or inside the pool's execute; guarded by the lock. */
-  private static final class RunHere {
-    private final Thread thread = Thread.currentThread();
-    private final boolean callerInterrupted = thread.isInterrupted();
-    private final boolean poolThread;
-    private boolean interrupted;
-
-    RunHere(boolean poolThread) {
-      this.poolThread = poolThread;
-    }
-
-    void interrupt() {
-      interrupted = true;
-      thread.interrupt();
-    }
   }
 
   /** A task as the pool runs it: its end, however it ends, frees its thread for the next waiting task. */
@@ -578,7 +478,7 @@ final class LaneExecutor extends AbstractExecutorService {
         // On a pool thread, the interrupt this task left is not the next one's (feed may hand that over inside the
         // pool's execute on this thread next), unless one was there before it or a shutdownNow (ours, the pool's)
         // came: cleared, then put back if stopping, read after the clear, as the pool does between its tasks.
-        boolean left = here.poolThread && !before && Thread.interrupted();
+        boolean left = here.poolThread() && !before && Thread.interrupted();
         boolean poolStopping = left && delegate.isShutdown();
         synchronized (lock) {
           ended();

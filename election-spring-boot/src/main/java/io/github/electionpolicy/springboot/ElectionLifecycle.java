@@ -10,7 +10,6 @@ import io.github.electionpolicy.fabric8.LeaderService;
 import io.github.electionpolicy.fabric8.LeadershipTerm;
 import io.github.electionpolicy.fabric8.LeaseSettings;
 import io.github.electionpolicy.fabric8.Readiness;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -85,18 +84,14 @@ public final class ElectionLifecycle implements SmartLifecycle {
   private volatile ElectionRunner runner;
   // The client this lifecycle made because the context has none; closed with the runner. Guarded by lock.
   private KubernetesClient ownedClient;
-  // The thread the runner's listeners heard their last event on, and its name then (the listeners' lane names it for
-  // the runner while it delivers an event): a start() from it while a stop() closes that runner would wait for the
-  // stop, which waits for the listener. Written by the runner's first listener.
-  private volatile Thread listenerThread;
-  private volatile String listenerThreadName;
+  // The threads the runner's own services and listeners run on: a start() or stop() from one of them must not wait
+  // for what waits for it.
+  private final RunnerCallbackThreads callbackThreads = new RunnerCallbackThreads();
+  private final RunnerStopWaits stopWaits;
   // A start() is starting the runner, under the lock; a stop() that one of that runner's services called meanwhile (it
   // cannot take the lock) asks it to close the runner once started.
   private volatile boolean startInProgress;
   private volatile boolean stopDuringStart;
-  // The same for the runner's services, whose start and stop run on their own lane.
-  private volatile Thread serviceThread;
-  private volatile String serviceThreadName;
   // The client of the last start, for the tests: which one the runner used.
   private volatile KubernetesClient lastClient;
 
@@ -125,6 +120,7 @@ public final class ElectionLifecycle implements SmartLifecycle {
       int phase, Inputs inputs) {
     this.decision = Objects.requireNonNull(decision, "decision");
     this.settings = Objects.requireNonNull(settings, "settings");
+    this.stopWaits = new RunnerStopWaits(settings);
     this.readiness = Objects.requireNonNull(readiness, "readiness");
     this.rbacPreflight = rbacPreflight;
     this.phase = phase;
@@ -146,10 +142,11 @@ public final class ElectionLifecycle implements SmartLifecycle {
    */
   @Override
   public void start() {
-    awaitClosedRunnerStopped();
+    // Out of the lock: a runner that a stop from one of its own callbacks closed may still be stopping.
+    stopWaits.awaitClosedRunnerStopped(runner);
     boolean stopAfterwards;
     synchronized (lock) {
-      if (stopping && isClosingRunnersCallbackThread()) {
+      if (stopping && callbackThreads.isCurrentThread()) {
         // The stop waits for this callback to return, and a start waits for the stop: neither would go on until the
         // stop gave up on the callback after stopTimeout, and this start would then run a runner nobody stops.
         LOG.warn("start() was called from a service or listener of {} while a stop() closes it: nothing is started "
@@ -160,8 +157,7 @@ public final class ElectionLifecycle implements SmartLifecycle {
       if (running) {
         return;
       }
-      listenerThread = null;
-      serviceThread = null;
+      callbackThreads.forget();
       stopDuringStart = false;
       startInProgress = true;
       try {
@@ -177,39 +173,6 @@ public final class ElectionLifecycle implements SmartLifecycle {
     }
   }
 
-  /**
-   * Out of the lock: waits until the runner a {@link #stop()} closed has stopped, which a stop from one of its own
-   * callbacks did not wait for, so that the next runner's services never run while the first one's still stop (and
-   * the binder of {@code ElectionMetrics}, which measures one runner until it stopped, can start the next). A runner
-   * stops within the bound of the class comment, which bounds this wait too (a listener stuck for ever does not hang the
-   * start). From one of that runner's own callbacks it returns at once; an interrupt ends the wait, and the flag is
-   * set again.
-   */
-  private void awaitClosedRunnerStopped() {
-    ElectionRunner previous = runner;
-    if (previous == null || !previous.isClosed() || previous.state().kind() == ElectionState.Kind.STOPPED) {
-      return;
-    }
-    try {
-      if (!previous.awaitStopped(stopBound())) {
-        LOG.warn("{} has not stopped within {}: starting the next runner all the same", previous, stopBound());
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-  }
-
-  /** The bound of a stop, as the class comment says: {@code 2 × stopTimeout + 5 × requestTimeout + 1 s}. */
-  private Duration stopBound() {
-    try {
-      return settings.stopTimeout().multipliedBy(2).plus(settings.requestTimeout().multipliedBy(5))
-          .plusSeconds(1);
-    } catch (ArithmeticException e) {
-      // A stop timeout of billions of years: no wait is that long.
-      return Duration.ofSeconds(Long.MAX_VALUE);
-    }
-  }
-
   /** Under the lock: builds and starts the runner. */
   private void startRunner() {
     ElectionRunner.Builder builder = ElectionRunner.builder()
@@ -222,9 +185,9 @@ public final class ElectionLifecycle implements SmartLifecycle {
       LOG.info("No LeaderService bean in the context: the election runs for its state and health only");
       builder.service(NO_SERVICE);
     }
-    services.forEach(service -> builder.service(new NotedService(service)));
+    services.forEach(service -> builder.service(callbackThreads.noted(service)));
     // First, so that it notes the thread before any other listener hears the event on it.
-    builder.listener(new ListenerThreadNote());
+    builder.listener(callbackThreads.listener());
     inputs.listeners().forEach(builder::listener);
     KubernetesClient owned = null;
     KubernetesClient client = null;
@@ -278,7 +241,7 @@ public final class ElectionLifecycle implements SmartLifecycle {
   @Override
   public void stop(Runnable callback) {
     Objects.requireNonNull(callback, "callback");
-    if (startInProgress && isClosingRunnersCallbackThread()) {
+    if (startInProgress && callbackThreads.isCurrentThread()) {
       // A service's start, which the start in progress waits for under the lock: that start closes the runner once
       // it has it.
       stopDuringStart = true;
@@ -292,7 +255,7 @@ public final class ElectionLifecycle implements SmartLifecycle {
     ElectionRunner closedElsewhere = null;
     synchronized (lock) {
       if (!running && stopping) {
-        if (!isClosingRunnersCallbackThread()) {
+        if (!callbackThreads.isCurrentThread()) {
           afterStop.add(callback);
           return;
         }
@@ -336,11 +299,11 @@ public final class ElectionLifecycle implements SmartLifecycle {
             + "context may have destroyed the beans its services and listeners use; close the context from a thread "
             + "of your own", closing);
         if (owned != null) {
-          closeWhenStopped(closing, owned);
+          RunnerStopWaits.closeWhenStopped(closing, owned);
           deferred = true;
         }
       } else {
-        awaitListeners(closing);
+        stopWaits.awaitListeners(closing);
       }
     } finally {
       try {
@@ -361,90 +324,6 @@ public final class ElectionLifecycle implements SmartLifecycle {
   }
 
   /**
-   * Whether this thread runs one of the runner's services or delivers an event to its listeners now: a task of the
-   * runner's services' or listeners' lane, which names the thread for its runner while it runs.
-   */
-  private boolean isClosingRunnersCallbackThread() {
-    Thread current = Thread.currentThread();
-    return current == listenerThread && current.getName().equals(listenerThreadName)
-        || current == serviceThread && current.getName().equals(serviceThreadName);
-  }
-
-  /** A service of the runner: notes the thread (and its name) its {@code start} and {@code stop} run on. */
-  private final class NotedService implements LeaderService {
-    private final LeaderService service;
-
-    NotedService(LeaderService service) {
-      this.service = service;
-    }
-
-    @Override
-    public void start(LeadershipTerm term) throws Exception {
-      note();
-      service.start(term);
-    }
-
-    @Override
-    public void stop() throws Exception {
-      note();
-      service.stop();
-    }
-
-    private void note() {
-      Thread current = Thread.currentThread();
-      serviceThreadName = current.getName();
-      serviceThread = current;
-    }
-
-    @Override
-    public String toString() {
-      return service.toString();
-    }
-  }
-
-  /**
-   * The runner's first listener: notes the thread (and its name) each event is delivered on. Not {@code renewed}: the
-   * runner hands renewals only to the listeners that override it.
-   */
-  private final class ListenerThreadNote implements ElectionListener {
-    @Override
-    public void stateChanged(ElectionState previous, ElectionState current) {
-      note();
-    }
-
-    @Override
-    public void following(Optional<String> leader) {
-      note();
-    }
-
-    @Override
-    public void renewFailed(Throwable cause, Duration sinceLastRenewal) {
-      note();
-    }
-
-    private void note() {
-      Thread current = Thread.currentThread();
-      listenerThreadName = current.getName();
-      listenerThread = current;
-    }
-  }
-
-  /** Closes the client this lifecycle made once {@code closing} stopped, on a thread of its own. */
-  private static void closeWhenStopped(ElectionRunner closing, KubernetesClient owned) {
-    Thread closer = new Thread(() -> {
-      try {
-        closing.awaitStopped();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      } finally {
-        owned.close();
-      }
-    }, "election-client-close");
-    closer.setDaemon(true);
-    closer.start();
-  }
-
-  /**
    * Under the lock: waits until no {@link #stop()} is closing the runner, so that a start never runs the services of
    * a second runner while the first one's services still stop (a stop is bounded, see the class comment). Interrupts do not
    * cut it short; the flag is set again.
@@ -460,35 +339,6 @@ public final class ElectionLifecycle implements SmartLifecycle {
     }
     if (interrupted) {
       Thread.currentThread().interrupt();
-    }
-  }
-
-  /**
-   * Waits, at most {@code stopTimeout}, until the listeners heard {@code STOPPED}: {@code close()} returns once
-   * it is reported, but the listeners hear it on the runner's callback thread, and the context destroys its
-   * beans (those a listener uses among them) as soon as {@link #stop()} returns. Interrupts do not cut it short
-   * (Spring interrupts a closing thread it takes for stuck); the flag is set again.
-   */
-  private void awaitListeners(ElectionRunner closing) {
-    // In Durations, not nanoseconds: any positive stop timeout is valid, and awaitStopped caps it.
-    long begun = System.nanoTime();
-    boolean interrupted = false;
-    try {
-      while (true) {
-        try {
-          if (!closing.awaitStopped(settings.stopTimeout().minusNanos(System.nanoTime() - begun))) {
-            LOG.warn("The election listeners of {} have not heard it stop within stopTimeout={}; the context "
-                + "closes on", closing, settings.stopTimeout());
-          }
-          return;
-        } catch (InterruptedException e) {
-          interrupted = true;
-        }
-      }
-    } finally {
-      if (interrupted) {
-        Thread.currentThread().interrupt();
-      }
     }
   }
 
