@@ -201,6 +201,16 @@ class ShardedRunnerTest {
     replica("pod-b");
     ShardedRunner leaving = replica("pod-c");
     Await.until("fair among three", this::fair, this::state);
+    // A leaver names a successor only among the members its view saw renew since it first listed them (one it saw only
+    // in a list may have ended long before); its list came before "fair". A renewal the server received after that
+    // comes, on pod-c's one watch of the Leases, before the leaving mark it writes on close(): seen by then. Without
+    // this wait, under load, the leaver released a shard instead of naming pod-a or pod-b (CI, stop 45).
+    long fairAt = System.nanoTime();
+    for (String member : List.of("pod-a", "pod-b")) {
+      Await.until(member + " renewed its membership since", () -> api.fixture.leaseWrites(
+          ShardedRunnerFaultsTest.memberLease(member)).stream().anyMatch(w -> w.receivedNanos() - fairAt > 0),
+          this::state);
+    }
     Map<Integer, Long> tokens = new TreeMap<>();
     leaving.ownedShards().forEach((shard, term) -> tokens.put(shard, (long) term.leaseTransitions()));
     assertThat(tokens).isNotEmpty();
