@@ -7,7 +7,6 @@ import java.util.ArrayDeque;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
@@ -51,7 +50,7 @@ final class LifecycleDriver {
   private final LifecycleCommands commands;
   private final RunnerLog.Lane logLane;
   private final RunnerLog log;
-  private final CountDownLatch stopped = new CountDownLatch(1);
+  private final StopLatch stopped = new StopLatch();
   private final CompletableFuture<Optional<Throwable>> startCompleted = new CompletableFuture<>();
   private final RunnerFlaw flaw;
 
@@ -168,7 +167,7 @@ final class LifecycleDriver {
   }
 
   boolean hasStopped() {
-    return stopped.getCount() == 0;
+    return stopped.released();
   }
 
   /** Whether the caller runs one of this runner's callbacks (a service, listener, loss handler or exiter). */
@@ -176,9 +175,9 @@ final class LifecycleDriver {
     return CallbackLane.currentOwner() == this;
   }
 
-  /** Waits until {@code STOPPED} was reported; at most {@code timeoutNanos}. */
+  /** Waits until {@code STOPPED} was reported; at most {@code timeoutNanos} ({@link StopLatch#await}). */
   boolean awaitStoppedReported(long timeoutNanos) throws InterruptedException {
-    return stopped.await(timeoutNanos, java.util.concurrent.TimeUnit.NANOSECONDS); // Long.MAX_VALUE: 292 years
+    return stopped.await(timeoutNanos); // Long.MAX_VALUE: for ever (StopLatch)
   }
 
   /**
@@ -474,7 +473,7 @@ final class LifecycleDriver {
     publishView();
     // Before the count-down: whoever close() or awaitStopped() lets go finds the line handed over.
     log.info("Stopped {} ({})", identity, cause);
-    stopped.countDown();
+    stopped.release();
   }
 
   /** Test hook: ends the runner as a killed process ends, as far as other replicas can tell; on the loop. */
@@ -485,7 +484,7 @@ final class LifecycleDriver {
       elector.abandon();
     }
     transport.ifPresent(LeaseTransport::close);
-    stopped.countDown();
+    stopped.release();
   }
 
   /** The loop this runner runs on; for tests ({@code RunnerHooks}). */

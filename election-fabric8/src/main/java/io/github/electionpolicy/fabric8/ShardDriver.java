@@ -13,8 +13,6 @@ import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -51,7 +49,7 @@ final class ShardDriver {
   // Never written on the loop, which every runner of the JVM shares (see RunnerLog).
   private final RunnerLog.Lane logLane;
   private final RunnerLog log;
-  private final CountDownLatch stopped = new CountDownLatch(1);
+  private final StopLatch stopped = new StopLatch();
   private final AtomicBoolean closeRequested = new AtomicBoolean();
   // Every runner this driver started and that has not stopped: for close() from inside one of their callbacks.
   private final Set<LifecycleDriver> live = ConcurrentHashMap.newKeySet();
@@ -135,11 +133,11 @@ final class ShardDriver {
   }
 
   boolean hasStopped() {
-    return stopped.getCount() == 0;
+    return stopped.released();
   }
 
   boolean awaitStopped(long timeoutNanos) throws InterruptedException {
-    return stopped.await(timeoutNanos, TimeUnit.NANOSECONDS); // Long.MAX_VALUE: 292 years, as good as for ever
+    return stopped.await(timeoutNanos); // Long.MAX_VALUE: for ever (StopLatch)
   }
 
   /** Waits at most {@code timeoutNanos} for the lines logged until now to be written. */
@@ -472,7 +470,7 @@ final class ShardDriver {
   /** The snapshot first, so whoever the count-down lets go reads the stop; then the listeners hear of it. */
   private void reportStopped() {
     publish();
-    stopped.countDown();
+    stopped.release();
     publish();
   }
 
