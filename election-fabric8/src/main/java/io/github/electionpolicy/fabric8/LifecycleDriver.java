@@ -8,7 +8,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
 /**
@@ -62,7 +62,6 @@ final class LifecycleDriver {
   // The emergency stop ended the runner without its lifecycle, whose state is then unknown: it takes no input more.
   private boolean lifecycleAbandoned;
   private ElectionState state;
-  private boolean closeTaken, ownerCloseTaken;
   // Told of every published state on the loop, after the view (a sharded runner's driver); set before start.
   private Consumer<ElectionState> loopObserver;
   private Consumer<java.time.Duration> renewalObserver;
@@ -70,9 +69,9 @@ final class LifecycleDriver {
   private Runnable answerObserver;
 
   private volatile RunnerView view;
-  // Set once, by the first close() of any thread: one compare-and-set, so that two closers cannot both take it.
-  private final AtomicBoolean closeRequested = new AtomicBoolean();
-  private volatile boolean ownerClosed; // requestClose(true) came: a later close of the user's is to be passed on
+  // Read and moved by close() on any thread; moved on the loop by the owner's close and the takes: by compare-and-set
+  // only, so that two closers cannot both hand the close over and no move overwrites a close() meanwhile (RunnerClose).
+  private final AtomicReference<RunnerClose> close = new AtomicReference<>(RunnerClose.OPEN);
 
   LifecycleDriver(Parts parts) {
     this.identity = parts.identity();
@@ -120,14 +119,14 @@ final class LifecycleDriver {
   void requestClose() {
     if (flaw == RunnerFlaw.CLOSED_FLAG_SET_AFTER_HANDOFF) {
       // The deliberate race: checked, handed to the loop, and only then set.
-      if (closeRequested.get()) {
+      if (close.get().userAsked()) {
         return;
       }
       handOffClose(new RunnerLifecycleInput.CloseRequested());
-      closeRequested.set(true);
+      close.updateAndGet(RunnerClose::userAsks);
       return;
     }
-    if (closeRequested.compareAndSet(false, true)) {
+    if (!close.getAndUpdate(RunnerClose::userAsks).userAsked()) {
       handOffClose(new RunnerLifecycleInput.CloseRequested());
     }
   }
@@ -140,30 +139,29 @@ final class LifecycleDriver {
   void requestClose(boolean yieldToLoss) {
     if (!yieldToLoss) {
       requestClose();
-    } else if (!closeRequested.get()) {
-      ownerClosed = true;
+    } else if (!close.getAndUpdate(RunnerClose::ownerAsks).userAsked()) {
       handOffClose(new RunnerLifecycleInput.OwnerCloseRequested());
     }
   }
 
   /** The user's close after the owner's ({@link #requestClose(boolean)}): it answers a loss being handled, as any. */
   void closeIfOwnerClosed() {
-    if (ownerClosed) {
+    if (close.get().ownerAsked()) {
       requestClose();
     }
   }
 
-  private void handOffClose(RunnerLifecycleInput close) {
+  private void handOffClose(RunnerLifecycleInput input) {
     ElectionState current = view.state();
     if (current instanceof ElectionState.Leading leading) {
       leading.term().end();
     }
     unelectedTerm.ifPresent(LeadershipTerm::end);
-    onLoop(() -> feed(close));
+    onLoop(() -> feed(input));
   }
 
   boolean closeRequested() {
-    return closeRequested.get();
+    return close.get().userAsked();
   }
 
   boolean hasStopped() {
@@ -318,14 +316,17 @@ final class LifecycleDriver {
    * queued before that task is taken as one that came before the close (a loss policy applied, services started).
    */
   private void takeCloseFirst(RunnerLifecycleInput input) {
-    boolean close = closeRequested.get() && !closeTaken;
-    if (close || ownerClosed && !ownerCloseTaken && !(input instanceof RunnerLifecycleInput.Lost)) {
-      closeTaken |= close;
-      ownerCloseTaken = true;
-      for (RunnerLifecycleCommand command : lifecycle.step(close ? new RunnerLifecycleInput.CloseRequested()
-          : new RunnerLifecycleInput.OwnerCloseRequested())) {
-        commands.execute(command);
+    RunnerClose asked;
+    Optional<RunnerLifecycleInput> first;
+    do { // again if a close() moved it meanwhile (off the loop): the user's close is then the one taken in
+      asked = close.get();
+      first = asked.aheadOf(input);
+      if (first.isEmpty()) {
+        return;
       }
+    } while (!close.compareAndSet(asked, asked.taken()));
+    for (RunnerLifecycleCommand command : lifecycle.step(first.get())) {
+      commands.execute(command);
     }
   }
 

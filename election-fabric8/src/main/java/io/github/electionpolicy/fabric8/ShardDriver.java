@@ -51,6 +51,7 @@ final class ShardDriver {
   private final RunnerLog log;
   private final StopLatch stopped = new StopLatch();
   private final AtomicBoolean closeRequested = new AtomicBoolean();
+  private final AtomicBoolean userClosed = new AtomicBoolean(); // requestClose() was called: it passes the close on
   // Every runner this driver started and that has not stopped: for close() from inside one of their callbacks.
   private final Set<LifecycleDriver> live = ConcurrentHashMap.newKeySet();
 
@@ -123,9 +124,11 @@ final class ShardDriver {
     if (closeRequested.compareAndSet(false, true)) {
       onLoop(() -> inputs.add(new CloseRequested(ticker.read())));
     }
-    // A loss the coordinator's close left to the policy is answered by this close, as an ElectionRunner's close does;
-    // also once the replica leaves on its own (a STOP: closeRequested is set, yet the user's close() is a close).
-    onLoop(() -> live.forEach(LifecycleDriver::closeIfOwnerClosed));
+    // The user's first close answers a loss the coordinator's close left to the policy, as an ElectionRunner's close
+    // does, after a leave on its own too (a STOP set closeRequested); closeShard closes as the user's from now on.
+    if (userClosed.compareAndSet(false, true)) {
+      onLoop(() -> live.forEach(LifecycleDriver::closeIfOwnerClosed));
+    }
   }
 
   boolean closeRequested() {

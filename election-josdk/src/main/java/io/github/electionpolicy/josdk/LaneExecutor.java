@@ -59,7 +59,7 @@ final class LaneExecutor extends AbstractExecutorService {
   private final int threads;
   private final Object lock = new Object();
   // Feeds the pool again soon after it refused a hand-over from a thread that is not its own.
-  private final Refeeds refeeds = new Refeeds(() -> runHere(feed(false)));
+  private final Refeeds refeeds = new Refeeds(() -> feed(false));
   // The lane of the move this thread is firing, if any.
   private final ThreadLocal<Lane> move = new ThreadLocal<>();
   // The task this thread hands to the pool, while inside the pool's execute: a pool that runs a task it cannot take on
@@ -146,26 +146,7 @@ final class LaneExecutor extends AbstractExecutorService {
       }
       throw new RejectedExecutionException("the reconciliation executor is shut down");
     }
-    runHere(feed(false));
-  }
-
-  /**
-   * Runs on this (not a pool's) thread a task that {@link #feed} gave back, as the pool would have: what it throws is
-   * logged. {@link #feed} counted it as running here already.
-   */
-  private void runHere(Handed handed) {
-    if (handed == null) {
-      return;
-    }
-    try {
-      handed.runAndFeed();
-    } catch (Throwable thrown) { // user code: whatever it throws must not reach JOSDK's submitting thread
-      LOG.warn("A reconciliation run on the submitting thread (the pool had no thread free yet) failed", thrown);
-    } finally {
-      synchronized (lock) {
-        endHere(handed.here);
-      }
-    }
+    feed(false); // not as a pool thread whose task ended: it never gives a task back then
   }
 
   /**
@@ -277,7 +258,7 @@ final class LaneExecutor extends AbstractExecutorService {
     synchronized (lock) {
       shutdown = true;
     }
-    runHere(feed(false));
+    feed(false); // not as a pool thread whose task ended: it never gives a task back then
   }
 
   @Override
@@ -372,8 +353,6 @@ final class LaneExecutor extends AbstractExecutorService {
   private final class Handed implements Runnable {
     private final Lane lane;
     private final Runnable task;
-    // Its run on the thread feed gave it back to, if so; set and read on that thread.
-    private RunHere here;
 
     Handed(Lane lane, Runnable task) {
       this.lane = lane;
@@ -403,12 +382,10 @@ final class LaneExecutor extends AbstractExecutorService {
 
     /**
      * Runs the task, then the next that feeding gives back to this thread, and so on; then throws the first task's
-     * throwable, if any, as the task alone would have (the pool's thread ends with it). On a pool's thread, or on a
-     * thread that is not the pool's ({@link #runHere}).
+     * throwable, if any, as the task alone would have (the pool's thread ends with it). On a pool's thread.
      */
-    void runAndFeed() {
+    private void runAndFeed() {
       Throwable first = null;
-      boolean onPool = poolRuns.get() != null;
       for (Handed current = this; current != null; ) {
         try {
           current.task.run();
@@ -423,21 +400,19 @@ final class LaneExecutor extends AbstractExecutorService {
         // over: a next task run on this thread (returned by feed, or run by the pool inside its execute, a
         // CallerRunsPolicy) begins without it, as the pool's next task does, while an interrupt sent from now on (a
         // shutdownNow, ours or the pool's own by someone else) stays. If none runs here next, it is put back.
-        boolean left = onPool && Thread.interrupted();
+        boolean left = Thread.interrupted();
         synchronized (lock) {
           ended();
         }
         current = feed(true);
-        if (onPool) {
-          if (current == null) {
-            if (left) {
+        if (current == null) {
+          if (left) {
+            Thread.currentThread().interrupt();
+          }
+        } else {
+          synchronized (lock) {
+            if (stoppedNow) { // as the pool does: stopping, its next task begins interrupted
               Thread.currentThread().interrupt();
-            }
-          } else {
-            synchronized (lock) {
-              if (stoppedNow) { // as the pool does: stopping, its next task begins interrupted
-                Thread.currentThread().interrupt();
-              }
             }
           }
         }

@@ -4,10 +4,10 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The runs of a {@link LaneExecutor}'s tasks that the pool does not count as its own: on a thread that is not the
- * pool's, or inside the pool's {@code execute} on the thread that handed the task over. They are counted so that
- * termination waits for them and {@code shutdownNow} interrupts them, as the pool does its own threads, and only while
- * they run: an interrupt sent to a run on a thread that is not the pool's is taken back when it ends.
+ * The runs of a {@link LaneExecutor}'s tasks that the pool does not count as its own: inside the pool's {@code execute}
+ * on the thread that handed the task over (a {@code CallerRunsPolicy}), which may not be one of the pool's. They are
+ * counted so that termination waits for them and {@code shutdownNow} interrupts them, as the pool does its own threads,
+ * and only while they run: an interrupt sent to a run on a thread that is not the pool's is taken back when it ends.
  *
  * <p>Not thread-safe: guarded by the executor's lock.
  */
@@ -56,7 +56,7 @@ final class RunsHere {
     return running.isEmpty();
   }
 
-  /** A run of a task on a thread that is not the pool's, or inside the pool's execute; guarded by the lock. */
+  /** A run of a task inside the pool's execute, on the thread that handed it over; guarded by the lock. */
   static final class RunHere {
     private final Thread thread = Thread.currentThread();
     private final boolean callerInterrupted = thread.isInterrupted();
