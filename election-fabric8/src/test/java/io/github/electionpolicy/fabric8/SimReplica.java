@@ -107,6 +107,9 @@ final class SimReplica {
   private boolean startThrewEver;
   // The loss handler answered STOP, threw or returned null: the runner must contend no more.
   private boolean lossAnsweredStop;
+  // A closing runner released the Lease (a read back, then a write of no holder) after its handler's STOP: allowed only
+  // as the release of a close that answered the loss first, so the runner must stop CLOSED (h-relloss).
+  private boolean releasedAfterStopAnswer;
   // A service's start threw a VirtualMachineError in this process: the runner may not contend again after a loss.
   private boolean fatalEver;
   // The loss policy's exiter was called in this process (it may throw or return, then the runner stops as LOST).
@@ -194,6 +197,7 @@ final class SimReplica {
     uncleanEver = false;
     startThrewEver = false;
     lossAnsweredStop = false;
+    releasedAfterStopAnswer = false;
     fatalEver = false;
     exiterCalled = false;
     crashing = false;
@@ -653,6 +657,10 @@ final class SimReplica {
             + "its runner reported STOPPED (" + state.cause() + ")");
       }
     }
+    if (releasedAfterStopAnswer && state.cause() != ElectionState.StopCause.CLOSED) {
+      sim.invariants().contendedWithoutAccess(identity + " released after its loss handler said stop, yet stopped as "
+          + state.cause() + ": only a close taken in before that answer may release");
+    }
     boolean expectsRelease = closing && closeExpectsRelease && !closeDisturbed && !leftToAForeignWrite();
     int p = process;
     // Checked once the callbacks queued before STOPPED ran: awaitStopped() returns, no timer is left.
@@ -1051,15 +1059,23 @@ final class SimReplica {
 
     /**
      * Invariant 10: no Lease call from a runner that may not contend (denied, or told by its loss handler); a
-     * denied one may read and watch only until its verdict came (the first read overlaps the access reviews).
+     * denied one may read and watch only until its verdict came (the first read overlaps the access reviews). A
+     * closing runner told to stop may still release: a close taken in before the handler's answer answers the loss,
+     * and after clean stops releases what the loss left as this replica wrote it (a read back, then a write of no
+     * holder); it must then stop CLOSED (checked at STOPPED). {@code action}: null for a watch.
      */
-    private void checkAllowed(String what) {
+    private void checkAllowed(Action action) {
+      String what = action == null ? "Watch" : action.getClass().getSimpleName();
       boolean read = what.equals("Read") || what.equals("Watch");
       if ((verdict == Verdict.DENIED || verdict == Verdict.FAILS) && (!read || verdictGiven)) {
         sim.invariants().contendedWithoutAccess(identity + " sent " + what + " though its RBAC preflight "
             + (verdict == Verdict.DENIED ? "was denied" : "failed"));
       }
-      if (lossAnsweredStop) {
+      boolean release = action instanceof LeaseStep.Read
+          || action instanceof LeaseStep.Update update && update.record().holder() == null;
+      if (lossAnsweredStop && closing && release) {
+        releasedAfterStopAnswer = true;
+      } else if (lossAnsweredStop) {
         sim.invariants().contendedWithoutAccess(identity + " sent " + what + " after its loss handler said stop");
       }
     }
@@ -1084,7 +1100,7 @@ final class SimReplica {
 
     private Call send(Action action, Answered done) {
       checkCrashing(action.getClass().getSimpleName());
-      checkAllowed(action.getClass().getSimpleName());
+      checkAllowed(action);
       mayThrow(action.getClass().getSimpleName());
       if (closed || process != p) {
         if (process == p) {
@@ -1150,7 +1166,7 @@ final class SimReplica {
     @Override
     public Call watch(WatchEvents events) {
       checkCrashing("Watch");
-      checkAllowed("Watch");
+      checkAllowed(null);
       mayThrow("Watch");
       if (closed || process != p) {
         return () -> { };
