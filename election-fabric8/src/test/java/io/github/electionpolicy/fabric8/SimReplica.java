@@ -137,6 +137,12 @@ final class SimReplica {
   private long closeArmedRestartNanos;
   private long restartAfterCloseNanos;
   private boolean closeExpectsRelease;
+  // Closed during a loss (its term ended, no request sent since to contend again), the Lease still naming the lost
+  // term as this replica wrote it (no foreign write), undisturbed: expected to release if its stops were clean and
+  // nobody wrote the Lease since this resourceVersion (h-relloss). Null: not expected.
+  private String closeAfterLossVersion;
+  // A Lease request sent, not closing, after the last term ended: the runner contends again after its loss.
+  private boolean contendedSinceLoss;
   private boolean closeAtRenewalArmed;
   private long closeAtRenewalRestartNanos;
   boolean closeDisturbed;
@@ -186,6 +192,8 @@ final class SimReplica {
     closing = false;
     closeArmed = false;
     closeExpectsRelease = false;
+    closeAfterLossVersion = null;
+    contendedSinceLoss = false;
     closeAtRenewalArmed = false;
     closeDisturbed = false;
     seenVersion = -1;
@@ -570,6 +578,10 @@ final class SimReplica {
     closeExpectsRelease = term != null && term.isValid() && sim.leaseNames(term) && !paused
         && !sim.network().disturbs(index) && !troubled();
     closeTerm = term;
+    LeaseRecord lease = sim.server().current();
+    boolean inLoss = term == null && lastTerm != null && !lastTerm.isValid() && !contendedSinceLoss;
+    closeAfterLossVersion = inLoss && sim.leaseNames(lastTerm) && sim.server().foreignVersion() < 0 && !paused
+        && !sim.network().disturbs(index) && !troubled() ? lease.resourceVersion() : null;
     long foreign = sim.server().foreignVersion();
     unseenForeignAtClose = foreign > seenVersion ? foreign : -1;
     closeDisturbed = false;
@@ -662,6 +674,8 @@ final class SimReplica {
           + state.cause() + ": only a close taken in before that answer may release");
     }
     boolean expectsRelease = closing && closeExpectsRelease && !closeDisturbed && !leftToAForeignWrite();
+    boolean expectsReleaseAfterLoss = closing && closeAfterLossVersion != null && !closeDisturbed
+        && state.cause() == ElectionState.StopCause.CLOSED && !fatalEver && !uncleanEver;
     int p = process;
     // Checked once the callbacks queued before STOPPED ran: awaitStopped() returns, no timer is left.
     sim.at(sim.now() + 1, () -> {
@@ -693,6 +707,16 @@ final class SimReplica {
       }
       if (expectsRelease && servicesStoppedCleanly() && !released) {
         sim.invariants().lostRelease(identity + " closed as leader, undisturbed, but did not release");
+      }
+      LeaseRecord now = sim.server().current();
+      boolean leftAsItWas = now != null && closeAfterLossVersion != null
+          && closeAfterLossVersion.equals(now.resourceVersion());
+      if (expectsReleaseAfterLoss && servicesStoppedCleanly() && (released || leftAsItWas)) {
+        sim.invariants().releaseAfterLossChecked();
+      }
+      if (expectsReleaseAfterLoss && servicesStoppedCleanly() && !released && leftAsItWas) {
+        sim.invariants().lostRelease(identity + " closed during its loss, undisturbed, its stops clean and the Lease "
+            + "as it left it, but did not release");
       }
       checkLeadershipEvents(p);
       // The process goes on for a while before it exits (other shutdown hooks, a context closing): a stop()
@@ -1099,6 +1123,9 @@ final class SimReplica {
     }
 
     private Call send(Action action, Answered done) {
+      if (!closing && process == p && lastTerm != null && !lastTerm.isValid()) {
+        contendedSinceLoss = true;
+      }
       checkCrashing(action.getClass().getSimpleName());
       checkAllowed(action);
       mayThrow(action.getClass().getSimpleName());
@@ -1316,6 +1343,7 @@ final class SimReplica {
       heard = current;
       if (current instanceof ElectionState.Leading leading) {
         lastTerm = leading.term();
+        contendedSinceLoss = false;
         sim.elected(SimReplica.this, leading.term());
       } else if (current instanceof ElectionState.Stopped stoppedState) {
         runnerStopped(stoppedState);
