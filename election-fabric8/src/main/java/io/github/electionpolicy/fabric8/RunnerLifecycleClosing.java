@@ -46,16 +46,15 @@ final class RunnerLifecycleClosing {
       closeServicesThen(s);
     } else if (s.phase instanceof Stopping stopping) {
       if (stopping.reason() == StopReason.LOSS) {
-        // The elector waits for the loss to be handled: closing is the answer.
-        s.emit(new ElectorAfterLoss(false));
+        // The elector waits for the loss to be handled: closing is the answer, given by the FinishElector that follows
+        // the stops (RunnerLifecycleLoss.closeAfterLoss says why no ElectorAfterLoss goes first).
         s.phase = new Stopping(StopReason.CLOSE, Optional.empty());
       }
       // A failed election keeps its cause; closeRequested keeps it from exiting.
     } else if (s.phase instanceof HandlingLoss) {
       // The handler's answer no longer matters; the services are stopped, cleanly or not (a stop that threw may have
       // left its work running: the Lease is left to expire then, as after any unclean stop).
-      s.emit(new ElectorAfterLoss(false));
-      RunnerLifecycleEnding.finish(s, StopCause.CLOSED, Optional.empty(), !s.lossUnclean);
+      RunnerLifecycleLoss.closeAfterLoss(s, !s.lossUnclean);
     } else if (s.phase instanceof Exiting exiting) {
       // The exiter may never return (System.exit runs the shutdown hook that called close()).
       RunnerLifecycleEnding.stopped(s, exiting.cause(), exiting.failure());

@@ -97,12 +97,28 @@ final class RunnerLifecycleLoss {
   static void contendAgainOrClose(RunnerLifecycleState s) {
     if (s.closeAfterLoss) {
       s.closeRequested = true;
-      s.emit(new ElectorAfterLoss(false));
-      RunnerLifecycleEnding.finish(s, StopCause.CLOSED, Optional.empty(), true);
+      closeAfterLoss(s, true);
     } else {
       s.phase = new Contending();
       s.emit(new ElectorAfterLoss(true));
     }
+  }
+
+  /**
+   * Closes after a loss whose stops are over ({@code clean}: every one returned without throwing, in time). The
+   * elector still waits for the loss to be answered (its protocol is {@code LOST}), and the {@link FinishElector} is
+   * that answer ({@code LeaseElector.finish}, {@code LeaseProtocol.finishAfterLoss}): after a clean stop it releases
+   * the Lease if the loss left it as this replica last wrote it, a compare-and-set on that write (read back first
+   * after a loss at the renew deadline), so that a write by anyone since wins and nothing is released. An {@link
+   * ElectorAfterLoss} first would end the protocol with nothing to release, and the release would change nothing
+   * (review h-relloss): it goes first only when there is nothing to release. After an unclean stop (one that threw
+   * or outlived its deadline) the work may still run: the Lease is left to expire, never released.
+   */
+  static void closeAfterLoss(RunnerLifecycleState s, boolean clean) {
+    if (!clean) {
+      s.emit(new ElectorAfterLoss(false));
+    }
+    RunnerLifecycleEnding.finish(s, StopCause.CLOSED, Optional.empty(), clean);
   }
 
   static void lossHandled(RunnerLifecycleState s, LossHandled handled) {

@@ -135,17 +135,19 @@ class RunnerLifecycleStepTest {
     assertThat(RunnerLifecycleTable.outcome("handling loss, owner closing", "handled: stop"))
         .isEqualTo("end contention; finish elector: abandon => Finishing(LOST), idle");
     assertThat(RunnerLifecycleTable.outcome("handling loss", "close"))
-        .isEqualTo("end contention; finish elector: release => Finishing(CLOSED), idle");
+        .isEqualTo("finish elector: release => Finishing(CLOSED), idle");
   }
 
   @Test
   void anOwnersCloseDuringALossClosesOnceThePolicySaidToContendAgain() {
     assertThat(RunnerLifecycleTable.outcome("stopping: loss", "owner close"))
         .isEqualTo("- => Stopping(LOSS), stopping");
+    // The FinishElector answers the loss: an "end contention" before it would end the elector's protocol first, and
+    // its release would change nothing (h-relloss).
     assertThat(RunnerLifecycleTable.outcome("stopping: loss, owner closing", "stopped"))
-        .isEqualTo("end contention; finish elector: release => Finishing(CLOSED), idle");
+        .isEqualTo("finish elector: release => Finishing(CLOSED), idle");
     assertThat(RunnerLifecycleTable.outcome("handling loss, owner closing", "handled: again"))
-        .isEqualTo("end contention; finish elector: release => Finishing(CLOSED), idle");
+        .isEqualTo("finish elector: release => Finishing(CLOSED), idle");
     // A stop that threw still ends contention for good, as the loss rules say, whoever closes.
     assertThat(RunnerLifecycleTable.outcome("stopping: loss, owner closing", "stop threw")).contains("Finishing(LOST)");
   }

@@ -116,6 +116,10 @@ final class RunnerLifecycleTable {
     // The loss's stop threw (no VirtualMachineError): the handler runs, and nothing may release the Lease (h-rev2).
     setup("handling loss, CUSTOM, stop threw", LossPolicy.Kind.CUSTOM, "start", "preflight ok", "elected", "started",
         "lost", "stop threw");
+    // The user closed the runner while its loss's stops ran: the FinishElector after them answers the loss, and after
+    // clean stops releases what the loss left as this replica wrote it (h-relloss).
+    setup("stopping: loss, closing", LossPolicy.Kind.RECONTEND, "start", "preflight ok", "elected", "started", "lost",
+        "close");
   }
 
   private static void setup(String name, LossPolicy.Kind policy, String... inputs) {

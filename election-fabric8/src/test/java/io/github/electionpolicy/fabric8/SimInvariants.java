@@ -69,6 +69,8 @@ final class SimInvariants {
   long deniedWithReadInFlight;
   // A close not expected to release: it ended past its renew deadline with a foreign write in the Lease, unseen.
   long closesLeftToAForeignWrite;
+  // A close during a loss expected to release (clean stops, the Lease as the replica left it): checked (h-relloss).
+  long releasesAfterLossChecked;
 
   private boolean overlapping;
   private long incarnation = -1;
@@ -237,6 +239,10 @@ final class SimInvariants {
 
   void closeLeftToAForeignWrite() {
     closesLeftToAForeignWrite++;
+  }
+
+  void releaseAfterLossChecked() {
+    releasesAfterLossChecked++;
   }
 
   void deniedWithReadInFlight() {

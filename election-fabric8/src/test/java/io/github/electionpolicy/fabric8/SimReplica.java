@@ -107,6 +107,9 @@ final class SimReplica {
   private boolean startThrewEver;
   // The loss handler answered STOP, threw or returned null: the runner must contend no more.
   private boolean lossAnsweredStop;
+  // A closing runner released the Lease (a read back, then a write of no holder) after its handler's STOP: allowed only
+  // as the release of a close that answered the loss first, so the runner must stop CLOSED (h-relloss).
+  private boolean releasedAfterStopAnswer;
   // A service's start threw a VirtualMachineError in this process: the runner may not contend again after a loss.
   private boolean fatalEver;
   // The loss policy's exiter was called in this process (it may throw or return, then the runner stops as LOST).
@@ -134,6 +137,12 @@ final class SimReplica {
   private long closeArmedRestartNanos;
   private long restartAfterCloseNanos;
   private boolean closeExpectsRelease;
+  // Closed during a loss (its term ended, no request sent since to contend again), the Lease still naming the lost
+  // term as this replica wrote it (no foreign write), undisturbed: expected to release if its stops were clean and
+  // nobody wrote the Lease since this resourceVersion (h-relloss). Null: not expected.
+  private String closeAfterLossVersion;
+  // A Lease request sent, not closing, after the last term ended: the runner contends again after its loss.
+  private boolean contendedSinceLoss;
   private boolean closeAtRenewalArmed;
   private long closeAtRenewalRestartNanos;
   boolean closeDisturbed;
@@ -183,6 +192,8 @@ final class SimReplica {
     closing = false;
     closeArmed = false;
     closeExpectsRelease = false;
+    closeAfterLossVersion = null;
+    contendedSinceLoss = false;
     closeAtRenewalArmed = false;
     closeDisturbed = false;
     seenVersion = -1;
@@ -194,6 +205,7 @@ final class SimReplica {
     uncleanEver = false;
     startThrewEver = false;
     lossAnsweredStop = false;
+    releasedAfterStopAnswer = false;
     fatalEver = false;
     exiterCalled = false;
     crashing = false;
@@ -566,6 +578,10 @@ final class SimReplica {
     closeExpectsRelease = term != null && term.isValid() && sim.leaseNames(term) && !paused
         && !sim.network().disturbs(index) && !troubled();
     closeTerm = term;
+    LeaseRecord lease = sim.server().current();
+    boolean inLoss = term == null && lastTerm != null && !lastTerm.isValid() && !contendedSinceLoss;
+    closeAfterLossVersion = inLoss && sim.leaseNames(lastTerm) && sim.server().foreignVersion() < 0 && !paused
+        && !sim.network().disturbs(index) && !troubled() ? lease.resourceVersion() : null;
     long foreign = sim.server().foreignVersion();
     unseenForeignAtClose = foreign > seenVersion ? foreign : -1;
     closeDisturbed = false;
@@ -653,7 +669,13 @@ final class SimReplica {
             + "its runner reported STOPPED (" + state.cause() + ")");
       }
     }
+    if (releasedAfterStopAnswer && state.cause() != ElectionState.StopCause.CLOSED) {
+      sim.invariants().contendedWithoutAccess(identity + " released after its loss handler said stop, yet stopped as "
+          + state.cause() + ": only a close taken in before that answer may release");
+    }
     boolean expectsRelease = closing && closeExpectsRelease && !closeDisturbed && !leftToAForeignWrite();
+    boolean expectsReleaseAfterLoss = closing && closeAfterLossVersion != null && !closeDisturbed
+        && state.cause() == ElectionState.StopCause.CLOSED && !fatalEver && !uncleanEver;
     int p = process;
     // Checked once the callbacks queued before STOPPED ran: awaitStopped() returns, no timer is left.
     sim.at(sim.now() + 1, () -> {
@@ -685,6 +707,16 @@ final class SimReplica {
       }
       if (expectsRelease && servicesStoppedCleanly() && !released) {
         sim.invariants().lostRelease(identity + " closed as leader, undisturbed, but did not release");
+      }
+      LeaseRecord now = sim.server().current();
+      boolean leftAsItWas = now != null && closeAfterLossVersion != null
+          && closeAfterLossVersion.equals(now.resourceVersion());
+      if (expectsReleaseAfterLoss && servicesStoppedCleanly() && (released || leftAsItWas)) {
+        sim.invariants().releaseAfterLossChecked();
+      }
+      if (expectsReleaseAfterLoss && servicesStoppedCleanly() && !released && leftAsItWas) {
+        sim.invariants().lostRelease(identity + " closed during its loss, undisturbed, its stops clean and the Lease "
+            + "as it left it, but did not release");
       }
       checkLeadershipEvents(p);
       // The process goes on for a while before it exits (other shutdown hooks, a context closing): a stop()
@@ -1051,15 +1083,23 @@ final class SimReplica {
 
     /**
      * Invariant 10: no Lease call from a runner that may not contend (denied, or told by its loss handler); a
-     * denied one may read and watch only until its verdict came (the first read overlaps the access reviews).
+     * denied one may read and watch only until its verdict came (the first read overlaps the access reviews). A
+     * closing runner told to stop may still release: a close taken in before the handler's answer answers the loss,
+     * and after clean stops releases what the loss left as this replica wrote it (a read back, then a write of no
+     * holder); it must then stop CLOSED (checked at STOPPED). {@code action}: null for a watch.
      */
-    private void checkAllowed(String what) {
+    private void checkAllowed(Action action) {
+      String what = action == null ? "Watch" : action.getClass().getSimpleName();
       boolean read = what.equals("Read") || what.equals("Watch");
       if ((verdict == Verdict.DENIED || verdict == Verdict.FAILS) && (!read || verdictGiven)) {
         sim.invariants().contendedWithoutAccess(identity + " sent " + what + " though its RBAC preflight "
             + (verdict == Verdict.DENIED ? "was denied" : "failed"));
       }
-      if (lossAnsweredStop) {
+      boolean release = action instanceof LeaseStep.Read
+          || action instanceof LeaseStep.Update update && update.record().holder() == null;
+      if (lossAnsweredStop && closing && release) {
+        releasedAfterStopAnswer = true;
+      } else if (lossAnsweredStop) {
         sim.invariants().contendedWithoutAccess(identity + " sent " + what + " after its loss handler said stop");
       }
     }
@@ -1083,8 +1123,11 @@ final class SimReplica {
     }
 
     private Call send(Action action, Answered done) {
+      if (!closing && process == p && lastTerm != null && !lastTerm.isValid()) {
+        contendedSinceLoss = true;
+      }
       checkCrashing(action.getClass().getSimpleName());
-      checkAllowed(action.getClass().getSimpleName());
+      checkAllowed(action);
       mayThrow(action.getClass().getSimpleName());
       if (closed || process != p) {
         if (process == p) {
@@ -1150,7 +1193,7 @@ final class SimReplica {
     @Override
     public Call watch(WatchEvents events) {
       checkCrashing("Watch");
-      checkAllowed("Watch");
+      checkAllowed(null);
       mayThrow("Watch");
       if (closed || process != p) {
         return () -> { };
@@ -1300,6 +1343,7 @@ final class SimReplica {
       heard = current;
       if (current instanceof ElectionState.Leading leading) {
         lastTerm = leading.term();
+        contendedSinceLoss = false;
         sim.elected(SimReplica.this, leading.term());
       } else if (current instanceof ElectionState.Stopped stoppedState) {
         runnerStopped(stoppedState);

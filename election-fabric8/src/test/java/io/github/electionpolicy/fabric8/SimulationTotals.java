@@ -26,6 +26,7 @@ final class SimulationTotals {
   private long gateClosed;
   private long deniedWithReadInFlight;
   private long closesLeftToAForeignWrite;
+  private long releasesAfterLossChecked;
   private int variantsCaught;
   private int variants;
 
@@ -49,6 +50,7 @@ final class SimulationTotals {
     gateClosed += i.gateClosed;
     deniedWithReadInFlight += i.deniedWithReadInFlight;
     closesLeftToAForeignWrite += i.closesLeftToAForeignWrite;
+    releasesAfterLossChecked += i.releasesAfterLossChecked;
   }
 
   private int runnerVariantsCaught;
@@ -83,6 +85,7 @@ final class SimulationTotals {
         + " gated_writes_accepted=" + writesAccepted + " refused_by_server=" + writesRefused
         + " blocked_by_gate=" + gateClosed + " denied_with_read_in_flight=" + deniedWithReadInFlight
         + " closes_left_to_a_foreign_write=" + closesLeftToAForeignWrite
+        + " releases_after_a_loss_checked=" + releasesAfterLossChecked
         + "; lines covered: "
         + SimulationCoverage.perClass(SimulationCoverage.RUNNER);
   }
