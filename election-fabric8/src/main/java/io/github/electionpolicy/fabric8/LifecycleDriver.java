@@ -311,8 +311,8 @@ final class LifecycleDriver {
   }
 
   /**
-   * close() (or the owner's close, not ahead of a loss: it yields to the loss policy) was called before this input
-   * arrived, its task maybe still behind this one: the lifecycle hears of it first, so that no failure, loss or take
+   * close() (or the owner's close, not ahead of a loss queued from here on: it yields to the policy) was called before
+   * this input arrived, its task maybe still behind: the lifecycle hears of it first, so that no failure, loss or take
    * queued before that task is taken as one that came before the close (a loss policy applied, services started).
    */
   private void takeCloseFirst(RunnerLifecycleInput input) {
@@ -320,7 +320,7 @@ final class LifecycleDriver {
     Optional<RunnerLifecycleInput> first;
     do { // again if a close() moved it meanwhile (off the loop): the user's close is then the one taken in
       asked = close.get();
-      first = asked.aheadOf(input);
+      first = asked.aheadOf(RunnerClose.lossAmong(input, inputs));
       if (first.isEmpty()) {
         return;
       }

@@ -1,5 +1,6 @@
 package io.github.electionpolicy.fabric8;
 
+import java.util.Collection;
 import java.util.Optional;
 
 /**
@@ -47,20 +48,28 @@ enum RunnerClose {
   }
 
   /**
-   * The close the lifecycle takes in ahead of {@code input} (one of a task that ran before the close's own task): the
-   * user's if not taken yet; else the owner's if not taken yet, except ahead of a loss, to which it yields (the loss
-   * policy answers it: {@link RunnerLifecycleInput.OwnerCloseRequested}). The close's own input counts as any: the
-   * lifecycle then hears that close twice, which changes nothing. Never ahead of a {@code Start}: the driver does not
-   * ask then.
+   * The close the lifecycle takes in ahead of an input (one of a task that ran before the close's own task): the
+   * user's if not taken yet; else the owner's if not taken yet, except when {@code lossQueued}, the input or one queued
+   * behind it being a loss, to which it yields (the loss policy answers it: {@link
+   * RunnerLifecycleInput.OwnerCloseRequested}). A loss by a foreign write comes as {@code Followed} then {@code Lost},
+   * fed together: the owner's close must not go ahead of the {@code Followed} either (OwnerCloseAheadOfALossTest). The
+   * close's own input counts as any: the lifecycle then hears that close twice, which changes nothing. Never ahead of a
+   * {@code Start}: the driver does not ask then.
    */
-  Optional<RunnerLifecycleInput> aheadOf(RunnerLifecycleInput input) {
+  Optional<RunnerLifecycleInput> aheadOf(boolean lossQueued) {
     if (this == USER_ASKED) {
       return Optional.of(new RunnerLifecycleInput.CloseRequested());
     }
-    if (this == OWNER_ASKED && !(input instanceof RunnerLifecycleInput.Lost)) {
+    if (this == OWNER_ASKED && !lossQueued) {
       return Optional.of(new RunnerLifecycleInput.OwnerCloseRequested());
     }
     return Optional.empty();
+  }
+
+  /** Whether {@code input} or one of the inputs {@code queued} behind it is a loss ({@link #aheadOf}'s argument). */
+  static boolean lossAmong(RunnerLifecycleInput input, Collection<RunnerLifecycleInput> queued) {
+    return input instanceof RunnerLifecycleInput.Lost
+        || queued.stream().anyMatch(RunnerLifecycleInput.Lost.class::isInstance);
   }
 
   /** After the lifecycle took in the close {@link #aheadOf} gave. */

@@ -8,29 +8,21 @@ import java.util.ArrayDeque;
 import java.util.PriorityQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 /**
- * Review h-attack3 of 8d9e048 (LifecycleDriver.takeCloseFirst): the owner's close (a sharded replica's coordinator's
- * closeShard, {@code requestClose(true)}) is taken in ahead of queued inputs "except ahead of a loss: a loss queued
- * before it keeps its policy, to which the owner's close yields". The same schedule, run twice on a deterministic loop
- * and ticker, one task at a time: the answer that tells the leader its term is lost is already queued on the loop when
- * the owner's close is handed off, and the close's own task comes after it.
+ * The owner's close (a sharded replica's coordinator's closeShard, {@code requestClose(true)}) is taken in ahead of
+ * queued inputs, except ahead of a loss: a loss queued before it keeps its policy, to which the owner's close yields.
+ * The same schedule, run twice on a deterministic loop and ticker, one task at a time: the answer that tells the leader
+ * its term is lost is already queued on the loop when the owner's close is handed off, and the close's own task comes
+ * after it. A loss at the renew deadline comes as {@code Lost} alone; a loss by a foreign write (a Lease taken or
+ * deleted) as {@code Followed(holder)} just before {@code Lost}, fed together. Both keep their policy: the handler is
+ * asked and its {@code STOP} ends the runner {@code LOST}.
  *
- * <ul>
- *   <li>a loss at the renew deadline (the elector feeds {@code Lost} alone) keeps its policy: the handler is asked,
- *       its {@code STOP} ends the runner {@code LOST};
- *   <li>a loss by a foreign write (the elector feeds {@code Followed(holder)} just before {@code Lost}, as it does for a
- *       Lease taken or deleted) does not: takeCloseFirst steps the owner's close ahead of the {@code Followed}, the
- *       runner closes while still {@code Leading}, and its {@code Lost} is dropped; the handler is never asked and the
- *       runner ends {@code CLOSED}.
- * </ul>
- *
- * For a sharded replica, {@code CLOSED} is what ShardDriver.shardState takes for "the replica closed this runner": a
- * handler's {@code STOP} (or {@code EXIT}) is lost, and the replica joins again and takes shards, as in h-simloss's
- * seed 1015 (the bug 0b76b0e fixed), here for a shard Lease taken or deleted in the same loop pass as the membership's
- * loss or the plan's close.
+ * <p>Finding h-attack3-1: the close was stepped ahead of the {@code Followed}, so the runner closed while still
+ * {@code Leading}, its {@code Lost} was dropped, the handler never asked, and it ended {@code CLOSED}; for a sharded
+ * replica, which takes {@code CLOSED} for "the replica closed this runner", a handler's {@code STOP} (or {@code EXIT})
+ * was lost and the replica joined again (the class of {@code SimulationShardingStopDuringMembershipLoss}'s seed 1015).
  */
 class OwnerCloseAheadOfALossTest {
 
@@ -42,10 +34,11 @@ class OwnerCloseAheadOfALossTest {
     assertThat(outcome.cause).as("stop cause").isEqualTo(ElectionState.StopCause.LOST);
   }
 
-  /** The same schedule, the loss by a foreign write: the policy is skipped, the runner ends CLOSED. */
+  /**
+   * The same schedule, the loss by a foreign write: it keeps its policy too (before the fix the owner's close went
+   * ahead of the {@code Followed}, the policy was skipped and the runner ended CLOSED).
+   */
   @Test
-  @Disabled("finding h-attack3-1: an owner's close is taken in ahead of a queued foreign-write loss "
-      + "(Followed before Lost): the loss policy is skipped, STOPPED CLOSED, a handler's STOP lost")
   void aForeignWriteLossQueuedAheadOfTheOwnersCloseKeepsItsPolicy() {
     Outcome outcome = run(true);
     assertThat(outcome.handlerCalls).as("loss handler calls").isEqualTo(1);

@@ -2,6 +2,7 @@ package io.github.electionpolicy.fabric8;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
@@ -46,24 +47,33 @@ class RunnerCloseTest {
 
   @Test
   void theUsersCloseIsTakenAheadOfAnyInputOnce() {
-    assertThat(RunnerClose.USER_ASKED.aheadOf(FOLLOWED)).containsInstanceOf(RunnerLifecycleInput.CloseRequested.class);
-    assertThat(RunnerClose.USER_ASKED.aheadOf(LOST)).containsInstanceOf(RunnerLifecycleInput.CloseRequested.class);
+    assertThat(RunnerClose.USER_ASKED.aheadOf(false)).containsInstanceOf(RunnerLifecycleInput.CloseRequested.class);
+    assertThat(RunnerClose.USER_ASKED.aheadOf(true)).containsInstanceOf(RunnerLifecycleInput.CloseRequested.class);
     assertThat(RunnerClose.USER_ASKED.taken()).isEqualTo(RunnerClose.USER_TAKEN);
-    assertThat(RunnerClose.USER_TAKEN.aheadOf(FOLLOWED)).isEmpty();
+    assertThat(RunnerClose.USER_TAKEN.aheadOf(false)).isEmpty();
   }
 
   @Test
   void theOwnersCloseIsTakenAheadOfAnyInputButALossOnce() {
-    assertThat(RunnerClose.OWNER_ASKED.aheadOf(FOLLOWED))
+    assertThat(RunnerClose.OWNER_ASKED.aheadOf(false))
         .containsInstanceOf(RunnerLifecycleInput.OwnerCloseRequested.class);
-    assertThat(RunnerClose.OWNER_ASKED.aheadOf(LOST)).as("it yields to the loss's policy").isEmpty();
+    assertThat(RunnerClose.OWNER_ASKED.aheadOf(true)).as("it yields to the loss's policy").isEmpty();
     assertThat(RunnerClose.OWNER_ASKED.taken()).isEqualTo(RunnerClose.OWNER_TAKEN);
-    assertThat(RunnerClose.OWNER_TAKEN.aheadOf(FOLLOWED)).isEmpty();
+    assertThat(RunnerClose.OWNER_TAKEN.aheadOf(false)).isEmpty();
+  }
+
+  @Test
+  void aLossIsQueuedWhenItIsTheInputOrBehindIt() {
+    assertThat(RunnerClose.lossAmong(LOST, List.of())).isTrue();
+    assertThat(RunnerClose.lossAmong(FOLLOWED, List.of(LOST)))
+        .as("a foreign write's loss: Followed, then Lost, fed together").isTrue();
+    assertThat(RunnerClose.lossAmong(FOLLOWED, List.of(FOLLOWED))).isFalse();
+    assertThat(RunnerClose.lossAmong(FOLLOWED, List.of())).isFalse();
   }
 
   @Test
   void nothingIsTakenWhileNobodyAsked() {
-    assertThat(RunnerClose.OPEN.aheadOf(FOLLOWED)).isEmpty();
+    assertThat(RunnerClose.OPEN.aheadOf(false)).isEmpty();
     assertThat(RunnerClose.OPEN.taken()).isEqualTo(RunnerClose.OPEN);
   }
 }
