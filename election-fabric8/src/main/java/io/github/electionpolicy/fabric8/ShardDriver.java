@@ -6,7 +6,6 @@ import io.github.electionpolicy.fabric8.ShardCoordinatorPhase.StopCause;
 import io.github.electionpolicy.fabric8.ShardLeaseRunners.LeaseRunner;
 import java.util.ArrayDeque;
 import java.util.Collections;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -198,10 +197,12 @@ final class ShardDriver {
     } else if (command instanceof Decline decline) {
       contend(decline.shard(), true);
     } else if (command instanceof HandOver handOver) {
-      terms.remove(handOver.shard());
-      handOver.successor().ifPresent(next -> handOvers.name(handOver.shard(), next));
-      if (handOver.why() != Why.LEAVING || !mark.hold(handOver.shard())) {
-        closeShard(handOver.shard());
+      int shard = handOver.shard();
+      terms.remove(shard);
+      handOver.successor().ifPresent(next -> handOvers.name(shard, next));
+      ShardRun run = shards.get(shard); // a leave holds only work that runs, so that none starts (LeavingMark)
+      if (handOver.why() != Why.LEAVING || run == null || !mark.hold(shard, run.work().mayRun())) {
+        closeShard(shard);
       }
     } else if (command instanceof Name name) {
       handOvers.name(name.shard(), name.successor());
@@ -209,11 +210,7 @@ final class ShardDriver {
       mark.release();
     } else if (command instanceof AnnounceLeaving) {
       if (membership != null) {
-        membership.annotate().accept(Map.of(ShardLeases.LEAVING, "true"));
-        // Now, not a retry period on; the shards are handed over once the view shows the mark (MarkSeen; at most two
-        // retry periods on): until then the others plan its shards for it, and each released would stay free.
-        mark.set(parts.settleNanos(), this::guarded); // first: the hold's bound starts before the mark is sent
-        membership.driver().renewSoon();
+        mark.announce(membership, parts.settleNanos(), this::guarded); // held until the view shows it (MarkSeen)
       }
     } else if (command instanceof Leave) {
       leaveAsked = true;
@@ -348,6 +345,7 @@ final class ShardDriver {
       handOvers.led(shard, leading.term().leaseTransitions());
       terms.put(shard, leading.term());
       inputs.add(new ShardOwned(shard, leading.term().leaseTransitions(), now));
+      mark.led(shard); // held, it took its shard again: handed over now, its term ended before its work's start
     } else if (state instanceof ElectionState.Following) {
       terms.remove(shard);
       inputs.add(new ShardContending(shard, now));
