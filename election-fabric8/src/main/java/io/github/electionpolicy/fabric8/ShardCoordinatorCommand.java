@@ -30,8 +30,8 @@ sealed interface ShardCoordinatorCommand {
   record Successor(String identity, String membershipVersion) {}
 
   /**
-   * A leaver's view shows its own leaving mark: shard {@code shard}'s closing runner, whose hand-over was held until
-   * now, names {@code successor} in its release (the member every other member's plan gives the shard once this
+   * A leaver's view shows its own leaving mark: shard {@code shard}'s closing runner (its hand-over held until now, or,
+   * if its work did not run, closed at once and maybe still closing) names {@code successor} in its release (the member every other member's plan gives the shard once this
    * replica is out), as a surplus shard's runner does after a join. Only a view that shows the mark names a leaver's
    * successors: the watch delivers changes in the order the server stored them, so that view shows every other
    * member's leaving mark stored before this one's, and names none of those members.
