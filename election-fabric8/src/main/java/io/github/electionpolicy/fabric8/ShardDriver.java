@@ -200,8 +200,9 @@ final class ShardDriver {
       int shard = handOver.shard();
       terms.remove(shard);
       handOver.successor().ifPresent(next -> handOvers.name(shard, next));
-      ShardRun run = shards.get(shard); // a leave holds only work that runs, so that none starts (LeavingMark)
-      if (handOver.why() != Why.LEAVING || run == null || !mark.hold(shard, run.work().mayRun())) {
+      ShardRun run = shards.get(shard); // no start begins from here on; a leave holds only work that runs (LeavingMark)
+      boolean runs = run != null && run.work().refuseStarts();
+      if (handOver.why() != Why.LEAVING || run == null || !mark.hold(shard, runs)) {
         closeShard(shard);
       }
     } else if (command instanceof Name name) {
